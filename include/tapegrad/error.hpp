@@ -1,0 +1,37 @@
+#pragma once
+/// Typed exceptions (DESIGN.md §1.6). Every message names the op and the shapes involved.
+#include <stdexcept>
+#include <string>
+
+namespace tg {
+
+/// Base of every tapegrad exception.
+struct error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+/// Incompatible shapes, out-of-range dims or indices.
+struct shape_error : error {
+    using error::error;
+};
+/// Wrong or mismatched dtypes (e.g. int64 asked to require grad).
+struct dtype_error : error {
+    using error::error;
+};
+/// Tensors on different devices in one op.
+struct device_error : error {
+    using error::error;
+};
+/// A device that does not exist or was not built in.
+struct backend_unavailable : error {
+    using error::error;
+};
+/// Misuse of autograd: second backward without retain_graph, modified saved tensors, anomalies.
+struct autograd_error : error {
+    using error::error;
+};
+/// Missing, truncated or corrupt files.
+struct io_error : error {
+    using error::error;
+};
+
+}  // namespace tg

@@ -1,0 +1,22 @@
+#pragma once
+/// Allocator statistics per device: what tests and benchmarks read memory from.
+#include <cstdint>
+
+#include "tapegrad/device.hpp"
+
+namespace tg::memory {
+
+struct Stats {
+    int64_t current_bytes = 0;  // bytes held by live tensors
+    int64_t peak_bytes = 0;     // maximum of current_bytes since start or reset_peak
+    int64_t num_allocs = 0;     // allocations served since start
+    int64_t cached_bytes = 0;   // freed blocks kept for reuse by the caching allocator
+};
+
+Stats stats(Device d = Device::cpu());
+/// Sets peak_bytes to current_bytes.
+void reset_peak(Device d = Device::cpu());
+/// Returns cached blocks to the system.
+void empty_cache(Device d = Device::cpu());
+
+}  // namespace tg::memory

@@ -1,0 +1,181 @@
+#pragma once
+/// Every op, one `///` line each: forward, then the vector-Jacobian product (VJP) of its backward.
+/// dy is the upstream gradient, dx/da/db the gradients returned; "sum_to" undoes broadcasting.
+/// Ops marked (composed) have no backward of their own: they are written with the primitives.
+#include <cstdint>
+#include <vector>
+
+#include "tapegrad/tensor.hpp"
+
+namespace tg {
+
+// ---- arithmetic (numpy broadcasting)
+/// y = a + b;  da = sum_to(dy), db = sum_to(dy)
+Tensor add(const Tensor& a, const Tensor& b);
+/// y = a - b;  da = sum_to(dy), db = -sum_to(dy)
+Tensor sub(const Tensor& a, const Tensor& b);
+/// y = a * b;  da = sum_to(dy * b), db = sum_to(dy * a)
+Tensor mul(const Tensor& a, const Tensor& b);
+/// y = a / b;  da = sum_to(dy / b), db = -sum_to(dy * a / b²)
+Tensor div(const Tensor& a, const Tensor& b);
+/// y = a + s;  da = dy          (and likewise the scalar forms of - * /)
+Tensor add(const Tensor& a, Scalar s);
+/// y = a * s;  da = dy * s
+Tensor mul(const Tensor& a, Scalar s);
+/// y = s / a;  da = -dy * s / a²
+Tensor rdiv(Scalar s, const Tensor& a);
+/// y = -x;  dx = -dy
+Tensor neg(const Tensor& x);
+/// y = x^e;  dx = dy * e * x^(e-1)
+Tensor pow(const Tensor& x, Scalar e);
+/// y = a^b;  da = sum_to(dy * b * a^(b-1)), db = sum_to(dy * y * log a)
+Tensor pow(const Tensor& a, const Tensor& b);
+/// y = s^x;  dx = dy * y * log s
+Tensor pow(Scalar s, const Tensor& x);
+/// y = √x;  dx = dy / (2y)
+Tensor sqrt(const Tensor& x);
+/// y = eˣ;  dx = dy * y
+Tensor exp(const Tensor& x);
+/// y = ln x;  dx = dy / x
+Tensor log(const Tensor& x);
+/// y = |x|;  dx = dy * sign(x)     (sign(0) = 0)
+Tensor abs(const Tensor& x);
+/// y = min(max(x, lo), hi);  dx = dy where lo <= x <= hi, else 0
+Tensor clamp(const Tensor& x, Scalar lo, Scalar hi);
+Tensor clamp_min(const Tensor& x, Scalar lo);
+Tensor clamp_max(const Tensor& x, Scalar hi);
+/// y = max(a, b);  da = dy where a > b, db = dy where b > a, ties split dy/2 each
+Tensor maximum(const Tensor& a, const Tensor& b);
+/// y = min(a, b);  da = dy where a < b, db = dy where b < a, ties split dy/2 each
+Tensor minimum(const Tensor& a, const Tensor& b);
+/// y = cond ? a : b  (cond nonzero = true, not differentiable);  da = where(cond, dy, 0), db = where(cond, 0, dy)
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar s);
+Tensor operator-(const Tensor& a, Scalar s);
+Tensor operator*(const Tensor& a, Scalar s);
+Tensor operator/(const Tensor& a, Scalar s);
+Tensor operator+(Scalar s, const Tensor& a);
+Tensor operator-(Scalar s, const Tensor& a);
+Tensor operator*(Scalar s, const Tensor& a);
+Tensor operator/(Scalar s, const Tensor& a);
+Tensor operator-(const Tensor& x);
+
+// ---- activations
+/// y = tanh x;  dx = dy * (1 - y²)
+Tensor tanh(const Tensor& x);
+/// y = 1 / (1 + e⁻ˣ);  dx = dy * y * (1 - y)
+Tensor sigmoid(const Tensor& x);
+/// y = max(x, 0);  dx = dy * (x > 0)
+Tensor relu(const Tensor& x);
+/// y = x > 0 ? x : slope*x;  dx = dy * (x > 0 ? 1 : slope)
+Tensor leaky_relu(const Tensor& x, Scalar slope = 0.01);
+/// y = x Φ(x) (exact, erf form);  dx = dy * (Φ(x) + x φ(x))
+Tensor gelu(const Tensor& x);
+/// y = log(1 + eˣ) (stable; linear above `threshold`);  dx = dy * sigmoid(x)
+Tensor softplus(const Tensor& x, Scalar beta = 1, Scalar threshold = 20);
+/// y = eˣ / Σ eˣ over dim (max-shifted);  dx = y * (dy - Σ(dy * y))
+Tensor softmax(const Tensor& x, int64_t dim);
+/// y = x - max - log Σ e^(x-max) over dim;  dx = dy - eʸ * Σ dy
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---- linear algebra
+/// 1-D·1-D dot, 2-D·2-D, matrix·vector, and batched 3-D (batch broadcast) products, lowered to
+/// BLAS gemm/gemv with transposed operands passed as flags.  da = dy·bᵀ, db = aᵀ·dy
+Tensor matmul(const Tensor& a, const Tensor& b);
+/// y = x·Wᵀ + b as one node: x:[batch,in] W:[out,in] b:[out];  dx = dy·W, dW = dyᵀ·x, db = dyᵀ·1
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
+/// 2-D transpose view;  dx = dyᵀ
+Tensor t(const Tensor& x);
+/// Swaps two dims (a view);  dx = transpose(dy, d0, d1)
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+/// Reorders dims (a view);  dx = permute(dy, inverse(dims))
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
+
+// ---- reductions (dims may be negative; keepdim keeps them as size 1)
+/// y = Σ x;  dx = expand(dy)
+Tensor sum(const Tensor& x);
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+/// y = Σ x / n (composed)
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+/// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly
+Tensor max(const Tensor& x);
+Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
+/// y = min x;  as max
+Tensor min(const Tensor& x);
+Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Variance, unbiased (n-1) unless unbiased=false (composed)
+Tensor var(const Tensor& x, bool unbiased = true);
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false);
+/// Gradient of broadcasting: sums x down to `shape`;  dx = expand(dy, x.shape)
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+// ---- shape
+/// Same data, new shape (a view when the strides allow, else a copy);  dx = reshape(dy, x.shape)
+Tensor reshape(const Tensor& x, Shape shape);
+/// As reshape, but throws shape_error if it cannot be a view
+Tensor view(const Tensor& x, Shape shape);
+/// Flattens dims start..end into one (composed)
+Tensor flatten(const Tensor& x, int64_t start = 0, int64_t end = -1);
+/// Removes size-1 dims (composed)
+Tensor squeeze(const Tensor& x);
+Tensor squeeze(const Tensor& x, int64_t dim);
+/// Inserts a size-1 dim (composed)
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+/// Broadcasts size-1 dims to `shape` (a stride-0 view);  dx = sum_to(dy, x.shape)
+Tensor expand(const Tensor& x, const Shape& shape);
+/// Joins tensors along dim;  dxᵢ = narrow(dy, dim, offsetᵢ, sizeᵢ)
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
+/// Joins tensors along a new dim (composed)
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
+/// Slice [start, start+length) of dim (a view);  dx = zeros with dy written into the slice
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+/// Rows (along dim) picked by an int64 index;  dx = index_add(zeros, dim, index, dy)
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+/// y[i][j] = x[i][index[i][j]] (for dim 1);  dx = scatter_add(zeros, dim, index, dy)
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+/// Inverse of narrow: zeros of `shape` with x written at [start, start+len) of dim;  dx = narrow(dy)
+Tensor narrow_scatter(const Tensor& x, const Shape& shape, int64_t dim, int64_t start);
+/// zeros(shape) with x's rows added at index along dim;  dx = index_select(dy, dim, index)
+Tensor index_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index);
+/// zeros(shape) with x added at index along dim;  dx = gather(dy, dim, index)
+Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index);
+
+// ---- comparisons (not differentiable; results are int64 0/1 masks, as tapegrad has no bool)
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, Scalar s);
+Tensor lt(const Tensor& a, Scalar s);
+/// Index of the largest element (first one on ties), int64
+Tensor argmax(const Tensor& x);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
+
+// ---- losses; reduction is "mean" (default), "sum" or "none"
+enum class Reduction { Mean, Sum, None };
+/// mean((x - y)²) (composed)
+Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r = Reduction::Mean);
+/// mean(|x - y|) (composed)
+Tensor l1_loss(const Tensor& x, const Tensor& y, Reduction r = Reduction::Mean);
+/// -logp[i, label_i] averaged over rows; logp:[N,C] log-probabilities, labels:[N] int64 (composed)
+Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r = Reduction::Mean);
+/// nll_loss(log_softmax(logits, 1), labels) as one node;  dlogits = (softmax - onehot) * dy / N
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r = Reduction::Mean);
+/// max(x,0) - x*y + log(1 + e^-|x|) (stable);  dx = dy * (sigmoid(x) - y)
+Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y, Reduction r = Reduction::Mean);
+
+// ---- random ops used by layers
+/// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;
+/// dx = dy * mask / (1-p)
+Tensor dropout(const Tensor& x, double p, bool train);
+
+}  // namespace tg

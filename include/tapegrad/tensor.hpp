@@ -1,0 +1,208 @@
+#pragma once
+/// tg::Tensor: a strided view of a device buffer that records the ops applied to it.
+#include <functional>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "tapegrad/device.hpp"
+#include "tapegrad/dtype.hpp"
+#include "tapegrad/error.hpp"
+#include "tapegrad/shape.hpp"
+
+namespace tg {
+
+using Scalar = double;
+struct Node;
+class Tensor;
+
+/// A device buffer. Views share it, and with it the version counter that in-place ops bump
+/// (Note [Version counter] in src/autograd/saved.cpp).
+struct Storage {
+    void* data = nullptr;
+    size_t nbytes = 0;
+    Device device;
+    bool owned = true;  // false for from_blob
+    uint32_t version = 0;
+    alignas(64) unsigned char small[64];  // CPU buffers of up to 64 bytes live here (no malloc)
+    Storage(size_t nbytes, Device device);  // allocates through the device's allocator
+    Storage(void* external, size_t nbytes, Device device);
+    ~Storage();
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+};
+
+/// What a tensor is. Users hold it through Tensor.
+struct TensorImpl {
+    std::shared_ptr<Storage> storage;
+    Shape sizes, strides;
+    int64_t offset = 0;  // in elements
+    Dtype dtype = Dtype::Float32;
+    bool requires_grad = false;   // leaves only; non-leaves require grad through grad_fn
+    std::shared_ptr<Node> grad_fn;  // producer, null for leaves
+    uint32_t output_nr = 0;         // which output of grad_fn this is
+    std::shared_ptr<TensorImpl> grad;                // leaves: accumulated .grad()
+    std::weak_ptr<Node> grad_accumulator;            // leaves: their AccumulateGrad node
+    std::vector<std::function<Tensor(const Tensor&)>> hooks;  // leaves: gradient hooks
+    TensorImpl() = default;
+    TensorImpl(const TensorImpl&) = default;
+    ~TensorImpl();  // releases grad_fn without recursion (Note [Graph destruction])
+};
+
+/// Options for factories: tg::TensorOptions().dtype(tg::kFloat64).requires_grad(true).
+class TensorOptions {
+public:
+    TensorOptions() = default;
+    TensorOptions(Dtype d) : dtype_(d) {}     // NOLINT: implicit, as in LibTorch
+    TensorOptions(Device d) : device_(d) {}   // NOLINT
+    TensorOptions dtype(Dtype d) const { auto o = *this; o.dtype_ = d; return o; }
+    TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+    TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+    Dtype dtype() const { return dtype_; }
+    Device device() const { return device_; }
+    bool requires_grad() const { return requires_grad_; }
+
+private:
+    Dtype dtype_ = Dtype::Float32;
+    Device device_ = Device::cpu();
+    bool requires_grad_ = false;
+};
+
+class Tensor {
+public:
+    Tensor() = default;  // undefined tensor (e.g. a leaf's grad before backward)
+    explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+    bool defined() const { return impl_ != nullptr; }
+    TensorImpl* impl() const { return impl_.get(); }
+    const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+    // ---- metadata
+    const Shape& sizes() const { return check()->sizes; }
+    const Shape& strides() const { return check()->strides; }
+    int64_t size(int64_t dim) const;
+    int64_t stride(int64_t dim) const;
+    int64_t dim() const { return int64_t(check()->sizes.size()); }
+    int64_t numel() const;
+    Dtype dtype() const { return check()->dtype; }
+    Device device() const { return check()->storage->device; }
+    TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+    int64_t storage_offset() const { return check()->offset; }
+    bool is_contiguous() const;
+    /// Address of the first element (CPU tensors only; throws device_error otherwise).
+    template <class T>
+    T* data_ptr() const;
+    /// The single element's value; throws shape_error for tensors with more than one.
+    template <class T>
+    T item() const;
+    /// Copies all elements to a host vector (any device, any layout).
+    template <class T>
+    std::vector<T> to_vector() const;
+
+    // ---- autograd (see autograd.hpp)
+    bool requires_grad() const { return check()->requires_grad || impl_->grad_fn != nullptr; }
+    Tensor& requires_grad_(bool r = true);
+    bool is_leaf() const { return check()->grad_fn == nullptr; }
+    /// The accumulated gradient of a leaf; undefined before the first backward or after zero_grad.
+    Tensor grad() const;
+    void set_grad(const Tensor& g) const;
+    const std::shared_ptr<Node>& grad_fn() const { return check()->grad_fn; }
+    uint32_t output_nr() const { return impl_->output_nr; }
+    /// Backpropagates from this tensor, adding into every leaf's grad().
+    void backward(const Tensor& gradient = {}, bool retain_graph = false, bool create_graph = false) const;
+    /// hook(grad) runs when this tensor's gradient is computed; a defined return replaces it.
+    void register_hook(std::function<Tensor(const Tensor&)> hook) const;
+    /// Shares storage, records nothing: the result is a leaf that does not require grad.
+    Tensor detach() const;
+    uint32_t _version() const { return check()->storage->version; }
+
+    // ---- conversion (differentiable where it makes sense)
+    Tensor clone() const;
+    Tensor contiguous() const;
+    Tensor to(Dtype d) const;
+    Tensor to(Device d) const;
+    Tensor to(const TensorOptions& o) const;
+
+    // ---- in-place (Note [In-place ops] in src/ops/inplace.cpp); each bumps the version
+    Tensor& add_(const Tensor& other, Scalar alpha = 1);
+    Tensor& add_(Scalar s);
+    Tensor& sub_(const Tensor& other, Scalar alpha = 1);
+    Tensor& mul_(const Tensor& other);
+    Tensor& mul_(Scalar s);
+    Tensor& div_(const Tensor& other);
+    Tensor& div_(Scalar s);
+    Tensor& zero_();
+    Tensor& fill_(Scalar s);
+    Tensor& copy_(const Tensor& src);
+    Tensor& uniform_(double lo = 0, double hi = 1);
+    Tensor& normal_(double mean = 0, double std = 1);
+
+    // ---- method spellings of ops.hpp functions, as LibTorch has them
+    Tensor sum() const;
+    Tensor sum(std::vector<int64_t> dims, bool keepdim = false) const;
+    Tensor mean() const;
+    Tensor mean(std::vector<int64_t> dims, bool keepdim = false) const;
+    Tensor max() const;
+    Tensor min() const;
+    Tensor argmax(int64_t dim, bool keepdim = false) const;
+    Tensor reshape(Shape s) const;
+    Tensor view(Shape s) const;
+    Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+    Tensor squeeze(int64_t dim) const;
+    Tensor unsqueeze(int64_t dim) const;
+    Tensor expand(Shape s) const;
+    Tensor t() const;
+    Tensor transpose(int64_t d0, int64_t d1) const;
+    Tensor permute(std::vector<int64_t> dims) const;
+    Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+    Tensor matmul(const Tensor& other) const;
+    Tensor pow(Scalar e) const;
+    Tensor sqrt() const;
+    Tensor exp() const;
+    Tensor log() const;
+    Tensor abs() const;
+    Tensor tanh() const;
+    Tensor sigmoid() const;
+    Tensor relu() const;
+    Tensor eq(const Tensor& o) const;
+
+private:
+    TensorImpl* check() const;
+    std::shared_ptr<TensorImpl> impl_;
+};
+
+/// Prints shape, dtype, device and values, like LibTorch.
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- factories
+Tensor empty(const Shape& s, const TensorOptions& o = {});
+Tensor zeros(const Shape& s, const TensorOptions& o = {});
+Tensor ones(const Shape& s, const TensorOptions& o = {});
+Tensor full(const Shape& s, Scalar value, const TensorOptions& o = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& o);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor empty_like(const Tensor& t);
+Tensor arange(Scalar end, const TensorOptions& o = {});
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
+/// Standard normal samples from the global generator (see manual_seed).
+Tensor randn(const Shape& s, const TensorOptions& o = {});
+/// Uniform samples in [0, 1).
+Tensor rand(const Shape& s, const TensorOptions& o = {});
+/// Uniform integers in [low, high), int64 unless o says otherwise.
+Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o = kInt64);
+/// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
+Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
+/// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
+Tensor tensor(const std::vector<double>& values, const TensorOptions& o = {});
+Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
+Tensor tensor(const std::vector<float>& values, const TensorOptions& o = {});
+Tensor tensor(const std::vector<int64_t>& values, const TensorOptions& o = kInt64);
+/// A 0-dim tensor.
+Tensor scalar_tensor(Scalar v, const TensorOptions& o = {});
+
+/// Seeds the global generator (randn, rand, randint, dropout).
+void manual_seed(uint64_t seed);
+
+}  // namespace tg

@@ -1,0 +1,114 @@
+#pragma once
+// How ops record themselves (DESIGN.md §4): an op computes its output, then, if any input
+// requires grad and GradMode is on, calls record() with its backward lambda. The lambda's
+// capture list is exactly what the op saves for backward.
+#include <initializer_list>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "tapegrad/autograd.hpp"
+
+namespace tg::autograd::detail {
+
+/// Next tape position (Note [Tape order] in engine.cpp).
+uint64_t next_seq();
+/// The AccumulateGrad node of a leaf that requires grad (created on first use).
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+/// Anomaly mode: throws if t holds NaN/Inf, naming the op (forward) and scope.
+void check_forward_anomaly(const char* op, const Tensor& t);
+/// The node whose backward is running on this thread (for Saved::get under create_graph).
+Node* current_node();
+
+/// A tensor saved for backward. Inputs are kept as they are; outputs are kept as a detached
+/// alias (an output that held its own grad_fn would be a cycle) and re-attached to the node
+/// when a create_graph backward needs them. Either way the storage version is checked when the
+/// backward reads it (Note [Version counter] in saved.cpp).
+class Saved {
+public:
+    Saved() = default;
+    Saved(const Tensor& t, bool is_output);
+    /// The saved tensor; throws autograd_error if it was modified in place since it was saved.
+    Tensor get() const;
+    bool defined() const { return t_.defined(); }
+
+private:
+    Tensor t_;
+    uint32_t version_ = 0;
+    uint32_t output_nr_ = 0;
+    bool is_output_ = false;
+};
+inline Saved save(const Tensor& t) { return Saved(t, false); }
+inline Saved save_output(const Tensor& t) { return Saved(t, true); }
+
+inline bool should_record(std::initializer_list<const Tensor*> inputs) {
+    if (!GradMode::is_enabled()) return false;
+    for (const Tensor* t : inputs)
+        if (t->defined() && t->requires_grad()) return true;
+    return false;
+}
+
+/// The node of one op: F maps output gradients to input gradients.
+template <class F>
+struct FnNode final : Node {
+    std::optional<F> fn;
+    explicit FnNode(F&& f) : fn(std::move(f)) {}
+    Grads apply(Grads&& dys) override {
+        if constexpr (std::is_invocable_v<F&, const Tensor&, const Node&>)
+            return (*fn)(dys[0], *this);
+        else if constexpr (std::is_invocable_v<F&, const Tensor&>)
+            return (*fn)(dys[0]);
+        else
+            return (*fn)(dys, *this);
+    }
+    void release() override {
+        fn.reset();
+        released_ = true;
+    }
+};
+
+/// Whether input i of n needs a gradient, and its recorded shape.
+inline bool needs(const Node& n, size_t i) { return n.next_[i].fn != nullptr; }
+inline const Shape& in_shape(const Node& n, size_t i) { return n.inputs_[i].sizes; }
+
+/// Fills edges and input metadata of n from inputs.
+void connect(Node& n, std::initializer_list<const Tensor*> inputs);
+void connect(Node& n, const std::vector<Tensor>& inputs);
+/// Makes `out` the output `nr` of node n.
+void set_history(Tensor& out, const std::shared_ptr<Node>& n, uint32_t nr);
+
+/// Records a single-output op. Call only when should_record(inputs) is true.
+template <class F>
+void record(const char* name, std::initializer_list<const Tensor*> inputs, Tensor& out, F&& fn) {
+    auto n = std::make_shared<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
+    n->name_ = name;
+    connect(*n, inputs);
+    set_history(out, n, 0);
+    check_forward_anomaly(name, out);
+}
+
+/// Records an op over a list of inputs (cat, stack, checkpoint) with several outputs.
+template <class F>
+void record_list(const char* name, const std::vector<Tensor>& inputs, std::vector<Tensor*> outs,
+                 F&& fn) {
+    auto n = std::make_shared<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
+    n->name_ = name;
+    n->num_outputs_ = uint32_t(outs.size());
+    connect(*n, inputs);
+    for (uint32_t i = 0; i < outs.size(); ++i) {
+        set_history(*outs[i], n, i);
+        check_forward_anomaly(name, *outs[i]);
+    }
+}
+
+}  // namespace tg::autograd::detail
+
+namespace tg {
+using autograd::detail::in_shape;
+using autograd::detail::needs;
+using autograd::detail::record;
+using autograd::detail::save;
+using autograd::detail::save_output;
+using autograd::detail::Saved;
+using autograd::detail::should_record;
+}  // namespace tg

@@ -1,0 +1,45 @@
+// Note [Memory statistics]: every byte a tensor holds is counted at allocation and release by
+// the device's allocator, so current_bytes is exactly what live tensors hold and peak_bytes its
+// maximum. Tests and benchmarks read memory here rather than from RSS.
+#include "tapegrad/memory.hpp"
+
+#include <atomic>
+
+#include "memory_internal.hpp"
+
+namespace tg::memory {
+namespace {
+struct Counters {
+    std::atomic<int64_t> current{0}, peak{0}, allocs{0};
+};
+Counters& counters(Device d) {
+    static Counters c[3][8];
+    return c[int(d.type)][d.index & 7];
+}
+}  // namespace
+
+namespace detail {
+void on_alloc(Device d, int64_t bytes) {
+    Counters& c = counters(d);
+    const int64_t now = c.current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    c.allocs.fetch_add(1, std::memory_order_relaxed);
+    int64_t p = c.peak.load(std::memory_order_relaxed);
+    while (now > p && !c.peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
+    }
+}
+void on_free(Device d, int64_t bytes) {
+    counters(d).current.fetch_sub(bytes, std::memory_order_relaxed);
+}
+}  // namespace detail
+
+Stats stats(Device d) {
+    Counters& c = counters(d);
+    return {c.current.load(), c.peak.load(), c.allocs.load(), 0};
+}
+void reset_peak(Device d) {
+    Counters& c = counters(d);
+    c.peak.store(c.current.load());
+}
+void empty_cache(Device) {}
+
+}  // namespace tg::memory

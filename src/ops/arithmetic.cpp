@@ -1,0 +1,253 @@
+// Arithmetic: + - * / pow sqrt exp log abs clamp maximum minimum where (ops.hpp has the VJPs).
+#include <limits>
+
+#include "autograd/record.hpp"
+#include "ops/kernels.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+using ops::BinaryOp;
+using ops::UnaryOp;
+
+namespace {
+/// dy restricted to input i's shape, or undefined when input i needs no gradient.
+Tensor grad_for(const Node& n, size_t i, const Tensor& g) {
+    return needs(n, i) ? sum_to(g, in_shape(n, i)) : Tensor();
+}
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+    Tensor y = ops::binary(BinaryOp::add, a, b, "add");
+    if (should_record({&a, &b}))
+        record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
+            return Grads{grad_for(n, 0, dy), grad_for(n, 1, dy)};
+        });
+    return y;
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+    Tensor y = ops::binary(BinaryOp::sub, a, b, "sub");
+    if (should_record({&a, &b}))
+        record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
+            return Grads{grad_for(n, 0, dy), needs(n, 1) ? grad_for(n, 1, -dy) : Tensor()};
+        });
+    return y;
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+    Tensor y = ops::binary(BinaryOp::mul, a, b, "mul");
+    if (should_record({&a, &b}))  // each input is saved only if the other needs its gradient
+        record("mul", {&a, &b}, y,
+               [sa = b.requires_grad() ? save(a) : Saved(),
+                sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
+                   return Grads{needs(n, 0) ? grad_for(n, 0, dy * sb.get()) : Tensor(),
+                                needs(n, 1) ? grad_for(n, 1, dy * sa.get()) : Tensor()};
+               });
+    return y;
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+    Tensor y = ops::binary(BinaryOp::div, a, b, "div");
+    if (should_record({&a, &b}))
+        record("div", {&a, &b}, y,
+               [sa = b.requires_grad() ? save(a) : Saved(), sb = save(b)](const Tensor& dy,
+                                                                          const Node& n) {
+                   const Tensor bb = sb.get();
+                   return Grads{needs(n, 0) ? grad_for(n, 0, dy / bb) : Tensor(),
+                                needs(n, 1) ? grad_for(n, 1, -dy * sa.get() / (bb * bb)) : Tensor()};
+               });
+    return y;
+}
+
+Tensor add(const Tensor& a, Scalar s) {
+    Tensor y = ops::unary(UnaryOp::add_scalar, a, s);
+    if (should_record({&a})) record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
+    return y;
+}
+
+Tensor mul(const Tensor& a, Scalar s) {
+    Tensor y = ops::unary(UnaryOp::mul_scalar, a, s);
+    if (should_record({&a}))
+        record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
+    return y;
+}
+
+Tensor rdiv(Scalar s, const Tensor& a) {
+    Tensor y = ops::unary(UnaryOp::rdiv_scalar, a, s);
+    if (should_record({&a}))
+        record("rdiv", {&a}, y, [sa = save(a), sy = save_output(y)](const Tensor& dy) {
+            return Grads{-dy * sy.get() / sa.get()};
+        });
+    return y;
+}
+
+Tensor neg(const Tensor& x) {
+    Tensor y = ops::unary(UnaryOp::neg, x);
+    if (should_record({&x})) record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
+    return y;
+}
+
+Tensor pow(const Tensor& x, Scalar e) {
+    ops::check_floating("pow", x);
+    Tensor y = ops::unary(UnaryOp::pow_scalar, x, e);
+    if (should_record({&x}))
+        record("pow", {&x}, y, [sx = save(x), e](const Tensor& dy) {
+            return Grads{dy * e * pow(sx.get(), e - 1)};
+        });
+    return y;
+}
+
+Tensor pow(const Tensor& a, const Tensor& b) {
+    Tensor y = ops::binary(BinaryOp::pow, a, b, "pow");
+    if (should_record({&a, &b}))
+        record("pow", {&a, &b}, y,
+               [sa = save(a), sb = save(b), sy = save_output(y)](const Tensor& dy, const Node& n) {
+                   const Tensor aa = sa.get(), bb = sb.get();
+                   return Grads{needs(n, 0) ? grad_for(n, 0, dy * bb * pow(aa, bb - 1)) : Tensor(),
+                                needs(n, 1) ? grad_for(n, 1, dy * sy.get() * log(aa)) : Tensor()};
+               });
+    return y;
+}
+
+Tensor pow(Scalar s, const Tensor& x) {
+    Tensor y = ops::unary(UnaryOp::rpow_scalar, x, s);
+    if (should_record({&x}))
+        record("pow", {&x}, y, [sy = save_output(y), s](const Tensor& dy) {
+            return Grads{dy * sy.get() * std::log(s)};
+        });
+    return y;
+}
+
+Tensor sqrt(const Tensor& x) {
+    ops::check_floating("sqrt", x);
+    Tensor y = ops::unary(UnaryOp::sqrt, x);
+    if (should_record({&x}))
+        record("sqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
+            const Tensor yy = sy.get();
+            if (GradMode::is_enabled()) return Grads{dy / (yy * 2)};
+            return Grads{ops::binary(BinaryOp::sqrt_backward, dy, yy, "sqrt")};
+        });
+    return y;
+}
+
+Tensor exp(const Tensor& x) {
+    ops::check_floating("exp", x);
+    Tensor y = ops::unary(UnaryOp::exp, x);
+    if (should_record({&x}))
+        record("exp", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
+            return Grads{dy * sy.get()};
+        });
+    return y;
+}
+
+Tensor log(const Tensor& x) {
+    ops::check_floating("log", x);
+    Tensor y = ops::unary(UnaryOp::log, x);
+    if (should_record({&x}))
+        record("log", {&x}, y, [sx = save(x)](const Tensor& dy) { return Grads{dy / sx.get()}; });
+    return y;
+}
+
+Tensor abs(const Tensor& x) {
+    Tensor y = ops::unary(UnaryOp::abs, x);
+    if (should_record({&x}))
+        record("abs", {&x}, y, [sx = save(x)](const Tensor& dy) {
+            const Tensor xx = sx.get();
+            if (GradMode::is_enabled()) return Grads{dy * ops::unary(UnaryOp::sign, xx)};
+            return Grads{ops::binary(BinaryOp::abs_backward, dy, xx, "abs")};
+        });
+    return y;
+}
+
+Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
+    if (lo > hi)
+        throw shape_error("clamp: min " + std::to_string(lo) + " > max " + std::to_string(hi));
+    Tensor y = ops::unary(UnaryOp::clamp, x, lo, hi);
+    if (should_record({&x}))
+        record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
+            const Tensor xx = sx.get();
+            if (GradMode::is_enabled())  // the mask is a constant of the second derivative
+                return Grads{dy * ops::binary(BinaryOp::clamp_backward, ones_like(xx), xx, "clamp", lo, hi)};
+            return Grads{ops::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
+        });
+    return y;
+}
+Tensor clamp_min(const Tensor& x, Scalar lo) {
+    return clamp(x, lo, std::numeric_limits<double>::infinity());
+}
+Tensor clamp_max(const Tensor& x, Scalar hi) {
+    return clamp(x, -std::numeric_limits<double>::infinity(), hi);
+}
+
+namespace {
+/// maximum (is_max) or minimum; ties split the gradient evenly.
+Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
+    const char* name = is_max ? "maximum" : "minimum";
+    Tensor y = ops::binary(is_max ? BinaryOp::maximum : BinaryOp::minimum, a, b, name);
+    if (should_record({&a, &b}))
+        record(name, {&a, &b}, y, [sa = save(a), sb = save(b), is_max](const Tensor& dy, const Node& n) {
+            const Tensor aa = sa.get(), bb = sb.get();
+            // share(u, v) = (u > v) + (u == v)/2: the part of dy that goes to u
+            auto share = [&](const Tensor& u, const Tensor& v) {
+                return ops::binary(BinaryOp::max_grad_share, u, v, "maximum");
+            };
+            return Grads{needs(n, 0) ? grad_for(n, 0, dy * (is_max ? share(aa, bb) : share(bb, aa))) : Tensor(),
+                         needs(n, 1) ? grad_for(n, 1, dy * (is_max ? share(bb, aa) : share(aa, bb))) : Tensor()};
+        });
+    return y;
+}
+}  // namespace
+Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+    ops::check_same("where", a, b);
+    if (cond.device() != a.device())
+        throw device_error("where: condition on " + cond.device().str() + ", values on " +
+                           a.device().str());
+    const Shape s = broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"),
+                                     "where");
+    Tensor y = ops::empty(s, a.dtype(), a.device());
+    Shape sc, sa, sb;
+    ops::be(y).where(ops::view(y), ops::broadcast_view(cond, s, sc), ops::broadcast_view(a, s, sa),
+                     ops::broadcast_view(b, s, sb));
+    if (should_record({&a, &b}))
+        record("where", {&a, &b}, y, [sc2 = save(cond)](const Tensor& dy, const Node& n) {
+            const Tensor c = sc2.get();
+            const Tensor zero = zeros({}, dy.options());
+            return Grads{needs(n, 0) ? grad_for(n, 0, where(c, dy, zero)) : Tensor(),
+                         needs(n, 1) ? grad_for(n, 1, where(c, zero, dy)) : Tensor()};
+        });
+    return y;
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, Scalar s) { return add(a, s); }
+Tensor operator-(const Tensor& a, Scalar s) { return add(a, -s); }
+Tensor operator*(const Tensor& a, Scalar s) { return mul(a, s); }
+Tensor operator/(const Tensor& a, Scalar s) { return mul(a, 1.0 / s); }
+Tensor operator+(Scalar s, const Tensor& a) { return add(a, s); }
+Tensor operator-(Scalar s, const Tensor& a) {
+    Tensor y = ops::unary(UnaryOp::rsub_scalar, a, s);
+    if (should_record({&a})) record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
+    return y;
+}
+Tensor operator*(Scalar s, const Tensor& a) { return mul(a, s); }
+Tensor operator/(Scalar s, const Tensor& a) { return rdiv(s, a); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+
+// ---- comparisons (not differentiable)
+Tensor eq(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::eq, a, b, "eq"); }
+Tensor ne(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::ne, a, b, "ne"); }
+Tensor gt(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::gt, a, b, "gt"); }
+Tensor lt(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::lt, a, b, "lt"); }
+Tensor ge(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::ge, a, b, "ge"); }
+Tensor le(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::le, a, b, "le"); }
+Tensor gt(const Tensor& a, Scalar s) { return ops::unary(UnaryOp::gt_scalar, a, s).to(kInt64); }
+Tensor lt(const Tensor& a, Scalar s) { return ops::unary(UnaryOp::lt_scalar, a, s).to(kInt64); }
+
+}  // namespace tg

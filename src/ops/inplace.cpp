@@ -1,0 +1,74 @@
+// Note [In-place ops]: an in-place op writes into the tensor's storage and bumps its version
+// (Note [Version counter]). With recording off, or on tensors that need no gradient, that is
+// all. On a non-leaf that requires grad, the op records its out-of-place form and the tensor
+// takes over that history ("rebase"), so gradients stay right. A leaf that requires grad may
+// only be modified under NoGradGuard, as in PyTorch. Views of recorded tensors are not
+// rebased: their base keeps its old history.
+#include "autograd/record.hpp"
+#include "ops/kernels.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+namespace {
+template <class OutOfPlace, class Kernel>
+Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k) {
+    const bool rec = GradMode::is_enabled() &&
+                     (self.requires_grad() || (other && other->requires_grad()));
+    if (rec) {
+        if (self.is_leaf() && self.requires_grad())
+            throw autograd_error(std::string(name) + ": a leaf tensor that requires grad (shape " +
+                                 shape_str(self.sizes()) +
+                                 ") cannot be modified in place while recording; use "
+                                 "tg::NoGradGuard or an out-of-place op");
+        Tensor r = oop();
+        {
+            NoGradGuard g;
+            ops::copy_into(self, r);
+        }
+        self.impl()->grad_fn = r.grad_fn();
+        self.impl()->output_nr = r.output_nr();
+    } else {
+        k();
+    }
+    ++self.impl()->storage->version;
+    return self;
+}
+}  // namespace
+
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+    return inplace(*this, "add_", &o, [&] { return *this + o * alpha; }, [&] {
+        ops::binary_into(ops::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0);
+    });
+}
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { return add_(o, -alpha); }
+Tensor& Tensor::add_(Scalar s) {
+    return inplace(*this, "add_", nullptr, [&] { return *this + s; },
+                   [&] { ops::unary_into(ops::UnaryOp::add_scalar, *this, *this, s, 0); });
+}
+Tensor& Tensor::mul_(const Tensor& o) {
+    return inplace(*this, "mul_", &o, [&] { return *this * o; }, [&] {
+        ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0);
+    });
+}
+Tensor& Tensor::mul_(Scalar s) {
+    return inplace(*this, "mul_", nullptr, [&] { return *this * s; },
+                   [&] { ops::unary_into(ops::UnaryOp::mul_scalar, *this, *this, s, 0); });
+}
+Tensor& Tensor::div_(const Tensor& o) {
+    return inplace(*this, "div_", &o, [&] { return *this / o; }, [&] {
+        ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0);
+    });
+}
+Tensor& Tensor::div_(Scalar s) { return mul_(1.0 / s); }
+Tensor& Tensor::fill_(Scalar s) {
+    return inplace(*this, "fill_", nullptr, [&] { return full(sizes(), s, options()); },
+                   [&] { ops::be(*this).fill(ops::view(*this), s); });
+}
+Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::copy_(const Tensor& src) {
+    return inplace(*this, "copy_", &src, [&] { return tg::expand(src.to(dtype()), sizes()).clone(); },
+                   [&] { ops::copy_into(*this, src); });
+}
+
+}  // namespace tg

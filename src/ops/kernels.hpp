@@ -1,0 +1,39 @@
+#pragma once
+// Helpers shared by the op files: allocation, views for the backend, and elementwise launches
+// with broadcasting and the dtype/device checks every op needs.
+#include "backend/backend.hpp"
+#include "tapegrad/tensor.hpp"
+
+namespace tg::ops {
+
+using backend::BinaryOp;
+using backend::UnaryOp;
+
+/// A new contiguous tensor (uninitialised).
+Tensor empty(const Shape& s, Dtype d, Device dev);
+inline Tensor empty_as(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
+backend::Backend& be(const Tensor& t);
+backend::View view(const Tensor& t);
+/// t read as `shape` by broadcasting: stride 0 on broadcast dims; `st` holds the strides.
+backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st);
+/// A tensor sharing base's storage with new geometry (no autograd).
+Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
+/// Throws dtype_error / device_error naming op unless a and b agree.
+void check_same(const char* op, const Tensor& a, const Tensor& b);
+void check_floating(const char* op, const Tensor& t);
+
+Tensor unary(UnaryOp op, const Tensor& x, double p = 0, double q = 0);
+/// Elementwise with numpy broadcasting; `name` is the op named in errors.
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p = 0,
+              double q = 0);
+/// out = op(a, b) with a and b broadcast to out's shape (out may alias a).
+void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+                 const char* name, double p, double q);
+void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q);
+/// dst = src broadcast to dst's shape, converting dtype.
+void copy_into(const Tensor& dst, const Tensor& src);
+bool all_finite(const Tensor& t);
+/// A 0/1 mask of the comparison, as int64.
+Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
+
+}  // namespace tg::ops

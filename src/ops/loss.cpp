@@ -1,0 +1,99 @@
+// Losses. cross_entropy and binary_cross_entropy_with_logits are primitives for numerical
+// stability; the rest are compositions.
+#include "autograd/record.hpp"
+#include "ops/kernels.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+namespace {
+Tensor reduce(const Tensor& l, Reduction r) {
+    if (r == Reduction::None) return l;
+    return r == Reduction::Sum ? sum(l) : mean(l);
+}
+
+void check_pair(const char* op, const Tensor& x, const Tensor& y) {
+    ops::check_same(op, x, y);
+    if (x.sizes() != y.sizes())
+        throw shape_error(std::string(op) + ": input " + shape_str(x.sizes()) + " and target " +
+                          shape_str(y.sizes()) + " must have the same shape");
+}
+
+void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
+    if (labels.dtype() != kInt64)
+        throw dtype_error(std::string(op) + ": labels must be int64 class indices, got " +
+                          dtype_name(labels.dtype()) + " " + shape_str(labels.sizes()));
+    if (x.dim() != 2 || labels.dim() != 1 || labels.size(0) != x.size(0))
+        throw shape_error(std::string(op) + ": expected input [N,C] and labels [N], got " +
+                          shape_str(x.sizes()) + " and " + shape_str(labels.sizes()));
+    ops::check_floating(op, x);
+}
+}  // namespace
+
+Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r) {
+    check_pair("mse_loss", x, y);
+    const Tensor d = x - y;
+    return reduce(d * d, r);
+}
+
+Tensor l1_loss(const Tensor& x, const Tensor& y, Reduction r) {
+    check_pair("l1_loss", x, y);
+    return reduce(abs(x - y), r);
+}
+
+Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r) {
+    check_labels("nll_loss", logp, labels);
+    return reduce(-gather(logp, 1, labels.unsqueeze(1)).squeeze(1), r);
+}
+
+/// loss_i = logsumexp(x_i) - x_i[label_i];  dx = (softmax(x) - onehot) * dy_i  (/N for mean)
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
+    check_labels("cross_entropy", logits, labels);
+    const int64_t N = logits.size(0), C = logits.size(1);
+    Tensor lp, picked;
+    {
+        NoGradGuard g;
+        lp = log_softmax(logits, 1);
+        picked = ops::empty({N, 1}, lp.dtype(), lp.device());
+        const Tensor idx = labels.reshape({N, 1}).contiguous();
+        ops::be(lp).index(backend::IndexOp::Gather, ops::view(picked), ops::view(lp), 1, ops::view(idx),
+                          "cross_entropy");
+    }
+    Tensor loss = ops::unary(ops::UnaryOp::neg, picked.reshape({N}));
+    if (r != Reduction::None) {
+        NoGradGuard g;
+        loss = r == Reduction::Sum ? sum(loss) : mean(loss);
+    }
+    if (should_record({&logits}))
+        record("cross_entropy", {&logits}, loss,
+               [slp = save(lp), sx = save(logits), labels, r, N, C](const Tensor& dy) {
+                   const Tensor w = r == Reduction::None ? dy.reshape({N, 1})
+                                    : r == Reduction::Sum ? dy : dy * (1.0 / double(N));
+                   const Tensor p = GradMode::is_enabled() ? softmax(sx.get(), 1) : exp(slp.get());
+                   const Tensor onehot = scatter_add(ones({N, 1}, p.options()), {N, C}, 1,
+                                                     labels.reshape({N, 1}));
+                   return Grads{(p - onehot) * w};
+               });
+    return loss;
+}
+
+/// l = max(x,0) - x*t + log(1 + e^-|x|);  dx = dy * (sigmoid(x) - t), dt = -dy * x
+Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& t, Reduction r) {
+    check_pair("binary_cross_entropy_with_logits", x, t);
+    ops::check_floating("binary_cross_entropy_with_logits", x);
+    Tensor l;
+    {
+        NoGradGuard g;
+        l = relu(x) - x * t + softplus(-abs(x));
+    }
+    if (should_record({&x, &t}))
+        record("binary_cross_entropy_with_logits", {&x, &t}, l,
+               [sx = save(x), st = save(t)](const Tensor& dy, const Node& n) {
+                   const Tensor xx = sx.get();
+                   return Grads{needs(n, 0) ? dy * (sigmoid(xx) - st.get()) : Tensor(),
+                                needs(n, 1) ? -dy * xx : Tensor()};
+               });
+    return reduce(l, r);
+}
+
+}  // namespace tg
