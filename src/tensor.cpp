@@ -77,10 +77,7 @@ Storage::~Storage() {
 }
 
 // ---- metadata
-TensorImpl* Tensor::check() const {
-    if (!impl_) throw error("operation on an undefined tensor");
-    return impl_.get();
-}
+void Tensor::throw_undefined() { throw error("operation on an undefined tensor"); }
 int64_t Tensor::size(int64_t d) const { return sizes()[size_t(wrap_dim(d, dim(), "size"))]; }
 int64_t Tensor::stride(int64_t d) const { return strides()[size_t(wrap_dim(d, dim(), "stride"))]; }
 int64_t Tensor::numel() const { return numel_of(sizes()); }

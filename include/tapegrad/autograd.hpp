@@ -10,7 +10,8 @@
 
 namespace tg {
 
-using Grads = std::vector<Tensor>;
+/// The gradients a node returns, one per input (undefined: no gradient).
+using Grads = SmallVector<Tensor, 3>;
 
 /// Shape, dtype and device an input had when recorded: what its gradient must match.
 struct InputMeta {
@@ -28,8 +29,8 @@ struct Node : std::enable_shared_from_this<Node> {
     };
     const char* name_ = "";
     uint64_t seq_ = 0;            // Note [Tape order] in src/autograd/engine.cpp
-    std::vector<Edge> next_;
-    std::vector<InputMeta> inputs_;
+    SmallVector<Edge, 2> next_;
+    SmallVector<InputMeta, 2> inputs_;
     uint32_t num_outputs_ = 1;
     bool released_ = false;
     std::string scope_;  // where it was recorded (anomaly mode only)
@@ -48,7 +49,7 @@ struct Node : std::enable_shared_from_this<Node> {
     virtual void release() { released_ = true; }
     const char* name() const { return name_; }
     uint64_t sequence_nr() const { return seq_; }
-    const std::vector<Edge>& next_functions() const { return next_; }
+    const SmallVector<Edge, 2>& next_functions() const { return next_; }
 };
 
 /// Whether ops record (thread-local). Backward turns it off unless create_graph is set.

@@ -25,7 +25,7 @@ struct Storage {
     Device device;
     bool owned = true;  // false for from_blob
     uint32_t version = 0;
-    alignas(64) unsigned char small[64];  // CPU buffers of up to 64 bytes live here (no malloc)
+    alignas(16) unsigned char small[64];  // CPU buffers of up to 64 bytes live here (no malloc)
     Storage(size_t nbytes, Device device);  // allocates through the device's allocator
     Storage(void* external, size_t nbytes, Device device);
     ~Storage();
@@ -168,7 +168,11 @@ public:
     Tensor eq(const Tensor& o) const;
 
 private:
-    TensorImpl* check() const;
+    TensorImpl* check() const {
+        if (!impl_) throw_undefined();
+        return impl_.get();
+    }
+    [[noreturn]] static void throw_undefined();
     std::shared_ptr<TensorImpl> impl_;
 };
 

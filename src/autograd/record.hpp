@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "pool.hpp"
 #include "tapegrad/autograd.hpp"
 
 namespace tg::autograd::detail {
@@ -80,7 +81,7 @@ void set_history(Tensor& out, const std::shared_ptr<Node>& n, uint32_t nr);
 /// Records a single-output op. Call only when should_record(inputs) is true.
 template <class F>
 void record(const char* name, std::initializer_list<const Tensor*> inputs, Tensor& out, F&& fn) {
-    auto n = std::make_shared<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
+    auto n = tg::detail::make_pooled<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
     n->name_ = name;
     connect(*n, inputs);
     set_history(out, n, 0);
@@ -91,7 +92,7 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs, Tenso
 template <class F>
 void record_list(const char* name, const std::vector<Tensor>& inputs, std::vector<Tensor*> outs,
                  F&& fn) {
-    auto n = std::make_shared<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
+    auto n = tg::detail::make_pooled<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
     n->name_ = name;
     n->num_outputs_ = uint32_t(outs.size());
     connect(*n, inputs);

@@ -23,7 +23,7 @@ Tensor Saved::get() const {
                              std::to_string(version_));
     if (is_output_ && GradMode::is_enabled() && current_node()) {
         // create_graph: the output must carry its history so the formula records through it
-        auto impl = std::make_shared<TensorImpl>(*t_.impl());
+        auto impl = tg::detail::make_pooled<TensorImpl>(*t_.impl());
         impl->grad_fn = current_node()->shared_from_this();
         impl->output_nr = output_nr_;
         return Tensor(std::move(impl));

@@ -10,8 +10,8 @@ Tensor empty(const Shape& s, Dtype d, Device dev) {
     if (s.size() > size_t(backend::kMaxDims))
         throw shape_error("tensor of shape " + shape_str(s) + " has more than " +
                           std::to_string(backend::kMaxDims) + " dims");
-    auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<Storage>(size_t(numel_of(s)) * element_size(d), dev);
+    auto impl = detail::make_pooled<TensorImpl>();
+    impl->storage = detail::make_pooled<Storage>(size_t(numel_of(s)) * element_size(d), dev);
     impl->sizes = s;
     impl->strides = contiguous_strides(s);
     impl->dtype = d;
@@ -38,7 +38,7 @@ backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st) {
 }
 
 Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
-    auto impl = std::make_shared<TensorImpl>();
+    auto impl = detail::make_pooled<TensorImpl>();
     impl->storage = base.impl()->storage;
     impl->sizes = std::move(sizes);
     impl->strides = std::move(strides);

@@ -2,6 +2,7 @@
 // Helpers shared by the op files: allocation, views for the backend, and elementwise launches
 // with broadcasting and the dtype/device checks every op needs.
 #include "backend/backend.hpp"
+#include "pool.hpp"
 #include "tapegrad/tensor.hpp"
 
 namespace tg::ops {
