@@ -10,6 +10,12 @@
 
 namespace tg::detail {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPoolEnabled = false;  // let AddressSanitizer see every allocation and free
+#else
+constexpr bool kPoolEnabled = true;
+#endif
+
 struct FreeLists {
     static constexpr size_t kGranule = 16, kClasses = 64;  // blocks of 16..1008 bytes
     void* head[kClasses] = {};
@@ -27,7 +33,7 @@ struct PoolAllocator {
     PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT
     static constexpr size_t cls() { return (sizeof(T) + FreeLists::kGranule - 1) / FreeLists::kGranule; }
     T* allocate(size_t n) {
-        if (n != 1 || cls() >= FreeLists::kClasses || alignof(T) > 16)
+        if (!kPoolEnabled || n != 1 || cls() >= FreeLists::kClasses || alignof(T) > 16)
             return static_cast<T*>(::operator new(n * sizeof(T)));
         void*& h = free_lists().head[cls()];
         if (void* p = h) {
@@ -37,7 +43,7 @@ struct PoolAllocator {
         return static_cast<T*>(::operator new(cls() * FreeLists::kGranule));
     }
     void deallocate(T* p, size_t n) {
-        if (n != 1 || cls() >= FreeLists::kClasses || alignof(T) > 16) {
+        if (!kPoolEnabled || n != 1 || cls() >= FreeLists::kClasses || alignof(T) > 16) {
             ::operator delete(p);
             return;
         }

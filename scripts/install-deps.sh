@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what tapegrad needs from Debian's packages. Usage: scripts/install-deps.sh [run|test|bench]
+#   run   - build deps + the Fashion-MNIST data set (dataset-fashion-mnist)
+#   test  - build deps (default)
+#   bench - build deps + LibTorch (libtorch-dev) and the data set, for benchmarks/
+set -euo pipefail
+what=${1:-test}
+pkgs=(cmake make g++ pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev
+      libopenblas-dev libboost-test-dev zlib1g-dev)
+case "$what" in
+  run) pkgs+=(dataset-fashion-mnist) ;;
+  bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;
+  test) ;;
+  *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

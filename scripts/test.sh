@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds tapegrad and runs its tests on a fresh Debian machine:  bash scripts/test.sh
+# Also builds and runs the tests under AddressSanitizer + UndefinedBehaviorSanitizer unless
+# TG_SKIP_SANITIZE=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh test
+jobs=${TG_JOBS:-2}
+export OPENBLAS_NUM_THREADS=1
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DTG_WERROR=ON
+cmake --build build/release -j"$jobs"
+ctest --test-dir build/release --output-on-failure -j"$jobs"
+if [ "${TG_SKIP_SANITIZE:-0}" != 1 ]; then
+  cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_SANITIZE=ON -DTG_EXAMPLES=OFF
+  cmake --build build/asan -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build/asan --output-on-failure -j"$jobs"
+fi
