@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "backend/cpu_allocator.hpp"
 #include "memory_internal.hpp"
 
 namespace tg::memory {
@@ -34,12 +35,14 @@ void on_free(Device d, int64_t bytes) {
 
 Stats stats(Device d) {
     Counters& c = counters(d);
-    return {c.current.load(), c.peak.load(), c.allocs.load(), 0};
+    return {c.current.load(), c.peak.load(), c.allocs.load(), d.is_cpu() ? backend::cpu_cached_bytes() : 0};
 }
 void reset_peak(Device d) {
     Counters& c = counters(d);
     c.peak.store(c.current.load());
 }
-void empty_cache(Device) {}
+void empty_cache(Device d) {
+    if (d.is_cpu()) backend::cpu_empty_cache();
+}
 
 }  // namespace tg::memory

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
+#include "backend/cpu_allocator.hpp"
 #include "memory_internal.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/shape.hpp"
@@ -46,6 +47,44 @@ using std::tanh;
         }                                                  \
     };
 #include "backend/kernels.def"
+
+// Note [Vectorisable float math]: glibc's expf/tanhf are scalar calls, so a loop over them does
+// not vectorise and tanh alone would cost more than the rest of an MLP step. For float32 the
+// hot transcendental kernels use these branch-free forms (range reduction to 2^n * e^r with
+// |r| <= ln2/2 and a degree-6 polynomial, about 1 ulp), which the compiler vectorises. float64
+// keeps the libm functions, so gradcheck runs on the exact ones.
+inline float bits_to_float(int32_t i) {
+    float f;
+    std::memcpy(&f, &i, sizeof f);
+    return f;
+}
+inline float fast_exp(float x) {
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2)
+    const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    return p * bits_to_float((int32_t(n) + 127) << 23);
+}
+inline float fast_tanh(float x) {
+    const float a = x < 0 ? -x : x;
+    const float e = fast_exp(2 * a);
+    const float big = 1.0f - 2.0f / (e + 1.0f);
+    const float x2 = x * x;  // tanh x = x - x³/3 + 2x⁵/15 - 17x⁷/315 near 0
+    const float small = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315))));
+    return a < 0.125f ? small : (x < 0 ? -big : big);
+}
+template <>
+inline float U_exp::f<float>(float x, float, float) { return fast_exp(x); }
+template <>
+inline float U_tanh::f<float>(float x, float, float) { return fast_tanh(x); }
+template <>
+inline float U_sigmoid::f<float>(float x, float, float) { return 1.0f / (1.0f + fast_exp(-x)); }
 }  // namespace kern
 
 const char* unary_name(UnaryOp op) {
@@ -365,17 +404,8 @@ void check_blas_kernel() {
 
 class CpuBackend final : public Backend {
 public:
-    void* allocate(size_t nbytes) override {
-        void* p = nullptr;
-        if (posix_memalign(&p, 64, std::max<size_t>(nbytes, 64)) != 0 || !p)
-            throw error("cpu: out of memory allocating " + std::to_string(nbytes) + " bytes");
-        memory::detail::on_alloc(Device::cpu(), int64_t(nbytes));
-        return p;
-    }
-    void deallocate(void* p, size_t nbytes) override {
-        std::free(p);
-        memory::detail::on_free(Device::cpu(), int64_t(nbytes));
-    }
+    void* allocate(size_t nbytes) override { return cpu_allocate(nbytes); }
+    void deallocate(void* p, size_t nbytes) override { cpu_deallocate(p, nbytes); }
     void to_host(void* dst, const void* src, size_t off, size_t n) override {
         std::memcpy(dst, static_cast<const char*>(src) + off, n);
     }
