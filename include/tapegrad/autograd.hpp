@@ -33,7 +33,13 @@ struct Node : std::enable_shared_from_this<Node> {
     SmallVector<InputMeta, 2> inputs_;
     uint32_t num_outputs_ = 1;
     bool released_ = false;
-    std::string scope_;  // where it was recorded (anomaly mode only)
+    std::string scope_;  // the RecordScope it was recorded in (e.g. the layer name)
+    /// What the backward closure saved: storage and bytes (autograd::saved_report reads it).
+    struct SavedInfo {
+        const void* storage;
+        int64_t bytes;
+    };
+    SmallVector<SavedInfo, 2> saved_;
     std::vector<std::pair<uint32_t, std::function<Tensor(const Tensor&)>>> pre_hooks_;
     // engine scratch (Note [Engine buffers])
     Grads buffer_;
@@ -108,6 +114,20 @@ public:
 private:
     bool prev_;
 };
+
+/// What a graph keeps alive for backward (like JAX's print_saved_residuals): one entry per node
+/// that saved tensors, and the total over distinct storages.
+struct SavedReport {
+    struct Entry {
+        std::string op, scope;
+        uint64_t seq;
+        int64_t bytes;
+    };
+    std::vector<Entry> entries;  // in tape order
+    int64_t total_bytes = 0;     // each storage counted once
+};
+SavedReport saved_report(const Tensor& root);
+std::ostream& operator<<(std::ostream& os, const SavedReport& r);
 
 /// Names the ops recorded in its scope (anomaly messages and saved_report show it);
 /// nn::Module::operator() opens one per layer.

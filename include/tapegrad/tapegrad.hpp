@@ -13,6 +13,7 @@
 /// recording order and adds into the leaves' grad(). A graph nobody holds is freed at once.
 /// Names follow LibTorch: torch:: becomes tg::.
 #include "tapegrad/autograd.hpp"
+#include "tapegrad/checkpoint.hpp"
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"

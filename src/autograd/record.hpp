@@ -42,8 +42,16 @@ private:
 inline Saved save(const Tensor& t) { return Saved(t, false); }
 inline Saved save_output(const Tensor& t) { return Saved(t, true); }
 
+/// Note [Checkpoint probe]: checkpoint() runs its function unrecorded but must know whether a
+/// leaf that requires grad (a parameter) was used inside, so its output can require grad.
+bool probe_active();
+void probe_note(std::initializer_list<const Tensor*> inputs);
+
 inline bool should_record(std::initializer_list<const Tensor*> inputs) {
-    if (!GradMode::is_enabled()) return false;
+    if (!GradMode::is_enabled()) {
+        if (probe_active()) probe_note(inputs);
+        return false;
+    }
     for (const Tensor* t : inputs)
         if (t->defined() && t->requires_grad()) return true;
     return false;
@@ -64,6 +72,7 @@ struct FnNode final : Node {
     }
     void release() override {
         fn.reset();
+        saved_.clear();
         released_ = true;
     }
 };
@@ -71,6 +80,10 @@ struct FnNode final : Node {
 /// Whether input i of n needs a gradient, and its recorded shape.
 inline bool needs(const Node& n, size_t i) { return n.next_[i].fn != nullptr; }
 inline const Shape& in_shape(const Node& n, size_t i) { return n.inputs_[i].sizes; }
+
+/// Hands the SavedInfo of the Saved objects built since the last call to n (Saved's constructor
+/// notes them; record() runs right after the closure that holds them is built).
+void take_saved(Node& n);
 
 /// Fills edges and input metadata of n from inputs.
 void connect(Node& n, std::initializer_list<const Tensor*> inputs);
@@ -84,6 +97,7 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs, Tenso
     auto n = tg::detail::make_pooled<FnNode<std::decay_t<F>>>(std::forward<F>(fn));
     n->name_ = name;
     connect(*n, inputs);
+    take_saved(*n);
     set_history(out, n, 0);
     check_forward_anomaly(name, out);
 }
@@ -96,6 +110,7 @@ void record_list(const char* name, const std::vector<Tensor>& inputs, std::vecto
     n->name_ = name;
     n->num_outputs_ = uint32_t(outs.size());
     connect(*n, inputs);
+    take_saved(*n);
     for (uint32_t i = 0; i < outs.size(); ++i) {
         set_history(*outs[i], n, i);
         check_forward_anomaly(name, *outs[i]);

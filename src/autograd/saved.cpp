@@ -6,10 +6,20 @@
 
 namespace tg::autograd::detail {
 
+namespace {
+thread_local SmallVector<Node::SavedInfo, 4> t_pending;
+}
+
+void take_saved(Node& n) {
+    for (const auto& s : t_pending) n.saved_.push_back(s);
+    t_pending.clear();
+}
+
 Saved::Saved(const Tensor& t, bool is_output) : is_output_(is_output) {
     if (!t.defined()) return;
     version_ = t._version();
     t_ = is_output ? t.detach() : t;
+    t_pending.push_back({t.impl()->storage.get(), int64_t(t.impl()->storage->nbytes)});
 }
 
 Tensor Saved::get() const {

@@ -1,0 +1,22 @@
+#pragma once
+/// Checkpointed recomputation: keep only a segment's inputs, recompute the rest in backward.
+#include <functional>
+#include <vector>
+
+#include "tapegrad/tensor.hpp"
+
+namespace tg {
+
+using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+/// Runs fn(inputs) without recording and keeps only the inputs and the RNG state. In backward,
+/// fn runs again on detached inputs with recording on (so dropout draws the same masks) and
+/// its private subgraph is backpropagated: parameters used inside fn are leaves and their
+/// grad() accumulates exactly as without checkpointing. Under NoGradGuard it is a plain call.
+/// Outputs require grad if any input or any parameter used by fn does.
+std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs);
+/// Single-output form.
+Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                  const std::vector<Tensor>& inputs);
+
+}  // namespace tg
