@@ -112,6 +112,7 @@ Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
 /// Variance, unbiased (n-1) unless unbiased=false (composed)
 Tensor var(const Tensor& x, bool unbiased = true);
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false);
+Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true, bool keepdim = false);
 /// Gradient of broadcasting: sums x down to `shape`;  dx = expand(dy, x.shape)
 Tensor sum_to(const Tensor& x, const Shape& shape);
 

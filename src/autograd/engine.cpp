@@ -124,19 +124,21 @@ static void add_edge(Node& n, const Tensor* t) {
     }
 }
 
+// The edges are made first: a leaf's AccumulateGrad node, created on its first use, must take a
+// lower sequence number than the node that uses it (Note [Tape order]).
 void connect(Node& n, std::initializer_list<const Tensor*> inputs) {
-    n.seq_ = next_seq();
     n.next_.reserve(inputs.size());
     n.inputs_.reserve(inputs.size());
     for (const Tensor* t : inputs) add_edge(n, t);
+    n.seq_ = next_seq();
     if (!t_scope.empty()) n.scope_ = t_scope;
 }
 
 void connect(Node& n, const std::vector<Tensor>& inputs) {
-    n.seq_ = next_seq();
     n.next_.reserve(inputs.size());
     n.inputs_.reserve(inputs.size());
     for (const Tensor& t : inputs) add_edge(n, &t);
+    n.seq_ = next_seq();
     if (!t_scope.empty()) n.scope_ = t_scope;
 }
 
@@ -317,13 +319,16 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph, bool allow_unused) {
     Capture cap;
     cap.results.resize(inputs.size());
+    std::vector<std::shared_ptr<Node>> made;  // keeps accumulators made below alive for the call
     for (size_t i = 0; i < inputs.size(); ++i) {
         const Tensor& x = inputs[i];
         if (!x.requires_grad())
             throw autograd_error("autograd::grad: input " + std::to_string(i) + " (shape " +
                                  shape_str(x.sizes()) + ") does not require grad");
-        Node* n = x.grad_fn() ? x.grad_fn().get() : x.impl()->grad_accumulator.lock().get();
-        if (n) cap.at[n].push_back({x.grad_fn() ? x.output_nr() : 0u, i});
+        // a leaf's accumulator is made now if need be: the output may be the leaf itself
+        if (!x.grad_fn()) made.push_back(detail::grad_accumulator(x));
+        Node* n = x.grad_fn() ? x.grad_fn().get() : made.back().get();
+        cap.at[n].push_back({x.grad_fn() ? x.output_nr() : 0u, i});
     }
     // A node runs only if some captured input lies below it (Note [Tape order] makes one pass
     // in increasing sequence number enough).

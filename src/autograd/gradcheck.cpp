@@ -22,7 +22,7 @@ int64_t offset_of(const Tensor& t, int64_t k) {
 }
 
 std::vector<double> eval_flat(const Fn& fn, const std::vector<Tensor>& inputs) {
-    NoGradGuard g;
+    // Grad mode stays on: fn may itself differentiate (a gradient penalty calls autograd::grad).
     return fn(inputs).to_vector<double>();
 }
 }  // namespace
@@ -38,13 +38,19 @@ bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, doub
     for (size_t i = 0; i < inputs.size(); ++i)
         if (inputs[i].requires_grad()) diff.push_back(i);
     if (diff.empty()) throw autograd_error("gradcheck: no input requires grad");
-    if (!out.requires_grad()) throw autograd_error("gradcheck: the output does not require grad");
+    // An output that does not require grad is constant in the inputs (e.g. the gradient of a
+    // linear function, under gradgradcheck): its analytical Jacobian is zero.
+    const bool constant = !out.requires_grad();
 
     // analytical Jacobian, one backward per output element: jac[i][j][k] = d out_j / d x_ik
     std::vector<std::vector<std::vector<double>>> jac(diff.size(), std::vector<std::vector<double>>(size_t(n_out)));
     std::vector<Tensor> req;
     for (size_t i : diff) req.push_back(inputs[i]);
     for (int64_t j = 0; j < n_out; ++j) {
+        if (constant) {
+            for (size_t a = 0; a < diff.size(); ++a) jac[a][size_t(j)].assign(size_t(req[a].numel()), 0.0);
+            continue;
+        }
         std::vector<double> onehot(size_t(n_out), 0.0);
         onehot[size_t(j)] = 1.0;
         const Tensor v = tensor(onehot, out.options()).reshape(out.sizes());

@@ -107,6 +107,9 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, 
     const Tensor c = x - mean(x, dims, true);
     return sum(c * c, dims, keepdim) * (1.0 / double(n - (unbiased ? 1 : 0)));
 }
+Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
+    return var(x, std::vector<int64_t>(dims), unbiased, keepdim);
+}
 Tensor var(const Tensor& x, bool unbiased) { return var(x, {}, unbiased, false); }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
