@@ -1,0 +1,173 @@
+// checkpoint() and saved_report(): gradients with and without checkpointing must be
+// bit-identical (same kernels, same order), and checkpointing must keep less alive.
+#define BOOST_TEST_MODULE checkpoint
+#include <boost/test/unit_test.hpp>
+
+#include <tapegrad/tapegrad.hpp>
+
+using tg::Tensor;
+
+namespace {
+struct Mlp {
+    std::vector<Tensor> w, b;
+    explicit Mlp(int layers, int width = 16) {
+        tg::manual_seed(3);
+        for (int i = 0; i < layers; ++i) {
+            w.push_back(tg::randn({width, width}, tg::kFloat64).mul_(0.3).requires_grad_());
+            b.push_back(tg::zeros({width}, tg::kFloat64).requires_grad_());
+        }
+    }
+    Tensor layer(int i, const Tensor& h, double p) const {
+        return tg::dropout(tg::tanh(tg::linear(h, w[size_t(i)], b[size_t(i)])), p, true);
+    }
+    void zero() {
+        for (auto& t : w) t.set_grad({});
+        for (auto& t : b) t.set_grad({});
+    }
+    std::vector<double> grads() const {
+        std::vector<double> g;
+        for (const auto* v : {&w, &b})
+            for (const auto& t : *v) {
+                auto x = t.grad().to_vector<double>();
+                g.insert(g.end(), x.begin(), x.end());
+            }
+        return g;
+    }
+};
+
+/// Runs the MLP in `segments` segments of `per` layers, checkpointed or not, and backprops.
+Tensor forward(const Mlp& m, const Tensor& x, int segments, int per, bool ckpt, double p) {
+    Tensor h = x;
+    for (int s = 0; s < segments; ++s) {
+        auto seg = [&m, s, per, p](const std::vector<Tensor>& in) {
+            Tensor y = in[0];
+            for (int i = 0; i < per; ++i) y = m.layer(s * per + i, y, p);
+            return y;
+        };
+        h = ckpt ? tg::checkpoint(seg, {h}) : seg({h});
+    }
+    return (h * h).mean();
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(gradients_bit_identical_with_dropout) {
+    Mlp m(6);
+    const Tensor x = tg::randn({8, 16}, tg::kFloat64);
+    std::vector<double> ref, got;
+    for (bool ck : {false, true}) {
+        m.zero();
+        tg::manual_seed(11);
+        forward(m, x, 3, 2, ck, 0.3).backward();
+        (ck ? got : ref) = m.grads();
+    }
+    BOOST_TEST(ref.size() == got.size());
+    BOOST_TEST(ref == got);  // exact equality, not a tolerance
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_keeps_less_alive) {
+    Mlp m(8, 64);
+    const Tensor x = tg::randn({32, 64}, tg::kFloat64);
+    const auto plain = tg::autograd::saved_report(forward(m, x, 2, 4, false, 0)).total_bytes;
+    const auto ckpt = tg::autograd::saved_report(forward(m, x, 2, 4, true, 0)).total_bytes;
+    BOOST_TEST_MESSAGE("saved bytes plain " << plain << ", checkpointed " << ckpt);
+    BOOST_TEST(ckpt * 3 < plain);  // 2 segment boundaries kept instead of 8 layer outputs
+    // live memory after forward, measured by the allocator
+    const int64_t before = tg::memory::stats().current_bytes;
+    Tensor lp = forward(m, x, 2, 4, false, 0);
+    const int64_t with_plain = tg::memory::stats().current_bytes - before;
+    lp = Tensor();
+    Tensor lc = forward(m, x, 2, 4, true, 0);
+    const int64_t with_ckpt = tg::memory::stats().current_bytes - before;
+    BOOST_TEST(with_ckpt * 3 < with_plain);
+}
+
+BOOST_AUTO_TEST_CASE(parameters_inside_need_no_input_grad) {
+    // the input needs no gradient, but the weights inside do: the output must still record
+    Mlp m(2);
+    const Tensor x = tg::randn({4, 16}, tg::kFloat64);
+    Tensor y = tg::checkpoint([&](const std::vector<Tensor>& in) { return m.layer(1, m.layer(0, in[0], 0), 0); }, {x});
+    BOOST_TEST(y.requires_grad());
+    y.sum().backward();
+    BOOST_TEST(m.w[0].grad().defined());
+    BOOST_TEST(m.b[1].grad().defined());
+}
+
+BOOST_AUTO_TEST_CASE(several_inputs_and_outputs_gradcheck) {
+    auto fn = [](const std::vector<Tensor>& v) {
+        auto outs = tg::checkpoint(
+            tg::CheckpointFn([](const std::vector<Tensor>& in) {
+                return std::vector<Tensor>{tg::tanh(in[0] * in[1]), tg::exp(in[0]) + in[1]};
+            }),
+            {v[0], v[1]});
+        return (outs[0] * 2 + outs[1]).sum();
+    };
+    auto o = tg::TensorOptions().dtype(tg::kFloat64).requires_grad(true);
+    BOOST_TEST(tg::gradcheck(fn, {tg::randn({3, 2}, o), tg::randn({3, 2}, o)}));
+}
+
+BOOST_AUTO_TEST_CASE(nested_checkpoints_and_accumulation) {
+    Mlp m(4);
+    const Tensor x = tg::randn({5, 16}, tg::kFloat64);
+    auto inner = [&](const std::vector<Tensor>& in) { return m.layer(1, m.layer(0, in[0], 0), 0); };
+    auto outer = [&](const std::vector<Tensor>& in) {
+        return m.layer(3, m.layer(2, tg::checkpoint(inner, in), 0), 0);
+    };
+    m.zero();
+    outer({x}).sum().backward();
+    const auto ref = m.grads();
+    m.zero();
+    tg::checkpoint(outer, {x}).sum().backward();
+    BOOST_TEST(m.grads() == ref);
+    tg::checkpoint(outer, {x}).sum().backward();  // a second pass accumulates
+    const auto twice = m.grads();
+    BOOST_TEST_REQUIRE(twice.size() == ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) BOOST_TEST(twice[i] == 2 * ref[i], boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(no_grad_is_a_plain_call_and_retain_graph_works) {
+    Mlp m(2);
+    const Tensor x = tg::randn({3, 16}, tg::kFloat64);
+    auto seg = [&](const std::vector<Tensor>& in) { return m.layer(1, m.layer(0, in[0], 0), 0); };
+    {
+        tg::NoGradGuard g;
+        BOOST_TEST(!tg::checkpoint(seg, {x}).requires_grad());
+    }
+    m.zero();
+    Tensor loss = tg::checkpoint(seg, {x}).sum();
+    loss.backward({}, true);
+    const auto once = m.grads();
+    loss.backward();
+    const auto twice = m.grads();
+    for (size_t i = 0; i < once.size(); ++i) BOOST_TEST(twice[i] == 2 * once[i], boost::test_tools::tolerance(1e-12));
+    BOOST_CHECK_THROW(loss.backward(), tg::autograd_error);
+}
+
+BOOST_AUTO_TEST_CASE(modified_input_is_caught) {
+    Tensor x = tg::randn({3}, tg::kFloat64).requires_grad_();
+    Tensor h = x * 2;
+    Tensor y = tg::checkpoint([](const std::vector<Tensor>& in) { return tg::exp(in[0]); }, {h});
+    {
+        tg::NoGradGuard g;
+        h.add_(1);
+    }
+    BOOST_CHECK_THROW(y.sum().backward(), tg::autograd_error);
+}
+
+BOOST_AUTO_TEST_CASE(saved_report_names_ops_and_scopes) {
+    Tensor w = tg::randn({4, 4}).requires_grad_();
+    Tensor x = tg::randn({2, 4});
+    Tensor y;
+    {
+        tg::autograd::RecordScope s("fc1");
+        y = tg::tanh(tg::matmul(x, w));
+    }
+    auto r = tg::autograd::saved_report(y.sum());
+    BOOST_TEST_REQUIRE(r.entries.size() == 2u);
+    BOOST_TEST(r.entries[0].op == "mm");
+    BOOST_TEST(r.entries[0].scope == "fc1");
+    BOOST_TEST(r.entries[1].op == "tanh");
+    // mm saves only x (32 B: dW needs it; x needs no gradient, so w is not kept);
+    // tanh saves its output (32 B)
+    BOOST_TEST(r.entries[0].bytes == 32);
+    BOOST_TEST(r.total_bytes == 32 + 32);
+}
