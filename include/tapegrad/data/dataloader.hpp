@@ -1,0 +1,127 @@
+#pragma once
+/// Mini-batches over a dataset held in two tensors, as LibTorch's data loader:
+///
+///     tg::data::FashionMNIST train(true);
+///     tg::data::DataLoader loader(train.images(), train.labels(),
+///                                 tg::data::DataLoaderOptions().batch_size(128).seed(42));
+///     for (int epoch = 0; epoch < 10; ++epoch)
+///         for (auto& batch : loader)   // a new, seeded order every epoch
+///             step(batch.data, batch.target);
+#include <cstdint>
+#include <iterator>
+#include <vector>
+
+#include "tapegrad/tensor.hpp"
+
+namespace tg::data {
+
+/// One mini-batch: `data` rows and their `target` rows, both sliced along dim 0.
+struct Example {
+    Tensor data, target;
+};
+
+/// Options with LibTorch-style chained setters: DataLoaderOptions().batch_size(128).seed(1).
+/// Defaults: batch_size 64, shuffle true, seed 0, drop_last false.
+class DataLoaderOptions {
+public:
+    DataLoaderOptions() = default;
+    explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
+    /// Rows per batch (the last batch may be smaller unless drop_last).
+    DataLoaderOptions& batch_size(int64_t b) {
+        batch_size_ = b;
+        return *this;
+    }
+    /// Visit rows in a new random order every epoch.
+    DataLoaderOptions& shuffle(bool s) {
+        shuffle_ = s;
+        return *this;
+    }
+    /// Seed of the loader's own generator: the same seed gives the same order in every epoch.
+    DataLoaderOptions& seed(uint64_t s) {
+        seed_ = s;
+        return *this;
+    }
+    /// Skip the last batch when it would be smaller than batch_size.
+    DataLoaderOptions& drop_last(bool d) {
+        drop_last_ = d;
+        return *this;
+    }
+    int64_t batch_size() const { return batch_size_; }
+    bool shuffle() const { return shuffle_; }
+    uint64_t seed() const { return seed_; }
+    bool drop_last() const { return drop_last_; }
+
+private:
+    int64_t batch_size_ = 64;
+    bool shuffle_ = true;
+    uint64_t seed_ = 0;
+    bool drop_last_ = false;
+};
+
+/// Iterates (data, targets) in batches along dim 0. Each begin() starts a new epoch; with
+/// shuffle, epoch e visits the rows in an order that depends only on (seed, e), so runs are
+/// reproducible and independent of the global generator. Unshuffled batches are views (narrow);
+/// shuffled ones are gathered with index_select.
+class DataLoader {
+public:
+    class Iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = Example;
+        using difference_type = std::ptrdiff_t;
+        using pointer = Example*;
+        using reference = Example&;
+
+        Iterator() = default;
+        /// The current batch (built on first access, then cached until ++).
+        Example& operator*() const;
+        Example* operator->() const { return &**this; }
+        Iterator& operator++() {
+            ++batch_;
+            built_ = false;
+            return *this;
+        }
+        friend bool operator==(const Iterator& a, const Iterator& b) {
+            return a.batch_ == b.batch_;
+        }
+        friend bool operator!=(const Iterator& a, const Iterator& b) { return !(a == b); }
+
+    private:
+        friend class DataLoader;
+        Iterator(const DataLoader* loader, int64_t batch) : loader_(loader), batch_(batch) {}
+        const DataLoader* loader_ = nullptr;
+        int64_t batch_ = 0;
+        mutable bool built_ = false;
+        mutable Example current_;
+    };
+
+    /// data and targets must have the same size in dim 0; batch_size must be positive
+    /// (tg::shape_error otherwise, naming both shapes).
+    DataLoader(Tensor data, Tensor targets, DataLoaderOptions options = {});
+
+    /// Starts the next epoch (reshuffling when shuffle is on) and returns its first batch.
+    Iterator begin();
+    Iterator end() const { return Iterator(this, size()); }
+    /// Batches per epoch: ceil(N / batch_size), or floor with drop_last.
+    int64_t size() const;
+    /// Rows in the dataset (N).
+    int64_t dataset_size() const { return n_; }
+    /// Epochs started so far (begin() calls).
+    int64_t epoch() const { return epoch_; }
+    /// Makes the next begin() start epoch e (e.g. to resume a run where it stopped).
+    void set_epoch(int64_t e) { epoch_ = e; }
+    const DataLoaderOptions& options() const { return options_; }
+    /// The row order of the current epoch (0..N-1 when not shuffling).
+    const std::vector<int64_t>& order() const { return order_; }
+
+private:
+    Example batch(int64_t i) const;
+
+    Tensor data_, targets_;
+    DataLoaderOptions options_;
+    int64_t n_ = 0;
+    int64_t epoch_ = 0;
+    std::vector<int64_t> order_;
+};
+
+}  // namespace tg::data
