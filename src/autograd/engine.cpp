@@ -11,13 +11,15 @@
 namespace tg {
 
 namespace {
-thread_local bool t_grad_mode = true;
 thread_local bool t_anomaly = false;
 thread_local std::string t_scope;
 thread_local Node* t_current_node = nullptr;
 std::atomic<uint64_t> g_seq{1};
 }  // namespace
 
+namespace {
+thread_local bool t_grad_mode = true;
+}
 bool GradMode::is_enabled() { return t_grad_mode; }
 void GradMode::set_enabled(bool on) { t_grad_mode = on; }
 
@@ -174,9 +176,10 @@ struct Capture {
     std::vector<Tensor> results;
 };
 
+// Raw pointers suffice: a queued node is kept alive by the edge that queued it, or by roots_.
 struct HeapEntry {
     uint64_t seq;
-    std::shared_ptr<Node> node;
+    Node* node;
     bool operator<(const HeapEntry& o) const { return seq < o.seq; }
 };
 
@@ -222,6 +225,7 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
         throw autograd_error(std::string(who) + ": got " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(roots.size()) + " outputs");
     std::priority_queue<HeapEntry> heap;
+    std::vector<std::shared_ptr<Node>> root_nodes;
     struct Cleanup {  // an exception must not leave gradients parked in nodes
         std::priority_queue<HeapEntry>& h;
         ~Cleanup() {
@@ -251,13 +255,14 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
         accumulate_into(*n, r.grad_fn() ? r.output_nr() : 0, std::move(g));
         if (!n->queued_) {
             n->queued_ = true;
-            heap.push({n->seq_, n});
+            heap.push({n->seq_, n.get()});
         }
+        root_nodes.push_back(std::move(n));
     }
     AutoGradMode mode(create);
     Node* const prev_current = t_current_node;
     while (!heap.empty()) {
-        std::shared_ptr<Node> n = heap.top().node;
+        Node* const n = heap.top().node;
         heap.pop();
         n->queued_ = false;
         Grads dys = std::move(n->buffer_);
@@ -268,10 +273,10 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
             if (r.defined()) dys[slot] = r;
         }
         if (cap) {
-            auto it = cap->at.find(n.get());
+            auto it = cap->at.find(n);
             if (it != cap->at.end())
                 for (auto [slot, idx] : it->second) cap->results[idx] = dys[slot];
-            if (!cap->needed.count(n.get())) continue;
+            if (!cap->needed.count(n)) continue;
         }
         if (n->released_)
             throw autograd_error(
@@ -279,7 +284,7 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
                 "' a second time: its saved tensors were freed by the first backward. Pass "
                 "retain_graph=true to the first backward() or autograd::grad() to keep them");
         Grads dxs;
-        t_current_node = n.get();
+        t_current_node = n;
         try {
             dxs = n->apply(std::move(dys));
         } catch (const autograd_error& e) {
@@ -301,7 +306,7 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
             accumulate_into(*e.fn, e.input_nr, std::move(dxs[i]));
             if (!e.fn->queued_) {
                 e.fn->queued_ = true;
-                heap.push({e.fn->seq_, e.fn});
+                heap.push({e.fn->seq_, e.fn.get()});
             }
         }
     }
