@@ -3,7 +3,10 @@
 // all. On a non-leaf that requires grad, the op records its out-of-place form and the tensor
 // takes over that history ("rebase"), so gradients stay right. A leaf that requires grad may
 // only be modified under NoGradGuard, as in PyTorch. Views of recorded tensors are not
-// rebased: their base keeps its old history.
+// rebased: their base keeps its old history, so an in-place write through a view whose base
+// is alive throws autograd_error instead of producing wrong gradients.
+#include <cstring>
+
 #include "autograd/record.hpp"
 #include "ops/kernels.hpp"
 #include "tapegrad/ops.hpp"
@@ -11,6 +14,14 @@
 namespace tg {
 
 namespace {
+/// Whether t was made by a view op (make_view in shape.cpp) and so shares its base's storage.
+bool is_recorded_view(const Tensor& t) {
+    if (!t.grad_fn()) return false;
+    for (const char* v : {"view", "reshape", "expand", "transpose", "permute", "narrow"})
+        if (std::strcmp(t.grad_fn()->name(), v) == 0) return true;
+    return false;
+}
+
 template <class OutOfPlace, class Kernel>
 Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k) {
     const bool rec = GradMode::is_enabled() &&
@@ -21,6 +32,14 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
                                  shape_str(self.sizes()) +
                                  ") cannot be modified in place while recording; use "
                                  "tg::NoGradGuard or an out-of-place op");
+        // Views are not rebased (see the Note): writing through one while its base is alive
+        // would leave the base with a stale history and silently wrong gradients.
+        if (is_recorded_view(self) && self.impl()->storage.use_count() > 1)
+            throw autograd_error(std::string(name) + ": in-place write to a view (made by '" +
+                                 self.grad_fn()->name() + "', shape " + shape_str(self.sizes()) +
+                                 ") of a tensor that is being recorded is not supported: its base "
+                                 "would get wrong gradients; clone() the view or use an "
+                                 "out-of-place op");
         Tensor r = oop();
         {
             NoGradGuard g;

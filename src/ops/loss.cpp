@@ -43,7 +43,13 @@ Tensor l1_loss(const Tensor& x, const Tensor& y, Reduction r) {
 
 Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r) {
     check_labels("nll_loss", logp, labels);
-    return reduce(-gather(logp, 1, labels.unsqueeze(1)).squeeze(1), r);
+    Tensor picked;
+    try {
+        picked = gather(logp, 1, labels.unsqueeze(1));
+    } catch (const shape_error& e) {  // name the op the user called, not the one it is made of
+        throw shape_error(std::string("nll_loss: ") + e.what());
+    }
+    return reduce(-picked.squeeze(1), r);
 }
 
 /// loss_i = logsumexp(x_i) - x_i[label_i];  dx = (softmax(x) - onehot) * dy_i  (/N for mean)
