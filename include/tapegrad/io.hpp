@@ -1,0 +1,83 @@
+#pragma once
+/// tg::save / tg::load: module parameters and optimizer state in a versioned binary file.
+///
+///     tg::save(model, "model.tgsv");      // model: a Module or a holder such as Sequential
+///     tg::load(model, "model.tgsv");      // same architecture: names, shapes, dtypes must match
+///     tg::save(optimizer, "opt.tgsv");  tg::load(optimizer, "opt.tgsv");
+///
+/// save() writes `path + ".tmp"` and renames it over `path`, so an interrupted save never
+/// leaves a half-written file at `path`. load() reads the whole file and validates everything
+/// (magic, version, size, checksum, kind, every name, dtype and shape against the target)
+/// before it changes anything: on any problem it throws tg::io_error naming the file and the
+/// problem, e.g.
+///     load(model.tgsv): parameter "fc1.weight": shape [256,784] in file, [128,784] in model
+/// and the target is left exactly as it was.
+///
+/// Note [TGSV format] (version 1; docs/serialization.md has the same table)
+/// All integers are little-endian; strings are a u32 byte length followed by UTF-8 bytes.
+///
+///     offset  size      field
+///     0       4         magic "TGSV"
+///     4       4         u32 format version (1)
+///     8       4         u32 kind: 1 = module parameters, 2 = optimizer state
+///     12      8         u64 total file size in bytes (tells truncation from corruption)
+///     20      4+n       string type: the module's type name ("Sequential") or the
+///                       optimizer's ("SGD", "Adam", "AdamW")
+///     ..      8         u64 record count
+///     then per record:
+///             4+n       string name
+///             1         u8 dtype: 0 = float32, 1 = float64, 2 = int64
+///             4         u32 ndim, then ndim × i64 sizes
+///             8         u64 nbytes (= numel × element size)
+///             nbytes    the elements, row-major (contiguous), little-endian
+///     end     4         u32 CRC-32 (zlib's crc32, polynomial 0xEDB88320) of all bytes before it
+///
+/// Module files hold one record per parameter, named as named_parameters() names it
+/// ("fc1.weight", "0.bias"). The type name is informational for modules (not checked).
+///
+/// Optimizer files hold, with i the index of a parameter in Optimizer::parameters() (group by
+/// group, in order) and g the index of a group:
+///     "param_groups.g.lr"     float64 [] : the group's learning rate
+///     "param_groups.g.size"   int64 []   : how many parameters the group has
+///     "state.i.step"          int64 []   : the parameter's step count (only for parameters
+///                                          that have state)
+///     "state.i.<tensor>"      the parameter's dtype and shape: the optimizer's state tensors
+///                             that are allocated ("momentum_buffer"; "exp_avg",
+///                             "exp_avg_sq", "max_exp_avg_sq")
+/// Loading requires the same optimizer type, the same number of groups with the same sizes, and
+/// state shapes/dtypes equal to the parameters'. Loading replaces the whole state (parameters
+/// absent from the file get none) and every group's lr; the other options are not stored.
+#include <string>
+
+#include "tapegrad/error.hpp"
+#include "tapegrad/nn/module.hpp"
+#include "tapegrad/optim/optimizer.hpp"
+
+namespace tg {
+
+/// The format version this build writes (and the only one it reads).
+constexpr uint32_t kSerializationVersion = 1;
+
+/// Writes m's parameters to path (via path + ".tmp" and a rename); throws io_error on failure.
+void save(const nn::Module& m, const std::string& path);
+/// Loads parameters saved from a module of the same architecture; throws io_error (naming the
+/// file and the problem) and leaves m unchanged on any mismatch or corruption.
+void load(nn::Module& m, const std::string& path);
+/// Writes the optimizer's per-parameter state, step counts and group lrs.
+void save(const optim::Optimizer& o, const std::string& path);
+/// Loads state saved from an optimizer of the same type over the same parameter shapes; throws
+/// io_error and leaves o unchanged on any mismatch or corruption.
+void load(optim::Optimizer& o, const std::string& path);
+
+/// save(*holder, path), for Linear, Sequential and user TG_MODULEs.
+template <class Impl>
+void save(const nn::ModuleHolder<Impl>& m, const std::string& path) {
+    save(static_cast<const nn::Module&>(*m), path);
+}
+/// load(*holder, path).
+template <class Impl>
+void load(const nn::ModuleHolder<Impl>& m, const std::string& path) {
+    load(static_cast<nn::Module&>(*m), path);
+}
+
+}  // namespace tg

@@ -1,0 +1,111 @@
+#pragma once
+/// Checkpointed Sequential: √n segments (as torch.utils.checkpoint.checkpoint_sequential) and a
+/// memory-budget planner that picks the segments itself (docs/checkpointing.md).
+///
+///     // √n segments, each run through tg::checkpoint except the last
+///     tg::Tensor y = tg::nn::checkpoint_sequential(net, 0, x);
+///     // the fewest recomputed layers whose step fits in 64 MB of activations and workspace
+///     auto plan = tg::nn::plan_checkpoints(net, x, tg::MemoryBudget{64 << 20});
+///     std::cout << plan;                                  // boundaries, predicted peak, cost
+///     tg::Tensor y2 = tg::nn::checkpoint_sequential(net, plan, x);
+///
+/// What the budget bounds: the bytes a training step allocates above what is live when it
+/// starts (parameters, their allocated gradients, optimizer state, the input): saved
+/// activations, kept segment boundaries, recomputed segments and the transient gradient buffers
+/// of backward. It is measured as tg::memory::stats().peak_bytes after reset_peak() minus
+/// current_bytes at the start of the step, with gradients allocated (zero_grad(false)).
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tapegrad/nn/sequential.hpp"
+#include "tapegrad/tensor.hpp"
+
+namespace tg {
+
+/// A byte budget for what a training step may allocate (see the header comment).
+struct MemoryBudget {
+    int64_t bytes = 0;
+};
+
+namespace nn {
+
+/// What one layer of a Sequential costs, measured once on an example input.
+struct LayerProfile {
+    std::string name;           // the module's label ("Linear[0]")
+    int64_t out_bytes = 0;      // bytes of its output (the next segment boundary)
+    bool saves_input = false;   // its backward keeps its input alive
+    bool saves_output = false;  // its backward keeps its output alive
+    int64_t saved_bytes = 0;    // other bytes its backward keeps (parameters excluded)
+    int64_t forward_peak = 0;   // peak above the live input during a recorded forward
+    int64_t nograd_peak = 0;    // the same, unrecorded (a checkpointed forward)
+    int64_t backward_peak = 0;  // peak above everything live when its backward starts
+};
+
+/// Per-layer profile of a Sequential on one input: the planner's data.
+struct SequentialProfile {
+    std::vector<LayerProfile> layers;
+    int64_t input_bytes = 0;
+    /// Saved-activation bytes of an un-checkpointed forward (each buffer once, parameters and
+    /// the input excluded).
+    int64_t saved_bytes_total() const;
+};
+
+/// A segmentation of a Sequential: half-open layer ranges, each run plainly or checkpointed.
+struct CheckpointPlan {
+    struct Segment {
+        size_t begin = 0, end = 0;  // layers [begin, end)
+        bool checkpointed = false;
+    };
+    std::vector<Segment> segments;
+    int64_t budget_bytes = 0;           // the budget it was planned for (0: none)
+    int64_t predicted_peak_bytes = 0;   // predicted step peak above the starting live bytes
+    int64_t predicted_saved_bytes = 0;  // peak of kept + recomputed saved activations alone
+    int64_t unplanned_peak_bytes = 0;   // predicted step peak without checkpointing
+    int64_t recomputed_layers = 0;      // extra forward cost: layers run twice
+    size_t num_layers = 0;
+    /// Extra forward cost as a fraction of one forward, counted in layers.
+    double recompute_fraction() const;
+    /// Layer indices where a segment starts (the boundaries).
+    std::vector<size_t> boundaries() const;
+};
+std::ostream& operator<<(std::ostream& os, const CheckpointPlan& plan);
+
+/// Runs seq on input in `segments` equal segments (0: round(√n)), each through tg::checkpoint
+/// except the last, which runs plainly as in PyTorch (its activations are needed first in
+/// backward, so checkpointing it would only recompute it at once). Gradients are bit-identical
+/// to seq->forward(input), Dropout included. Throws tg::error if segments > seq->size().
+Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& input);
+
+/// Runs seq on input following `plan` (from plan_checkpoints or sqrt_plan); throws tg::error if
+/// the plan does not cover seq's layers.
+Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan,
+                             const Tensor& input);
+
+/// plan_checkpoints(seq, input, budget) then runs the plan. Profiling costs about one extra
+/// forward and backward per call: in a training loop make the plan once and pass it instead.
+Tensor checkpoint_sequential(const Sequential& seq, const Tensor& input, MemoryBudget budget);
+
+/// Runs each layer of seq once on the example input (recorded and unrecorded, then backward)
+/// and measures what it saves and allocates, with the allocator statistics. Parameters'
+/// gradients and the random generator are left as they were.
+SequentialProfile profile_sequential(const Sequential& seq, const Tensor& example_input);
+
+/// The segmentation with the fewest recomputed layers whose predicted step peak fits the
+/// budget (an exact dynamic program over segmentations; docs/checkpointing.md). Throws
+/// tg::error naming the smallest feasible budget if none fits.
+CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget);
+/// The smallest budget plan_checkpoints accepts for this profile (one level of segments).
+int64_t min_checkpoint_budget(const SequentialProfile& profile);
+/// profile_sequential then plan_checkpoints.
+CheckpointPlan plan_checkpoints(const Sequential& seq, const Tensor& example_input,
+                                MemoryBudget budget);
+
+/// The plan checkpoint_sequential(seq, segments, x) runs (0: round(√n)), with its prediction.
+CheckpointPlan sqrt_plan(const SequentialProfile& profile, int64_t segments = 0);
+/// Fills in the predictions (peak, saved peak, cost) of a plan's segments from a profile.
+CheckpointPlan predict(const SequentialProfile& profile, CheckpointPlan plan);
+
+}  // namespace nn
+}  // namespace tg

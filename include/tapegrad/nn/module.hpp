@@ -1,0 +1,113 @@
+#pragma once
+/// tg::nn::Module: a layer that owns named parameters and named submodules, as torch::nn::Module.
+///
+///     struct NetImpl : tg::nn::Module {
+///         NetImpl() : Module("Net") {
+///             fc1 = register_module("fc1", tg::nn::Linear(784, 64));
+///             fc2 = register_module("fc2", tg::nn::Linear(64, 10));
+///         }
+///         tg::Tensor forward(const tg::Tensor& x) override { return fc2(tg::relu(fc1(x))); }
+///         tg::nn::Linear fc1{nullptr}, fc2{nullptr};
+///     };
+///     TG_MODULE(Net);
+///
+/// Parameters are ordinary leaf tensors that require grad; named_parameters() names them with
+/// dotted paths ("fc1.weight"). Calling a module (holder(x) or (*module)(x)) opens an
+/// autograd::RecordScope with the layer's label, so anomaly messages name the layer.
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tapegrad/device.hpp"
+#include "tapegrad/dtype.hpp"
+#include "tapegrad/tensor.hpp"
+
+namespace tg::nn {
+
+template <class Impl>
+class ModuleHolder;
+
+class Module : public std::enable_shared_from_this<Module> {
+public:
+    /// `name` is the type name ("Linear"), used in error messages and record scopes.
+    explicit Module(std::string name = "Module");
+    virtual ~Module();
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+
+    /// The computation of single-input modules; the base version throws tg::error.
+    virtual Tensor forward(const Tensor& x);
+    /// forward(x) inside an autograd::RecordScope named after this layer (see label()).
+    Tensor operator()(const Tensor& x);
+
+    /// This module's parameters, then (recurse) its children's, in registration order.
+    std::vector<Tensor> parameters(bool recurse = true) const;
+    /// As parameters(), with dotted names: "weight", "fc1.bias", "0.weight".
+    std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+    /// The direct submodules with the names they were registered under.
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+    /// The direct submodules.
+    std::vector<std::shared_ptr<Module>> children() const;
+    /// This module and every descendant, depth first, named with dotted paths ("" for this one).
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
+        const std::string& prefix = "") const;
+
+    /// Sets training mode here and in every descendant (Dropout is active only in training).
+    void train(bool on = true);
+    /// train(false).
+    void eval();
+    bool is_training() const { return training_; }
+
+    /// Clears every parameter's gradient: to none (default) or, with set_to_none=false, to zeros.
+    void zero_grad(bool set_to_none = true);
+
+    /// Moves every parameter (and its gradient) to `d`. Parameters keep their identity (the
+    /// Tensor handles held by optimizers stay valid) and remain leaves that require grad.
+    virtual void to(Device d);
+    /// Converts every floating-point parameter (and its gradient) to dtype `d`, as to(Device).
+    virtual void to(Dtype d);
+
+    /// The type name given at construction ("Linear").
+    const std::string& name() const { return name_; }
+    /// The record-scope label: the registered name ("fc1"), the type name for unregistered
+    /// modules ("Linear"), or "Linear[0]" for modules registered under an index (Sequential).
+    const std::string& label() const { return label_; }
+
+    /// Writes a one-line description ("Linear(in_features=784, out_features=10, bias=true)").
+    virtual void pretty_print(std::ostream& os) const;
+
+protected:
+    /// Adds a parameter named `name` (no dots); returns it (the same tensor, made a leaf that
+    /// requires grad unless requires_grad is false).
+    Tensor& register_parameter(std::string name, Tensor t, bool requires_grad = true);
+    /// Adds a submodule named `name`; returns it.
+    template <class M>
+    std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> m) {
+        add_child(std::move(name), m);
+        return m;
+    }
+    /// Adds the module a holder (Linear, Sequential, ...) points to; returns it.
+    template <class Impl>
+    std::shared_ptr<Impl> register_module(std::string name, ModuleHolder<Impl> holder) {
+        return register_module(std::move(name), holder.ptr());
+    }
+
+private:
+    void add_child(std::string name, std::shared_ptr<Module> m);
+
+    std::string name_;
+    std::string registered_as_;  // name in the parent, "" if none
+    std::string label_;          // cached label(), set at construction and registration
+    bool training_ = true;
+    std::vector<std::pair<std::string, Tensor>> parameters_;
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+/// Prints m.pretty_print() and, indented, its children.
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+}  // namespace tg::nn
+
+#include "tapegrad/nn/holder.hpp"

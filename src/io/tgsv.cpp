@@ -1,0 +1,263 @@
+// TGSV file reading and writing: Note [TGSV format] in include/tapegrad/io.hpp.
+#include "io/tgsv.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "tapegrad/autograd.hpp"
+#include "tapegrad/io.hpp"
+
+namespace tg::io_detail {
+namespace {
+
+constexpr char kMagic[4] = {'T', 'G', 'S', 'V'};
+
+bool host_is_little_endian() {
+    const uint16_t one = 1;
+    uint8_t first;
+    std::memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+uint8_t dtype_code(Dtype d) {
+    return d == Dtype::Float32 ? 0 : d == Dtype::Float64 ? 1 : 2;
+}
+
+/// A tensor's elements as contiguous little-endian bytes (copied to the host if needed).
+std::vector<uint8_t> tensor_bytes(const Tensor& t) {
+    NoGradGuard guard;
+    Tensor c = t.detach();
+    if (!c.device().is_cpu())
+        c = c.to(Device::cpu());
+    c = c.contiguous();
+    std::vector<uint8_t> out(size_t(c.numel()) * element_size(c.dtype()));
+    if (out.empty())
+        return out;
+    dispatch(c.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        std::memcpy(out.data(), c.data_ptr<T>(), out.size());
+    });
+    if (!host_is_little_endian()) {
+        const size_t es = element_size(c.dtype());
+        for (size_t i = 0; i < out.size(); i += es)
+            std::reverse(&out[i], &out[i + es]);
+    }
+    return out;
+}
+
+}  // namespace
+
+OutRecord record_of(std::string name, const Tensor& t) {
+    return {std::move(name), t.dtype(), t.sizes(), tensor_bytes(t)};
+}
+
+OutRecord scalar_record(std::string name, double v) {
+    return record_of(std::move(name), scalar_tensor(v, kFloat64));
+}
+
+OutRecord int_record(std::string name, int64_t v) {
+    return record_of(std::move(name), scalar_tensor(double(v), kInt64));
+}
+
+namespace {
+
+/// Appends little-endian integers and strings to a byte buffer.
+struct Bytes {
+    std::vector<uint8_t> b;
+    void u8(uint8_t v) { b.push_back(v); }
+    void u32(uint32_t v) {
+        for (int i = 0; i < 4; ++i)
+            b.push_back(uint8_t(v >> (8 * i)));
+    }
+    void u64(uint64_t v) {
+        for (int i = 0; i < 8; ++i)
+            b.push_back(uint8_t(v >> (8 * i)));
+    }
+    void str(const std::string& s) {
+        u32(uint32_t(s.size()));
+        b.insert(b.end(), s.begin(), s.end());
+    }
+};
+
+uint32_t crc_update(uint32_t crc, const uint8_t* p, size_t n) {
+    while (n > 0) {  // zlib takes uInt lengths
+        uInt chunk = uInt(std::min<size_t>(n, 1u << 30));
+        crc = uint32_t(crc32(crc, p, chunk));
+        p += chunk;
+        n -= chunk;
+    }
+    return crc;
+}
+
+}  // namespace
+
+void write_file(const std::string& path, uint32_t kind, const std::string& type,
+                const std::vector<OutRecord>& records) {
+    // every record's header in memory; the data is streamed from the records
+    std::vector<Bytes> heads(records.size());
+    uint64_t total = 4 + 4 + 4 + 8 + 4 + type.size() + 8 + 4;
+    for (size_t i = 0; i < records.size(); ++i) {
+        const OutRecord& r = records[i];
+        Bytes& h = heads[i];
+        h.str(r.name);
+        h.u8(dtype_code(r.dtype));
+        h.u32(uint32_t(r.sizes.size()));
+        for (int64_t s : r.sizes)
+            h.u64(uint64_t(s));
+        h.u64(r.bytes.size());
+        total += h.b.size() + r.bytes.size();
+    }
+    Bytes head;
+    head.b.insert(head.b.end(), kMagic, kMagic + 4);
+    head.u32(kSerializationVersion);
+    head.u32(kind);
+    head.u64(total);
+    head.str(type);
+    head.u64(records.size());
+
+    const std::string tmp = path + ".tmp";
+    auto fail = [&](const std::string& what) {
+        std::remove(tmp.c_str());
+        throw io_error("save(" + path + "): " + what);
+    };
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+        fail("cannot open " + tmp + " for writing: " + std::strerror(errno));
+    uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
+    auto put = [&](const std::vector<uint8_t>& b) {
+        out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+        crc = crc_update(crc, b.data(), b.size());
+    };
+    put(head.b);
+    for (size_t i = 0; i < records.size(); ++i) {
+        put(heads[i].b);
+        put(records[i].bytes);
+    }
+    Bytes tail;
+    tail.u32(crc);
+    out.write(reinterpret_cast<const char*>(tail.b.data()), 4);
+    out.close();
+    if (!out)
+        fail("error while writing " + tmp);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        fail("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+}
+
+namespace {
+
+/// Reads little-endian fields from the file buffer; running past the end throws io_error.
+struct Reader {
+    const std::vector<uint8_t>& b;
+    size_t pos;
+    const std::string& where;
+    const uint8_t* take(size_t n, const char* what) {
+        if (n > b.size() - pos)
+            throw io_error(where + ": truncated or corrupt file: " + what +
+                           " runs past the end at byte " + std::to_string(pos));
+        const uint8_t* p = b.data() + pos;
+        pos += n;
+        return p;
+    }
+    uint64_t uint(int n, const char* what) {
+        const uint8_t* p = take(size_t(n), what);
+        uint64_t v = 0;
+        for (int i = 0; i < n; ++i)
+            v |= uint64_t(p[i]) << (8 * i);
+        return v;
+    }
+    std::string str(const char* what) {
+        size_t n = size_t(uint(4, what));
+        const uint8_t* p = take(n, what);
+        return std::string(reinterpret_cast<const char*>(p), n);
+    }
+};
+
+}  // namespace
+
+InFile read_file(const std::string& path, const std::string& where) {
+    InFile f;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw io_error(where + ": cannot open file: " + std::strerror(errno));
+    f.buffer.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const auto& b = f.buffer;
+    if (b.size() < 4 || std::memcmp(b.data(), kMagic, 4) != 0)
+        throw io_error(where + ": not a tapegrad file (bad magic; expected \"TGSV\")");
+    Reader r{b, 4, where};
+    uint32_t version = uint32_t(r.uint(4, "version"));
+    if (version != kSerializationVersion)
+        throw io_error(where + ": format version " + std::to_string(version) +
+                       ", this build reads version " + std::to_string(kSerializationVersion));
+    f.kind = uint32_t(r.uint(4, "kind"));
+    uint64_t total = r.uint(8, "file size");
+    if (total != b.size())
+        throw io_error(where + ": " + (b.size() < total ? "truncated" : "corrupt") + " file: " +
+                       std::to_string(b.size()) + " bytes, header says " + std::to_string(total));
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i)
+        stored |= uint32_t(b[b.size() - 4 + i]) << (8 * i);
+    uint32_t crc = crc_update(uint32_t(crc32(0L, Z_NULL, 0)), b.data(), b.size() - 4);
+    if (crc != stored)
+        throw io_error(where + ": checksum mismatch: the file is corrupt");
+    f.type = r.str("type name");
+    uint64_t count = r.uint(8, "record count");
+    for (uint64_t i = 0; i < count; ++i) {
+        InRecord rec;
+        rec.name = r.str("record name");
+        uint8_t code = uint8_t(r.uint(1, "dtype"));
+        if (code > 2)
+            throw io_error(where + ": record \"" + rec.name + "\": unknown dtype code");
+        rec.dtype = code == 0 ? kFloat32 : code == 1 ? kFloat64 : kInt64;
+        uint32_t ndim = uint32_t(r.uint(4, "ndim"));
+        if (ndim > 64)
+            throw io_error(where + ": record \"" + rec.name + "\": bad ndim");
+        for (uint32_t d = 0; d < ndim; ++d)
+            rec.sizes.push_back(int64_t(r.uint(8, "shape")));
+        rec.nbytes = size_t(r.uint(8, "data size"));
+        for (int64_t s : rec.sizes)
+            if (s < 0)
+                throw io_error(where + ": record \"" + rec.name + "\": negative size");
+        if (rec.nbytes != size_t(numel_of(rec.sizes)) * element_size(rec.dtype))
+            throw io_error(where + ": record \"" + rec.name + "\": data size does not match shape");
+        rec.data = r.take(rec.nbytes, "tensor data");
+        f.records.push_back(std::move(rec));
+    }
+    if (r.pos != b.size() - 4)
+        throw io_error(where + ": corrupt file: trailing bytes");
+    return f;
+}
+
+/// A CPU tensor holding a record's elements (converted from little-endian).
+Tensor tensor_of(const InRecord& rec) {
+    Tensor t = empty(rec.sizes, TensorOptions(rec.dtype));
+    if (rec.nbytes == 0)
+        return t;
+    dispatch(rec.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        uint8_t* dst = reinterpret_cast<uint8_t*>(t.data_ptr<T>());
+        std::memcpy(dst, rec.data, rec.nbytes);
+        if (!host_is_little_endian())
+            for (size_t i = 0; i < rec.nbytes; i += sizeof(T))
+                std::reverse(dst + i, dst + i + sizeof(T));
+    });
+    return t;
+}
+
+/// Checks a record's dtype and shape against the tensor it will fill.
+void check_matches(const std::string& where, const std::string& what, const InRecord& rec,
+                   Dtype dtype, const Shape& sizes, const char* target) {
+    if (rec.sizes != sizes)
+        throw io_error(where + ": " + what + ": shape " + shape_str(rec.sizes) + " in file, " +
+                       shape_str(sizes) + " in " + target);
+    if (rec.dtype != dtype)
+        throw io_error(where + ": " + what + ": dtype " + dtype_name(rec.dtype) + " in file, " +
+                       dtype_name(dtype) + " in " + target);
+}
+
+}  // namespace tg::io_detail

@@ -1,0 +1,51 @@
+#pragma once
+// Reading and writing TGSV files (Note [TGSV format] in include/tapegrad/io.hpp): the byte
+// layout, checksum and atomic rename. serialize.cpp maps modules and optimizers onto records.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tapegrad/tensor.hpp"
+
+namespace tg::io_detail {
+
+constexpr uint32_t kKindModule = 1, kKindOptimizer = 2;
+
+/// One record to write: name, dtype, shape and the little-endian bytes.
+struct OutRecord {
+    std::string name;
+    Dtype dtype;
+    Shape sizes;
+    std::vector<uint8_t> bytes;
+};
+/// A record of t (copied to the host, contiguous, little-endian).
+OutRecord record_of(std::string name, const Tensor& t);
+/// A float64 [] record.
+OutRecord scalar_record(std::string name, double v);
+/// An int64 [] record.
+OutRecord int_record(std::string name, int64_t v);
+/// Writes path + ".tmp" and renames it to path; throws io_error("save(path): ...").
+void write_file(const std::string& path, uint32_t kind, const std::string& type,
+                const std::vector<OutRecord>& records);
+
+/// A parsed record: its data points into InFile::buffer.
+struct InRecord {
+    std::string name;
+    Dtype dtype;
+    Shape sizes;
+    const uint8_t* data;
+    size_t nbytes;
+};
+struct InFile {
+    uint32_t kind;
+    std::string type;
+    std::vector<InRecord> records;
+    std::vector<uint8_t> buffer;
+};
+/// Reads and validates a whole file (magic, version, size, checksum, record structure);
+/// throws io_error prefixed with `where`.
+InFile read_file(const std::string& path, const std::string& where);
+/// A CPU tensor holding a record's elements.
+Tensor tensor_of(const InRecord& rec);
+
+}  // namespace tg::io_detail

@@ -1,0 +1,200 @@
+#include "tapegrad/nn/module.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "tapegrad/autograd.hpp"
+#include "tapegrad/error.hpp"
+
+namespace tg::nn {
+
+Module::Module(std::string name) : name_(std::move(name)), label_(name_) {}
+Module::~Module() = default;
+
+Tensor Module::forward(const Tensor&) {
+    throw error(label() + ": this module has no single-input forward(x)");
+}
+
+Tensor Module::operator()(const Tensor& x) {
+    autograd::RecordScope scope(label());
+    return forward(x);
+}
+
+Tensor& Module::register_parameter(std::string name, Tensor t, bool requires_grad) {
+    if (name.empty() || name.find('.') != std::string::npos)
+        throw error(label() + ": register_parameter: invalid name \"" + name +
+                    "\" (empty or dotted)");
+    for (auto& p : parameters_)
+        if (p.first == name)
+            throw error(label() + ": register_parameter: \"" + name + "\" is already registered");
+    if (!t.defined())
+        throw error(label() + ": register_parameter(\"" + name + "\"): undefined tensor");
+    if (!t.is_leaf())
+        t = t.detach();
+    if (requires_grad)
+        t.requires_grad_(true);
+    parameters_.emplace_back(std::move(name), std::move(t));
+    return parameters_.back().second;
+}
+
+void Module::add_child(std::string name, std::shared_ptr<Module> m) {
+    if (!m)
+        throw error(label() + ": register_module(\"" + name + "\"): null module");
+    if (name.empty() || name.find('.') != std::string::npos)
+        throw error(label() + ": register_module: invalid name \"" + name + "\" (empty or dotted)");
+    for (auto& c : children_)
+        if (c.first == name)
+            throw error(label() + ": register_module: \"" + name + "\" is already registered");
+    m->registered_as_ = name;
+    bool numeric = std::all_of(name.begin(), name.end(),
+                               [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    m->label_ = numeric ? m->name_ + "[" + name + "]" : name;
+    children_.emplace_back(std::move(name), std::move(m));
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+    std::vector<Tensor> out;
+    for (auto& p : named_parameters(recurse))
+        out.push_back(p.second);
+    return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
+    std::vector<std::pair<std::string, Tensor>> out(parameters_.begin(), parameters_.end());
+    if (!recurse)
+        return out;
+    for (auto& [cname, child] : children_)
+        for (auto& [pname, p] : child->named_parameters(true))
+            out.emplace_back(cname + "." + pname, p);
+    return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const {
+    return children_;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+    std::vector<std::shared_ptr<Module>> out;
+    for (auto& c : children_)
+        out.push_back(c.second);
+    return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(
+    const std::string& prefix) const {
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+    // shared_from_this needs a shared owner; a stack-allocated root is listed as null.
+    std::shared_ptr<Module> self;
+    try {
+        self = std::const_pointer_cast<Module>(shared_from_this());
+    } catch (const std::bad_weak_ptr&) {
+    }
+    out.emplace_back(prefix, self);
+    for (auto& [cname, child] : children_)
+        for (auto& sub : child->named_modules(prefix.empty() ? cname : prefix + "." + cname))
+            out.push_back(sub);
+    return out;
+}
+
+void Module::train(bool on) {
+    training_ = on;
+    for (auto& c : children_)
+        c.second->train(on);
+}
+
+void Module::eval() {
+    train(false);
+}
+
+void Module::zero_grad(bool set_to_none) {
+    NoGradGuard guard;
+    for (auto& p : parameters()) {
+        Tensor g = p.grad();
+        if (!g.defined())
+            continue;
+        if (set_to_none)
+            p.impl()->grad.reset();
+        else
+            g.zero_();
+    }
+}
+
+// Note [Parameter identity]: to(device|dtype) replaces the data of each parameter's TensorImpl
+// in place (storage, strides, dtype), as PyTorch's `param.data = ...` does. Every Tensor handle
+// to the parameter (the module's members, an optimizer's param groups) therefore sees the new
+// data, and the parameter stays a leaf that requires grad. Converting between a forward and its
+// backward is not supported (the saved tensors would refer to the old data).
+namespace {
+void set_data(const Tensor& p, const Tensor& data) {
+    TensorImpl* dst = p.impl();
+    TensorImpl* src = data.impl();
+    dst->storage = src->storage;
+    dst->sizes = src->sizes;
+    dst->strides = src->strides;
+    dst->offset = src->offset;
+    dst->dtype = src->dtype;
+}
+}  // namespace
+
+void Module::to(Device d) {
+    // parameters() recurses, so apply only to this module's own parameters here
+    NoGradGuard guard;
+    for (auto& [name, p] : parameters_) {
+        (void)name;
+        if (p.device() == d)
+            continue;
+        Tensor data = p.detach().to(d);
+        Tensor g = p.grad();
+        Tensor new_g = g.defined() ? g.detach().to(d) : Tensor();
+        set_data(p, data);
+        p.impl()->grad = new_g.defined() ? new_g.impl_ptr() : nullptr;
+    }
+    for (auto& c : children_)
+        c.second->to(d);
+}
+
+void Module::to(Dtype d) {
+    if (!is_floating(d))
+        throw dtype_error(label() + ".to(" + dtype_name(d) +
+                          "): parameters must be floating point");
+    NoGradGuard guard;
+    for (auto& [name, p] : parameters_) {
+        (void)name;
+        if (p.dtype() == d || !is_floating(p.dtype()))
+            continue;
+        Tensor data = p.detach().to(d);
+        Tensor g = p.grad();
+        Tensor new_g = g.defined() ? g.detach().to(d) : Tensor();
+        set_data(p, data);
+        p.impl()->grad = new_g.defined() ? new_g.impl_ptr() : nullptr;
+    }
+    for (auto& c : children_)
+        c.second->to(d);
+}
+
+void Module::pretty_print(std::ostream& os) const {
+    os << name_;
+}
+
+namespace {
+void print_tree(std::ostream& os, const Module& m, int indent) {
+    m.pretty_print(os);
+    auto kids = m.named_children();
+    if (kids.empty())
+        return;
+    os << "(\n";
+    for (auto& [n, c] : kids) {
+        os << std::string(indent + 2, ' ') << "(" << n << "): ";
+        print_tree(os, *c, indent + 2);
+        os << "\n";
+    }
+    os << std::string(indent, ' ') << ")";
+}
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Module& m) {
+    print_tree(os, m, 0);
+    return os;
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,88 @@
+#include "tapegrad/optim/sgd.hpp"
+
+#include <string>
+
+#include "tapegrad/autograd.hpp"
+#include "tapegrad/error.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg::optim {
+
+std::unique_ptr<OptimizerParamState> SGDParamState::clone() const {
+    auto s = std::make_unique<SGDParamState>();
+    s->step(step());
+    if (momentum_buffer.defined())
+        s->momentum_buffer = momentum_buffer.clone();
+    return s;
+}
+
+namespace {
+void check(const SGDOptions& o) {
+    auto bad = [](const std::string& what) { throw error("SGD: " + what); };
+    if (o.lr() < 0)
+        bad("invalid learning rate " + std::to_string(o.lr()));
+    if (o.momentum() < 0)
+        bad("invalid momentum " + std::to_string(o.momentum()));
+    if (o.weight_decay() < 0)
+        bad("invalid weight_decay " + std::to_string(o.weight_decay()));
+    if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
+        bad("nesterov momentum requires a momentum and zero dampening");
+}
+}  // namespace
+
+SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)
+    : Optimizer(std::move(param_groups), std::make_unique<SGDOptions>(defaults)) {
+    check(defaults);
+    for (auto& g : param_groups_)
+        check(options_of<SGDOptions>(g));
+}
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions defaults)
+    : SGD(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+
+// Note [Optimizer updates are tensor ops] (optimizer.hpp). Without momentum and weight decay
+// the update is a single p.add_(grad, -lr): no temporary at all.
+Tensor SGD::step(LossClosure closure) {
+    Tensor loss;
+    if (closure) {
+        AutoGradMode enable(true);
+        loss = closure();
+    }
+    NoGradGuard guard;
+    for (auto& group : param_groups_) {
+        const SGDOptions& o = options_of<SGDOptions>(group);
+        check(o);
+        for (auto& p : group.params()) {
+            Tensor grad = p.grad();
+            if (!grad.defined())
+                continue;
+            auto& st = static_cast<SGDParamState&>(state_of(p));
+            st.step(st.step() + 1);
+            Tensor d_p = grad;
+            if (o.weight_decay() != 0) {  // g + wd·p, in one temporary (.grad stays untouched)
+                d_p = mul(p.detach(), o.weight_decay());
+                d_p.add_(grad);
+            }
+            if (o.momentum() != 0) {
+                Tensor& buf = st.momentum_buffer;
+                if (!buf.defined()) {
+                    buf = d_p.detach().clone();
+                } else {
+                    buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
+                }
+                if (o.nesterov()) {
+                    if (d_p.impl() == grad.impl())
+                        d_p = add(d_p, mul(buf, o.momentum()));  // do not write into .grad
+                    else
+                        d_p.add_(buf, o.momentum());
+                } else {
+                    d_p = buf;
+                }
+            }
+            p.add_(d_p, -o.lr());
+        }
+    }
+    return loss;
+}
+
+}  // namespace tg::optim

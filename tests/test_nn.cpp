@@ -1,0 +1,361 @@
+// tg::nn: modules, layers (under float64 gradcheck), Sequential, initialisation, train/eval.
+#define BOOST_TEST_MODULE nn
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "tapegrad/nn.hpp"
+#include "test_util.hpp"
+
+using tgtest::check_close;
+using tgtest::check_throws;
+using tgtest::make_const;
+using tgtest::make_input;
+using tgtest::values_of;
+
+namespace {
+
+/// gradcheck of a single-input module over x and the module's parameters (float64).
+template <class Holder>
+void check_module_grad(Holder m, const tg::Shape& x_shape, uint64_t seed, double lo = -1,
+                       double hi = 1) {
+    m->to(tg::kFloat64);
+    std::vector<tg::Tensor> inputs{make_input(x_shape, seed, lo, hi)};
+    for (auto& p : m->parameters())
+        inputs.push_back(p);
+    BOOST_TEST_CONTEXT(m->name()) {
+        // the module reads its parameters itself: they are the same tensors as inputs[1..]
+        BOOST_TEST(
+            tg::gradcheck([&](const std::vector<tg::Tensor>& in) { return m(in[0]); }, inputs));
+        tg::Tensor w = make_const(m(inputs[0]).sizes(), seed + 100);  // non-uniform upstream grad
+        BOOST_TEST(tg::gradcheck(
+            [&](const std::vector<tg::Tensor>& in) { return (m(in[0]) * w).sum(); }, inputs));
+    }
+}
+
+/// gradcheck of a loss module over its input (the target is a constant).
+template <class Holder>
+void check_loss_grad(Holder loss, const tg::Tensor& input, const tg::Tensor& target) {
+    BOOST_TEST_CONTEXT(loss->name()) {
+        BOOST_TEST(tg::gradcheck(
+            [&](const std::vector<tg::Tensor>& in) { return loss(in[0], target); }, {input}));
+    }
+}
+
+/// A module that remembers the record scope its forward ran in.
+struct ProbeImpl : tg::nn::Module {
+    ProbeImpl() : Module("Probe") {}
+    tg::Tensor forward(const tg::Tensor& x) override {
+        seen = tg::autograd::RecordScope::current();
+        return x;
+    }
+    std::string seen;
+};
+TG_MODULE(Probe);
+
+struct NetImpl : tg::nn::Module {
+    NetImpl() : Module("Net") {
+        fc1 = register_module("fc1", tg::nn::Linear(4, 3));
+        probe = register_module("probe", Probe());
+        fc2 = register_module("fc2", tg::nn::Linear(3, 2, false));
+        scale = register_parameter("scale", tg::ones({2}));
+    }
+    tg::Tensor forward(const tg::Tensor& x) override {
+        return fc2(probe(tg::relu(fc1(x)))) * scale;
+    }
+    tg::nn::Linear fc1{nullptr}, fc2{nullptr};
+    Probe probe{nullptr};
+    tg::Tensor scale;
+};
+TG_MODULE(Net);
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(linear_gradcheck) {
+    tg::manual_seed(1);
+    check_module_grad(tg::nn::Linear(3, 4), {5, 3}, 1);
+    check_module_grad(tg::nn::Linear(3, 2, /*bias=*/false), {4, 3}, 2);
+    check_module_grad(tg::nn::Linear(3, 2), {2, 4, 3}, 3);  // leading dims folded
+    check_module_grad(tg::nn::Linear(3, 2), {3}, 4);        // a single vector
+}
+
+BOOST_AUTO_TEST_CASE(linear_forward_is_x_wt_plus_b) {
+    tg::nn::Linear fc(3, 2);
+    fc->to(tg::kFloat64);
+    tg::Tensor x = make_const({4, 3}, 5);
+    tg::Tensor expected = tg::matmul(x, fc->weight().t()) + fc->bias();
+    check_close(fc(x), expected, 1e-12, 1e-12);
+    BOOST_TEST(tg::shape_str(fc(make_const({2, 5, 3}, 6)).sizes()) == "[2,5,2]");
+}
+
+BOOST_AUTO_TEST_CASE(linear_default_init_is_libtorch) {
+    tg::manual_seed(0);
+    tg::nn::Linear fc(100, 50);
+    BOOST_TEST(tg::shape_str(fc->weight().sizes()) == "[50,100]");
+    BOOST_TEST(tg::shape_str(fc->bias().sizes()) == "[50]");
+    // kaiming_uniform_(a = √5) over fan_in 100 and the bias rule both give U(±1/√100)
+    double bound = 1.0 / std::sqrt(100.0), wmax = 0, bmax = 0;
+    for (double v : values_of(fc->weight()))
+        wmax = std::max(wmax, std::abs(v));
+    for (double v : values_of(fc->bias()))
+        bmax = std::max(bmax, std::abs(v));
+    BOOST_TEST(wmax <= bound);
+    BOOST_TEST(wmax > 0.9 * bound);  // 5000 draws reach near the bound
+    BOOST_TEST(bmax <= bound);
+    BOOST_TEST(bmax > 0.5 * bound);
+    BOOST_TEST(fc->weight().is_leaf());
+    BOOST_TEST(fc->weight().requires_grad());
+    BOOST_TEST(!fc->weight().grad().defined());
+}
+
+BOOST_AUTO_TEST_CASE(linear_errors_name_layer_and_shapes) {
+    tg::nn::Linear fc(784, 10);
+    check_throws<tg::shape_error>(
+        [&] {
+            fc(tg::zeros({64, 100}));
+        },
+        {"Linear(784, 10)", "[64,100]", "784"}, "wrong last dim");
+    check_throws<tg::dtype_error>(
+        [&] {
+            fc(tg::zeros({2, 784}, tg::kFloat64));
+        },
+        {"Linear(784, 10)", "float"}, "wrong dtype");
+    check_throws<tg::shape_error>([&] { tg::nn::Linear(0, 3); }, {"Linear(0, 3)"}, "bad size");
+}
+
+BOOST_AUTO_TEST_CASE(activation_gradcheck) {
+    // values kept away from the kinks of relu / leaky_relu
+    check_module_grad(tg::nn::ReLU(), {3, 4}, 10, 0.1, 1.0);
+    check_module_grad(tg::nn::ReLU(), {3, 4}, 11, -1.0, -0.1);
+    check_module_grad(tg::nn::Tanh(), {3, 4}, 12);
+    check_module_grad(tg::nn::Sigmoid(), {3, 4}, 13);
+    check_module_grad(tg::nn::GELU(), {3, 4}, 14);
+    check_module_grad(tg::nn::LeakyReLU(0.2), {3, 4}, 15, 0.1, 1.0);
+    check_module_grad(tg::nn::LeakyReLU(0.2), {3, 4}, 16, -1.0, -0.1);
+    check_module_grad(tg::nn::Softmax(1), {3, 4}, 17);
+    check_module_grad(tg::nn::LogSoftmax(1), {3, 4}, 18);
+    check_module_grad(tg::nn::Softmax(0), {3, 4}, 19);
+    check_module_grad(tg::nn::Flatten(), {2, 3, 2}, 20);
+    tg::nn::Dropout eval_dropout(0.3);
+    eval_dropout->eval();
+    check_module_grad(eval_dropout, {3, 4}, 21);
+}
+
+BOOST_AUTO_TEST_CASE(dropout_train_gradcheck_with_fixed_mask) {
+    tg::nn::Dropout d(0.4);
+    tg::Tensor x = make_input({4, 5}, 22);
+    // re-seeding inside fn gives every evaluation the same mask
+    BOOST_TEST(tg::gradcheck(
+        [&](const std::vector<tg::Tensor>& in) {
+            tg::manual_seed(99);
+            return d(in[0]);
+        },
+        {x}));
+}
+
+BOOST_AUTO_TEST_CASE(loss_gradcheck) {
+    tg::Tensor x = make_input({4, 3}, 30);
+    tg::Tensor y = make_const({4, 3}, 31);
+    for (auto r : {tg::Reduction::Mean, tg::Reduction::Sum, tg::Reduction::None}) {
+        check_loss_grad(tg::nn::MSELoss(r), x, y);
+        check_loss_grad(tg::nn::L1Loss(r), x, y);
+        check_loss_grad(tg::nn::BCEWithLogitsLoss(r), x, make_const({4, 3}, 32, 0, 1));
+        tg::Tensor labels = tg::tensor(std::vector<int64_t>{0, 2, 1, 2});
+        check_loss_grad(tg::nn::CrossEntropyLoss(r), x, labels);
+        check_loss_grad(tg::nn::NLLLoss(r), x, labels);
+    }
+    // the modules compute exactly the loss ops
+    tg::nn::CrossEntropyLoss ce;
+    tg::Tensor labels = tg::tensor(std::vector<int64_t>{1, 0, 2, 2});
+    check_close(ce(x, labels), tg::cross_entropy(x, labels), 0, 0);
+    check_close(tg::nn::NLLLoss()(tg::log_softmax(x, 1), labels), tg::cross_entropy(x, labels),
+                1e-12, 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(sequential_names_indexing_iteration) {
+    tg::nn::Sequential seq(tg::nn::Linear(4, 8), tg::nn::ReLU(), tg::nn::Linear(8, 2));
+    seq->push_back(tg::nn::Sigmoid());
+    BOOST_TEST(seq->size() == 4u);
+    std::vector<std::string> names;
+    for (auto& [n, p] : seq->named_parameters())
+        names.push_back(n);
+    BOOST_TEST(names == (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(seq[1]->name() == "ReLU");
+    BOOST_TEST(seq->at(3)->name() == "Sigmoid");
+    BOOST_TEST(seq->at<tg::nn::LinearImpl>(2).out_features() == 2);
+    check_throws<tg::shape_error>([&] { seq[4]; }, {"Sequential", "4"}, "index out of range");
+    check_throws<tg::error>([&] { seq->at<tg::nn::LinearImpl>(1); }, {"ReLU"}, "wrong type");
+    std::vector<std::string> kinds;
+    for (auto& m : *seq)
+        kinds.push_back(m->name());
+    BOOST_TEST(kinds == (std::vector<std::string>{"Linear", "ReLU", "Linear", "Sigmoid"}),
+               boost::test_tools::per_element());
+
+    seq->to(tg::kFloat64);
+    tg::Tensor x = make_const({3, 4}, 40);
+    auto& l0 = seq->at<tg::nn::LinearImpl>(0);
+    auto& l2 = seq->at<tg::nn::LinearImpl>(2);
+    tg::Tensor manual = tg::sigmoid(
+        tg::linear(tg::relu(tg::linear(x, l0.weight(), l0.bias())), l2.weight(), l2.bias()));
+    check_close(seq(x), manual, 0, 0);
+    check_module_grad(seq, {3, 4}, 41);
+    tg::nn::Sequential empty;
+    BOOST_TEST(empty->is_empty());
+}
+
+BOOST_AUTO_TEST_CASE(custom_module_registration_and_scopes) {
+    Net net;
+    std::vector<std::string> names;
+    for (auto& [n, p] : net->named_parameters())
+        names.push_back(n);
+    BOOST_TEST(names == (std::vector<std::string>{"scale", "fc1.weight", "fc1.bias", "fc2.weight"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(net->named_parameters(false).size() == 1u);
+    BOOST_TEST(net->parameters().size() == 4u);
+    BOOST_TEST(net->named_children().size() == 3u);
+    BOOST_TEST(net->named_modules().size() == 4u);
+    BOOST_TEST(net->fc1->label() == "fc1");
+    BOOST_TEST(tg::nn::Linear(2, 2)->label() == "Linear");
+    tg::nn::Sequential seq(tg::nn::Linear(2, 2));
+    BOOST_TEST(seq[0]->label() == "Linear[0]");
+    net(tg::zeros({2, 4}));
+    BOOST_TEST(tgtest::contains(net->probe->seen, "probe"), "scope was " << net->probe->seen);
+    std::ostringstream os;
+    os << *net;
+    BOOST_TEST(
+        tgtest::contains(os.str(), "(fc1): Linear(in_features=4, out_features=3, bias=true)"),
+        os.str());
+}
+
+BOOST_AUTO_TEST_CASE(zero_grad_train_eval) {
+    Net net;
+    (net(tg::ones({2, 4})).sum()).backward();
+    for (auto& p : net->parameters())
+        BOOST_TEST(p.grad().defined());
+    net->zero_grad(false);
+    for (auto& p : net->parameters()) {
+        BOOST_TEST_REQUIRE(p.grad().defined());
+        for (double v : values_of(p.grad()))
+            BOOST_TEST(v == 0.0);
+    }
+    net->zero_grad();
+    for (auto& p : net->parameters())
+        BOOST_TEST(!p.grad().defined());
+
+    BOOST_TEST(net->is_training());
+    BOOST_TEST(net->fc1->is_training());
+    net->eval();
+    BOOST_TEST(!net->is_training());
+    BOOST_TEST(!net->fc1->is_training());
+    net->train();
+    BOOST_TEST(net->fc2->is_training());
+}
+
+BOOST_AUTO_TEST_CASE(dropout_train_eval) {
+    tg::manual_seed(3);
+    tg::nn::Sequential seq(tg::nn::Dropout(0.5));
+    tg::Tensor x = tg::ones({1000});
+    std::vector<double> y = values_of(seq(x));
+    int zeros = 0, twos = 0;
+    for (double v : y) {
+        zeros += v == 0.0;
+        twos += v == 2.0;
+    }
+    BOOST_TEST(zeros + twos == 1000);  // dropped, or scaled by 1/(1-p)
+    BOOST_TEST(zeros > 400);
+    BOOST_TEST(zeros < 600);
+    seq->eval();
+    for (double v : values_of(seq(x)))
+        BOOST_TEST_REQUIRE(v == 1.0);
+    seq->train();
+    bool changed = values_of(seq(x)) != std::vector<double>(1000, 1.0);
+    BOOST_TEST(changed);
+    check_throws<tg::error>([] { tg::nn::Dropout(1.0); }, {"Dropout", "p"}, "p = 1");
+}
+
+BOOST_AUTO_TEST_CASE(to_dtype_keeps_parameter_identity) {
+    tg::nn::Linear fc(3, 2);
+    tg::Tensor w = fc->weight();  // a handle held elsewhere (e.g. by an optimizer)
+    std::vector<double> before = values_of(w);
+    fc(tg::ones({1, 3})).sum().backward();
+    fc->to(tg::kFloat64);
+    BOOST_TEST(w.dtype() == tg::kFloat64);
+    BOOST_TEST(fc->bias().dtype() == tg::kFloat64);
+    BOOST_TEST(w.is_leaf());
+    BOOST_TEST(w.requires_grad());
+    BOOST_TEST(w.grad().dtype() == tg::kFloat64);
+    check_close(w, before, 0, 0);  // float32 -> float64 is exact
+    fc->to(tg::Device::cpu());     // same device: nothing changes
+    BOOST_TEST(w.dtype() == tg::kFloat64);
+    check_throws<tg::dtype_error>([&] { fc->to(tg::kInt64); }, {"Linear", "int64"}, "int64");
+}
+
+BOOST_AUTO_TEST_CASE(init_functions) {
+    tg::manual_seed(5);
+    tg::Tensor w = tg::empty({64, 32});
+    w.requires_grad_(true);
+    auto impl = w.impl();
+    tg::nn::init::xavier_uniform_(w);
+    double b = std::sqrt(6.0 / 96.0), m = 0;
+    for (double v : values_of(w))
+        m = std::max(m, std::abs(v));
+    BOOST_TEST(m <= b);
+    BOOST_TEST(m > 0.9 * b);
+    BOOST_TEST(w.impl() == impl);  // in place
+    BOOST_TEST(w.is_leaf());
+    tg::nn::init::kaiming_uniform_(w);  // a = 0: bound √2·√(3/32)
+    b = std::sqrt(2.0) * std::sqrt(3.0 / 32.0);
+    m = 0;
+    for (double v : values_of(w))
+        m = std::max(m, std::abs(v));
+    BOOST_TEST(m <= b);
+    BOOST_TEST(m > 0.9 * b);
+    tg::nn::init::normal_(w, 3.0, 0.01);
+    double mean = 0;
+    for (double v : values_of(w))
+        mean += v / double(w.numel());
+    BOOST_TEST(std::abs(mean - 3.0) < 0.01);
+    tg::nn::init::zeros_(w);
+    for (double v : values_of(w))
+        BOOST_TEST_REQUIRE(v == 0.0);
+    tg::nn::init::ones_(w);
+    for (double v : values_of(w))
+        BOOST_TEST_REQUIRE(v == 1.0);
+    tg::nn::init::uniform_(w, 2.0, 3.0);
+    for (double v : values_of(w))
+        BOOST_TEST_REQUIRE((v >= 2.0 && v <= 3.0));
+    BOOST_TEST(!w.grad_fn());
+    BOOST_TEST(tg::nn::init::calculate_gain(tg::nn::init::Nonlinearity::Tanh) == 5.0 / 3.0);
+    tg::Tensor v1 = tg::empty({4});
+    check_throws<tg::shape_error>([&] { tg::nn::init::xavier_uniform_(v1); }, {"[4]"}, "1-D fan");
+}
+
+BOOST_AUTO_TEST_CASE(loss_module_single_input_call_throws) {
+    tg::nn::Sequential seq(tg::nn::MSELoss{});
+    check_throws<tg::error>([&] { seq(tg::ones({2})); }, {"MSELoss"}, "loss in Sequential");
+}
+
+BOOST_AUTO_TEST_CASE(anomaly_messages_name_the_layer) {
+    Net net;
+    {
+        tg::NoGradGuard guard;
+        net->fc1->weight().fill_(std::nan(""));
+    }
+    tg::autograd::AnomalyMode anomaly;
+    check_throws<tg::autograd_error>(
+        [&] {
+            net(tg::ones({2, 4}));
+        },
+        {"linear", "fc1"}, "NaN produced inside fc1");
+    tg::nn::Sequential seq(tg::nn::Linear(4, 2));
+    {
+        tg::NoGradGuard guard;
+        seq[0]->parameters()[0].fill_(std::nan(""));
+    }
+    check_throws<tg::autograd_error>(
+        [&] {
+            seq(tg::ones({2, 4}));
+        },
+        {"Linear[0]"}, "NaN produced inside a Sequential item");
+}
