@@ -6,7 +6,8 @@
 set -euo pipefail
 what=${1:-test}
 pkgs=(cmake make g++ pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev
-      libopenblas-dev libboost-test-dev zlib1g-dev)
+      libopenblas-dev libboost-test-dev zlib1g-dev
+      pocl-opencl-icd libclblast-dev ocl-icd-opencl-dev opencl-headers)  # OpenCL backend, run on PoCL
 case "$what" in
   run) pkgs+=(dataset-fashion-mnist) ;;
   bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;

@@ -1,6 +1,7 @@
 #include "tapegrad/device.hpp"
 
 #include "backend/backend.hpp"
+#include "backend/opencl_backend.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg {
@@ -21,14 +22,34 @@ const char* dtype_name(Dtype d) {
     }
 }
 
-bool is_available(Device d) { return d.is_cpu(); }
+bool is_available(Device d) {
+    if (d.is_cpu()) return true;
+    if (d.index < 0) return false;
+#ifdef TG_CUDA
+    if (d.type == DeviceType::CUDA) return d.index < backend::cuda_device_count();
+#endif
+#ifdef TG_OPENCL
+    if (d.type == DeviceType::OpenCL) return d.index < backend::opencl_device_count();
+#endif
+    return false;
+}
 
 namespace backend {
 Backend& get(Device d) {
     if (d.is_cpu()) return cpu();
+#ifdef TG_CUDA
+    if (d.type == DeviceType::CUDA) return cuda(d.index);
+#else
     if (d.type == DeviceType::CUDA)
-        throw backend_unavailable(d.str() + ": tapegrad was built without TG_CUDA");
-    throw backend_unavailable(d.str() + ": tapegrad was built without TG_OPENCL");
+        throw backend_unavailable(d.str() + ": tapegrad was built without TG_CUDA "
+                                  "(configure with -DTG_CUDA=ON and nvcc in /usr/local/cuda)");
+#endif
+#ifdef TG_OPENCL
+    return opencl(d.index);
+#else
+    throw backend_unavailable(d.str() + ": tapegrad was built without TG_OPENCL "
+                              "(install ocl-icd-opencl-dev and libclblast-dev, then reconfigure)");
+#endif
 }
 }  // namespace backend
 

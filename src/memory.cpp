@@ -11,7 +11,7 @@
 namespace tg::memory {
 namespace {
 struct Counters {
-    std::atomic<int64_t> current{0}, peak{0}, allocs{0};
+    std::atomic<int64_t> current{0}, peak{0}, allocs{0}, to_device{0}, to_host{0};
 };
 Counters& counters(Device d) {
     static Counters c[3][8];
@@ -31,11 +31,24 @@ void on_alloc(Device d, int64_t bytes) {
 void on_free(Device d, int64_t bytes) {
     counters(d).current.fetch_sub(bytes, std::memory_order_relaxed);
 }
+void on_transfer(Device d, bool to_device, int64_t bytes) {
+    Counters& c = counters(d);
+    (to_device ? c.to_device : c.to_host).fetch_add(bytes, std::memory_order_relaxed);
+}
+CacheHooks& hooks(DeviceType t) {
+    static CacheHooks h[3];
+    return h[int(t)];
+}
+void set_cache_hooks(DeviceType t, CacheHooks h) { hooks(t) = h; }
 }  // namespace detail
 
 Stats stats(Device d) {
     Counters& c = counters(d);
-    return {c.current.load(), c.peak.load(), c.allocs.load(), d.is_cpu() ? backend::cpu_cached_bytes() : 0};
+    const detail::CacheHooks& h = detail::hooks(d.type);
+    const int64_t cached = d.is_cpu()       ? backend::cpu_cached_bytes()
+                           : h.cached_bytes ? h.cached_bytes(d.index)
+                                            : 0;
+    return {c.current.load(), c.peak.load(), c.allocs.load(), cached};
 }
 void reset_peak(Device d) {
     Counters& c = counters(d);
@@ -43,6 +56,16 @@ void reset_peak(Device d) {
 }
 void empty_cache(Device d) {
     if (d.is_cpu()) backend::cpu_empty_cache();
+    else if (detail::hooks(d.type).empty_cache) detail::hooks(d.type).empty_cache(d.index);
+}
+Transfers transfers(Device d) {
+    Counters& c = counters(d);
+    return {c.to_device.load(), c.to_host.load()};
+}
+void reset_transfers(Device d) {
+    Counters& c = counters(d);
+    c.to_device.store(0);
+    c.to_host.store(0);
 }
 
 }  // namespace tg::memory

@@ -19,4 +19,15 @@ void reset_peak(Device d = Device::cpu());
 /// Returns cached blocks to the system.
 void empty_cache(Device d = Device::cpu());
 
+/// Bytes copied between host memory and a device (every read and write a backend makes).
+struct Transfers {
+    int64_t host_to_device = 0;
+    int64_t device_to_host = 0;
+    int64_t total() const { return host_to_device + device_to_host; }
+};
+/// Bytes moved to and from device d since start or reset_transfers(d) (always 0 for the CPU).
+Transfers transfers(Device d);
+/// Sets the transfer counters of d to zero.
+void reset_transfers(Device d);
+
 }  // namespace tg::memory

@@ -1,0 +1,13 @@
+#pragma once
+// The OpenCL C text of the program for one element type (opencl_source.cpp).
+#include <string>
+
+#include "tapegrad/dtype.hpp"
+
+namespace tg::backend {
+
+/// Every kernel for element type d, generated from kernels.def plus the structural kernels;
+/// fp64 says whether the device has cl_khr_fp64 (float32 sums then accumulate in double).
+std::string opencl_program_source(Dtype d, bool fp64);
+
+}  // namespace tg::backend

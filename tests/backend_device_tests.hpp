@@ -1,0 +1,139 @@
+#pragma once
+/// The device test cases shared by test_backend_opencl.cpp and test_backend_cuda.cpp: include
+/// after defining `const tg::Device kDev` (the device under test). Each case needing the device
+/// skips cleanly (a Boost.Test precondition) when it is not available.
+#include "backend_conformance.hpp"
+
+namespace {
+
+
+/// Runs the test body only when kDev exists.
+struct NeedsDevice {
+    boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+        boost::test_tools::assertion_result r(tg::is_available(kDev));
+        r.message() << kDev.str() << " is not available (backend not built, or no device)";
+        return r;
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(availability) {
+    if (!tg::is_available(kDev)) {
+        BOOST_TEST_MESSAGE(kDev.str() << " is not available: checking the error only");
+        tgtest::check_throws<tg::backend_unavailable>([] { tg::zeros({2}, kDev); }, {kDev.str()});
+        return;
+    }
+    const tg::Device missing{kDev.type, 99};
+    BOOST_TEST(!tg::is_available(missing));
+    tgtest::check_throws<tg::backend_unavailable>([&] { tg::zeros({2}, missing); },
+                                                  {missing.str(), "device(s) found"});
+}
+
+BOOST_AUTO_TEST_CASE(cuda_unavailable_has_hint) {
+    if (tg::is_available(tg::Device::cuda(0))) return;
+    try {
+        tg::zeros({2}, tg::Device::cuda(0));
+        BOOST_ERROR("expected backend_unavailable");
+    } catch (const tg::backend_unavailable& e) {
+        const std::string m = e.what();
+        BOOST_TEST_INFO("message: " << m);
+        BOOST_TEST((tgtest::contains(m, "cuda:0") &&
+                    (tgtest::contains(m, "built without TG_CUDA") || tgtest::contains(m, "no CUDA device"))));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(every_op_matches_cpu, *boost::unit_test::precondition(NeedsDevice())) {
+    conformance::run_all(kDev);
+}
+
+BOOST_AUTO_TEST_CASE(int64_ops_and_conversions, *boost::unit_test::precondition(NeedsDevice())) {
+    const tg::Tensor a = tg::tensor(std::vector<int64_t>{3, -1, 4, 1, -5, 9}).reshape({2, 3});
+    const tg::Tensor d = a.to(kDev);
+    tgtest::check_close((d * 2 + d).to(tg::Device::cpu()), {9, -3, 12, 3, -15, 27}, 0, 0);
+    tgtest::check_close(d.sum({1}).to(tg::Device::cpu()), {6, 5}, 0, 0);
+    tgtest::check_close(tg::max(d, 0).to(tg::Device::cpu()), {3, -1, 9}, 0, 0);
+    tgtest::check_close(d.to(tg::kFloat64).t().contiguous().to(tg::Device::cpu()),
+                        {3, 1, -1, -5, 4, 9}, 0, 0);
+    tgtest::check_close(tg::tensor({1.7, -2.2}).to(kDev).to(tg::kInt64).to(tg::Device::cpu()),
+                        {1, -2}, 0, 0);
+}
+
+BOOST_AUTO_TEST_CASE(mlp_trains_like_cpu, *boost::unit_test::precondition(NeedsDevice())) {
+    const auto cpu = conformance::train_mlp(tg::Device::cpu(), 200);
+    const auto dev = conformance::train_mlp(kDev, 200);
+    BOOST_TEST_REQUIRE(cpu.size() == dev.size());
+    for (size_t i = 0; i < cpu.size(); ++i)
+        BOOST_TEST_CONTEXT("step " << i * 10) { BOOST_TEST(std::abs(cpu[i] - dev[i]) <= 2e-3 + 2e-3 * cpu[i]); }
+    BOOST_TEST(dev.back() < 0.3 * dev.front());
+    BOOST_TEST_MESSAGE(kDev << " MLP loss " << dev.front() << " -> " << dev.back() << " (CPU "
+                                          << cpu.front() << " -> " << cpu.back() << ")");
+}
+
+BOOST_AUTO_TEST_CASE(optimizer_steps_move_zero_bytes, *boost::unit_test::precondition(NeedsDevice())) {
+    using namespace tg;
+    auto sgd = [](std::vector<Tensor> p) { return optim::SGD(p, optim::SGDOptions(0.1).momentum(0.9)); };
+    auto adam = [](std::vector<Tensor> p) { return optim::Adam(p, optim::AdamOptions(1e-2)); };
+    auto adamw = [](std::vector<Tensor> p) { return optim::AdamW(p, optim::AdamWOptions(1e-2)); };
+    for (bool clip : {false, true}) {
+        BOOST_TEST_CONTEXT("clip_grad_norm_ " << clip) {
+            BOOST_TEST(conformance::step_transfers(kDev, sgd, clip).total() == 0);
+            BOOST_TEST(conformance::step_transfers(kDev, adam, clip).total() == 0);
+            BOOST_TEST(conformance::step_transfers(kDev, adamw, clip).total() == 0);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(transfers_are_counted, *boost::unit_test::precondition(NeedsDevice())) {
+    tg::memory::reset_transfers(kDev);
+    const tg::Tensor x = tg::ones({10, 10}, tg::kFloat32).to(kDev);
+    BOOST_TEST(tg::memory::transfers(kDev).host_to_device == 400);
+    BOOST_TEST(x.sum().item<float>() == 100.0f);
+    BOOST_TEST(tg::memory::transfers(kDev).device_to_host == 4);
+    BOOST_TEST(tg::memory::transfers(tg::Device::cpu()).total() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(mixing_devices_throws, *boost::unit_test::precondition(NeedsDevice())) {
+    const tg::Tensor a = tg::ones({2, 3});
+    const tg::Tensor b = tg::ones({2, 3}).to(kDev);
+    tgtest::check_throws<tg::device_error>([&] { (void)(a + b); }, {"add", "cpu", kDev.str()});
+    tgtest::check_throws<tg::device_error>([&] { (void)tg::matmul(b, a.t()); }, {"cpu", kDev.str()});
+    tgtest::check_throws<tg::device_error>([&] { (void)b.data_ptr<float>(); }, {kDev.str()});
+}
+
+BOOST_AUTO_TEST_CASE(bad_index_reported_at_sync, *boost::unit_test::precondition(NeedsDevice())) {
+    // Note [Deferred index errors] in src/backend/opencl.cpp (and cuda.cu)
+    const tg::Tensor x = tg::ones({3, 2}).to(kDev);
+    const tg::Tensor idx = tg::tensor(std::vector<int64_t>{0, 7}).to(kDev);
+    tgtest::check_throws<tg::shape_error>(
+        [&] { (void)tg::index_select(x, 0, idx).to(tg::Device::cpu()); },
+        {"index_select", "index 7", "size 3"});
+    const tg::Tensor y = tg::tensor(std::vector<int64_t>{0, 3}).to(kDev);
+    tgtest::check_throws<tg::shape_error>(
+        [&] { (void)tg::cross_entropy(x.reshape({2, 3}), y).item<float>(); }, {"cross_entropy", "3"});
+    BOOST_TEST(tg::index_select(x, 0, tg::tensor(std::vector<int64_t>{2}).to(kDev)).sum().item<float>() == 2.0f);
+}
+
+BOOST_AUTO_TEST_CASE(allocator_caches_and_counts, *boost::unit_test::precondition(NeedsDevice())) {
+    tg::memory::empty_cache(kDev);
+    const int64_t before = tg::memory::stats(kDev).current_bytes;
+    {
+        const tg::Tensor t = tg::zeros({1000}, tg::TensorOptions(tg::kFloat32).device(kDev));
+        BOOST_TEST(tg::memory::stats(kDev).current_bytes == before + 4000);
+    }
+    BOOST_TEST(tg::memory::stats(kDev).current_bytes == before);
+    BOOST_TEST(tg::memory::stats(kDev).cached_bytes >= 4000);
+    const int64_t allocs = tg::memory::stats(kDev).num_allocs;
+    const tg::Tensor again = tg::zeros({1000}, tg::TensorOptions(tg::kFloat32).device(kDev));
+    BOOST_TEST(tg::memory::stats(kDev).num_allocs == allocs + 1);
+    BOOST_TEST(tg::memory::stats(kDev).cached_bytes < 4000);  // the cached block was reused
+    tg::memory::empty_cache(kDev);
+    BOOST_TEST(tg::memory::stats(kDev).cached_bytes == 0);
+}
+
+BOOST_AUTO_TEST_CASE(anomaly_check_on_device, *boost::unit_test::precondition(NeedsDevice())) {
+    tg::Tensor x = tg::tensor({1.0, 0.0}).to(kDev);
+    x.requires_grad_(true);
+    tg::autograd::AnomalyMode guard;
+    tgtest::check_throws<tg::autograd_error>([&] { tg::log(x).sum().backward(); }, {"log"});
+}
