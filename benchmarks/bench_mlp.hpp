@@ -1,0 +1,121 @@
+#pragma once
+/// bench_mlp: the fully-connected training step of issue 3 in tapegrad, in LibTorch and as the
+/// bare cblas_sgemm sequence it needs, plus the deep-MLP memory, seed-size and Fashion-MNIST
+/// modes. Each implementation lives in its own translation unit behind this interface.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+enum class Act { Tanh, Sigmoid, ReLU, None };
+
+/// An MLP: `in` features, then one Linear per entry of `widths`, each followed by acts[i].
+struct MlpSpec {
+    int64_t batch = 2048;
+    int64_t in = 2048;
+    std::vector<int64_t> widths{1024, 256, 10};
+    std::vector<Act> acts{Act::Tanh, Act::Sigmoid, Act::Sigmoid};
+    float lr = 0.05f;
+};
+
+/// Inputs, target and initial parameters (row-major; weight i is [widths[i], fan_in]) shared
+/// by all implementations, so their losses can be compared.
+struct MlpInit {
+    std::vector<float> x, y;
+    std::vector<std::vector<float>> w, b;
+};
+
+/// Makes x, y (uniform in [0,1)) and LibTorch-like uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))
+/// weights and biases; `zero_target` makes y zeros.
+MlpInit make_mlp_init(const MlpSpec& s, uint64_t seed, bool zero_target = false);
+
+/// Phase times of one training step in seconds, and the loss it computed.
+struct StepTimes {
+    double fwd = 0, bwd = 0, upd = 0;
+    double loss = 0;
+    double total() const { return fwd + bwd + upd; }
+};
+
+/// One implementation of the training step: forward + MSE, backward, SGD step + zero_grad.
+class Stepper {
+public:
+    virtual ~Stepper() = default;
+    virtual StepTimes step() = 0;
+};
+
+std::unique_ptr<Stepper> make_torch_mlp(const MlpSpec& s, const MlpInit& init);
+std::unique_ptr<Stepper> make_tg_mlp(const MlpSpec& s, const MlpInit& init);
+/// The GEMMs of the step only (forward: one per layer; backward: dW per layer, dX per layer
+/// but the first): the limit no implementation can beat.
+std::unique_ptr<Stepper> make_gemm_mlp(const MlpSpec& s, const MlpInit& init);
+/// FLOPs of the GEMM-only step.
+double mlp_gemm_flops(const MlpSpec& s);
+
+/// Sets OpenBLAS threads (and LibTorch's intra-op threads); returns a description.
+std::string set_blas_threads(int threads);
+std::string set_torch_threads(int threads);
+/// The OpenBLAS core name in use (e.g. "SkylakeX").
+std::string blas_core();
+
+/// Live-byte peaks (tg::memory::stats) of the deep MLP, one entry per step.
+struct DeepMemory {
+    int64_t param_bytes = 0;       // parameters
+    int64_t input_bytes = 0;       // X and Y
+    std::vector<int64_t> before;   // current bytes before each step
+    std::vector<int64_t> peak;     // peak bytes during each step (reset_peak before it)
+    std::vector<double> loss;
+};
+/// Runs `steps` SGD steps of the deep MLP in tapegrad, reading tg::memory::stats.
+DeepMemory tg_deep_memory(const MlpSpec& s, const MlpInit& init, int steps);
+
+/// Child-process modes for peak RSS: "libs" (library loaded + 1 tiny op), "params" (model,
+/// optimizer, X, Y), "step" (1 training step), "steps3" (3 steps). Each prints one line
+/// `impl=... mode=... VmHWM_kB=... RssAnon_kB=... RssFile_kB=... loss=...` on stdout.
+void torch_rss_child(const std::string& mode, int threads);
+void tg_rss_child(const std::string& mode, int threads);
+/// The deep-MLP spec of issue 3: 32 x (Linear(1024,1024) + tanh), batch 512, target zeros.
+inline MlpSpec deep_mlp_spec() {
+    MlpSpec s;
+    s.batch = 512;
+    s.in = 1024;
+    s.widths.assign(32, 1024);
+    s.acts.assign(32, Act::Tanh);
+    return s;
+}
+/// params + grads + one activation of the deep MLP: 270,794,752 B (baselines.md §4d).
+inline int64_t deep_mlp_minimum_bytes() {
+    MlpSpec s = deep_mlp_spec();
+    int64_t params = 0;
+    int64_t fan_in = s.in;
+    for (int64_t w : s.widths) {
+        params += w * fan_in + w;
+        fan_in = w;
+    }
+    return 4 * (2 * params + s.batch * s.widths.back());
+}
+
+/// Fashion-MNIST training set as host arrays (loaded by tg::data::FashionMNIST).
+struct FmnistData {
+    std::vector<float> images;  // [n, 784], normalised
+    std::vector<int64_t> labels;
+    int64_t n = 0;
+};
+FmnistData tg_load_fmnist();
+
+/// One epoch of the example model (784-256-128-10 ReLU, Adam 1e-3, batch 128, cross_entropy).
+struct EpochResult {
+    double seconds = 0;
+    double mean_loss = 0;
+};
+class EpochRunner {
+public:
+    virtual ~EpochRunner() = default;
+    /// Trains over the first `batches` batches (all if < 0).
+    virtual EpochResult epoch(int64_t batches = -1) = 0;
+};
+std::unique_ptr<EpochRunner> make_tg_fmnist(const FmnistData& d, int64_t batch);
+std::unique_ptr<EpochRunner> make_torch_fmnist(const FmnistData& d, int64_t batch);
+
+}  // namespace bench

@@ -1,0 +1,388 @@
+/// bench_mlp: the MLP training step of issue 3 in tapegrad vs LibTorch vs the bare GEMMs.
+///
+/// Modes (one per run; every mode writes a CSV and a markdown summary with --csv/--md):
+///   (default)              2048x2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE,
+///                          SGD(0.05) + zero_grad; tapegrad, LibTorch and GEMM-only interleaved
+///                          rep by rep (the order rotates), --warmup 2 then --reps 10, medians.
+///   --deep-memory          32 x (Linear(1024,1024)+tanh), batch 512: tapegrad's live-byte peak
+///                          per step (tg::memory::stats) vs the minimum (params + grads + one
+///                          activation).
+///   --deep-memory-rss [M]  without M: spawns one process per (impl, mode, malloc setting) and
+///                          tabulates VmHWM; the children are bench_mlp_rss_tg MODE and
+///                          bench_mlp_rss_torch MODE (MODE is libs|params|step|steps3), each
+///                          linked with one library only; M = torch:MODE runs that child here.
+///   --seed-size            the seed article's network (10000x10000 input, 10000->5000->1000->10)
+///   --fmnist-epoch         one Fashion-MNIST epoch (784-256-128-10 ReLU, Adam, batch 128)
+/// Common options: --threads T (OpenBLAS and LibTorch threads), --csv FILE, --md FILE, --no-tg;
+/// for profiling runs --no-torch / --no-gemm leave out those implementations.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "bench_common.hpp"
+#include "bench_env.hpp"
+#include "bench_mlp.hpp"
+
+using namespace bench;
+
+namespace {
+
+struct Options {
+    int threads = 1;
+    int reps = 10;
+    int warmup = 2;
+    bool run_tg = true;
+    bool with_torch = true;
+    bool with_gemm = true;
+    std::string csv, md;
+};
+
+std::string header(const std::string& title, const Options& o, const std::string& extra) {
+    std::string md = "# " + title + "\n\n" + machine_markdown();
+    md += "- threads: " + std::to_string(o.threads) + " (" + set_blas_threads(o.threads) + "; " +
+          set_torch_threads(o.threads) + ")\n";
+    md += extra;
+    return md + "\n";
+}
+
+/// Times steppers interleaved rep by rep (rotating which goes first) and returns per-impl samples.
+std::vector<std::vector<StepTimes>> interleave(std::vector<Stepper*> impls, int warmup, int reps,
+                                               std::vector<double>& first_loss) {
+    std::vector<std::vector<StepTimes>> samples(impls.size());
+    first_loss.assign(impls.size(), 0);
+    for (int w = 0; w < warmup; ++w)
+        for (size_t i = 0; i < impls.size(); ++i) {
+            auto t = impls[i]->step();
+            if (w == 0) first_loss[i] = t.loss;
+        }
+    for (int r = 0; r < reps; ++r)
+        for (size_t k = 0; k < impls.size(); ++k) {
+            size_t i = (k + size_t(r)) % impls.size();
+            samples[i].push_back(impls[i]->step());
+            std::fprintf(stderr, ".");
+        }
+    std::fprintf(stderr, "\n");
+    return samples;
+}
+
+double med(const std::vector<StepTimes>& v, const std::function<double(const StepTimes&)>& f) {
+    std::vector<double> x;
+    for (auto& t : v) x.push_back(f(t));
+    return median(x);
+}
+
+/// The step benchmark (default mode and --seed-size).
+int run_steps(const Options& o, const MlpSpec& s, const std::string& title,
+              const std::string& extra, const std::string& reference_md) {
+    std::string md = header(title, o, extra);
+    long long steal0 = host_steal_jiffies();
+    double wall0 = now_s();
+    std::vector<std::string> names;
+    std::vector<std::unique_ptr<Stepper>> owned;
+    {
+        MlpInit init = make_mlp_init(s, 42);
+        if (o.run_tg) {
+            owned.push_back(make_tg_mlp(s, init));
+            names.push_back("tapegrad");
+        }
+        if (o.with_torch) {
+            owned.push_back(make_torch_mlp(s, init));
+            names.push_back("libtorch");
+        }
+        if (o.with_gemm) {
+            owned.push_back(make_gemm_mlp(s, init));
+            names.push_back("gemm_only");
+        }
+    }
+    std::vector<Stepper*> impls;
+    for (auto& p : owned) impls.push_back(p.get());
+    std::vector<double> first_loss;
+    auto samples = interleave(impls, o.warmup, o.reps, first_loss);
+
+    std::map<std::string, double> step_ms;
+    for (size_t i = 0; i < impls.size(); ++i)
+        step_ms[names[i]] = 1e3 * med(samples[i], [](const StepTimes& t) { return t.total(); });
+    double flops = mlp_gemm_flops(s);
+    Table table;
+    table.header = {"threads", "impl", "fwd_ms", "bwd_ms", "update_ms", "step_ms", "min_step_ms",
+                    "gflops_equiv", "ratio_vs_gemm", "ratio_vs_libtorch", "first_loss"};
+    for (size_t i = 0; i < impls.size(); ++i) {
+        auto& v = samples[i];
+        std::vector<double> tot;
+        for (auto& t : v) tot.push_back(1e3 * t.total());
+        double st = step_ms[names[i]];
+        std::string vs_torch = step_ms.count("libtorch") && names[i] != "libtorch"
+                                   ? fmt(st / step_ms["libtorch"], 3)
+                                   : "";
+        table.add({std::to_string(o.threads), names[i],
+                   fmt(1e3 * med(v, [](const StepTimes& t) { return t.fwd; }), 2),
+                   fmt(1e3 * med(v, [](const StepTimes& t) { return t.bwd; }), 2),
+                   fmt(1e3 * med(v, [](const StepTimes& t) { return t.upd; }), 2), fmt(st, 2),
+                   fmt(min_of(tot), 2), fmt(flops / (st * 1e-3) * 1e-9, 1),
+                   step_ms.count("gemm_only") ? fmt(st / step_ms["gemm_only"], 3) : "", vs_torch,
+                   names[i] == "gemm_only" ? "" : fmt(first_loss[i], 6)});
+    }
+    double wall = now_s() - wall0;
+    md += "- model: input " + std::to_string(s.in) + " features x batch " +
+          std::to_string(s.batch) + ", GEMM-only FLOPs per step " + fmt(flops * 1e-9, 2) +
+          " GFLOP; " + std::to_string(o.warmup) + " warm-up + " + std::to_string(o.reps) +
+          " reps interleaved, medians\n";
+    md += "- wall " + fmt(wall, 1) + " s, host steal " +
+          std::to_string(host_steal_jiffies() - steal0) + " jiffies\n\n";
+    md += table.markdown();
+    md += reference_md;
+    if (o.run_tg && o.with_gemm && reference_md.empty()) {
+        double r_gemm = step_ms["tapegrad"] / step_ms["gemm_only"];
+        md += "\nBar tapegrad <= 1.08 x GEMM-only (" + std::to_string(o.threads) +
+              " thread(s)): " + fmt(r_gemm, 3) + " **" + (r_gemm <= 1.08 ? "PASS" : "FAIL") +
+              "**\n";
+        if (o.threads == 2 && o.with_torch) {
+            double r_t = step_ms["tapegrad"] / step_ms["libtorch"];
+            md += "\nBar tapegrad <= 0.85 x LibTorch (2 threads): " + fmt(r_t, 3) + " **" +
+                  (r_t <= 0.85 ? "PASS" : "FAIL") + "**\n";
+        }
+    }
+    std::string csv = table.csv();
+    std::cout << md;
+    write_file(o.csv, csv);
+    write_file(o.md, md);
+    return 0;
+}
+
+int run_deep_memory(const Options& o) {
+    std::string md = header("bench_mlp --deep-memory: live bytes of the deep MLP (tapegrad)", o,
+                            "- 32 x (Linear(1024,1024)+tanh), batch 512, MSE vs zeros, SGD(0.05); "
+                            "tg::memory::reset_peak before each step\n");
+    MlpSpec s = deep_mlp_spec();
+    MlpInit init = make_mlp_init(s, 7, true);
+    DeepMemory m = tg_deep_memory(s, init, 3);
+    const double minimum = double(deep_mlp_minimum_bytes());
+    Table table;
+    table.header = {"step", "live_before_B", "peak_B", "minimum_B", "peak_over_minimum",
+                    "peak_minus_XY_over_minimum", "bar_le_1.05", "loss"};
+    bool pass = true;
+    for (size_t i = 0; i < m.peak.size(); ++i) {
+        double r = double(m.peak[i]) / minimum;
+        double r2 = double(m.peak[i] - m.input_bytes) / minimum;
+        bool p = r <= 1.05;
+        if (i == 0 || i + 1 == m.peak.size()) pass = pass && p;
+        table.add({std::to_string(i + 1), std::to_string(m.before[i]), std::to_string(m.peak[i]),
+                   std::to_string(int64_t(minimum)), fmt(r, 4), fmt(r2, 4), p ? "PASS" : "FAIL",
+                   fmt(m.loss[i], 6)});
+    }
+    md += "- parameters " + std::to_string(m.param_bytes) + " B, X + Y " +
+          std::to_string(m.input_bytes) + " B, minimum (params + grads + one activation) " +
+          std::to_string(int64_t(minimum)) + " B\n\n" + table.markdown();
+    md += "\nLibTorch reference (baselines.md §4d): live bytes ~1.0x minimum in the first step, "
+          "~1.32x in steady state (zero_grad keeps zeroed grads allocated).\n";
+    md += std::string("\nBar peak live bytes <= 1.05 x minimum in step 1 and in steady state "
+                      "(step 3): **") + (pass ? "PASS" : "FAIL") + "**\n";
+    std::cout << md;
+    write_file(o.csv, table.csv());
+    write_file(o.md, md);
+    return 0;
+}
+
+std::string self_dir() {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    std::string p(buf, n > 0 ? size_t(n) : 0);
+    auto slash = p.rfind('/');
+    return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+/// Runs cmd and returns the value of key=... in its output (-1 if absent).
+std::map<std::string, std::string> run_child(const std::string& cmd) {
+    std::map<std::string, std::string> kv;
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return kv;
+    char line[1024];
+    while (std::fgets(line, sizeof line, f)) {
+        std::string s(line);
+        if (s.rfind("impl=", 0) != 0) continue;
+        size_t pos = 0;
+        while (pos < s.size()) {
+            size_t sp = s.find_first_of(" \n", pos);
+            std::string tok = s.substr(pos, sp - pos);
+            auto eq = tok.find('=');
+            if (eq != std::string::npos) kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+            if (sp == std::string::npos) break;
+            pos = sp + 1;
+        }
+    }
+    pclose(f);
+    return kv;
+}
+
+int run_deep_memory_rss(const Options& o, const std::string& child_mode) {
+    if (!child_mode.empty() && child_mode != "all") {
+        if (child_mode.rfind("torch:", 0) == 0) {
+            torch_rss_child(child_mode.substr(6), o.threads);
+            return 0;
+        }
+        std::fprintf(stderr, "tapegrad children run as bench_mlp_rss_tg MODE\n");
+        return 2;
+    }
+    std::string md = header(
+        "bench_mlp --deep-memory-rss: peak RSS (VmHWM) of the deep MLP, one process per row", o,
+        "- 32 x (Linear(1024,1024)+tanh), batch 512, MSE vs zeros, SGD; tapegrad children are "
+        "`bench_mlp_rss_tg MODE` (no LibTorch loaded), LibTorch children `bench_mlp_rss_torch "
+        "MODE` (no tapegrad loaded)\n"
+        "- modes: libs = library loaded + 1 tiny op; step = model + optimizer + 1 training step; "
+        "steps3 = 3 steps (steady state)\n"
+        "- malloc: default glibc, or fixed = `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072` "
+        "(freed big blocks go back to the OS)\n");
+    const double minimum_kib = double(deep_mlp_minimum_bytes()) / 1024.0;
+    std::string dir = self_dir();
+    Table table;
+    table.header = {"impl", "malloc", "mode", "VmHWM_kB", "RssAnon_kB", "RssFile_kB",
+                    "above_own_libs_MiB", "above_libs_over_minimum", "loss"};
+    std::map<std::string, long> hwm;
+    for (std::string malloc_kind : {"default", "fixed"}) {
+        std::string env = "env OPENBLAS_NUM_THREADS=" + std::to_string(o.threads) + " ";
+        if (malloc_kind == "fixed") env += "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072 ";
+        for (std::string impl : {"tapegrad", "libtorch"}) {
+            if (impl == "tapegrad" && !o.run_tg) continue;
+            long libs = 0;
+            for (std::string mode : {"libs", "step", "steps3"}) {
+                std::string cmd =
+                    impl == "tapegrad"
+                        ? env + dir + "/bench_mlp_rss_tg " + mode + " " + std::to_string(o.threads)
+                        : env + dir + "/bench_mlp_rss_torch " + mode + " " +
+                              std::to_string(o.threads);
+                auto kv = run_child(cmd + " 2>/dev/null");
+                long v = kv.count("VmHWM_kB") ? std::stol(kv["VmHWM_kB"]) : -1;
+                if (mode == "libs") libs = v;
+                hwm[impl + "/" + malloc_kind + "/" + mode] = v;
+                double above = double(v - libs);
+                table.add({impl, malloc_kind, mode, std::to_string(v), kv["RssAnon_kB"],
+                           kv["RssFile_kB"], mode == "libs" ? "" : fmt(above / 1024.0, 1),
+                           mode == "libs" ? "" : fmt(above / minimum_kib, 3), kv["loss"]});
+                std::fprintf(stderr, "%s %s %s: VmHWM %ld kB\n", impl.c_str(),
+                             malloc_kind.c_str(), mode.c_str(), v);
+            }
+        }
+    }
+    md += "- minimum (params + grads + one activation) = " + fmt(minimum_kib, 0) + " KiB\n\n" +
+          table.markdown();
+    if (o.run_tg) {
+        bool pass = true;
+        md += "\n";
+        for (std::string mode : {"step", "steps3"}) {
+            long t = hwm["tapegrad/default/" + mode], l = hwm["libtorch/default/" + mode];
+            bool p = t > 0 && l > 0 && t <= l;
+            pass = pass && p;
+            md += "- " + mode + ", default malloc: tapegrad " + std::to_string(t) +
+                  " kB vs LibTorch " + std::to_string(l) + " kB (" +
+                  fmt(double(t) / double(l), 3) + "x)\n";
+        }
+        md += std::string("\nBar peak RSS (separate process, default malloc) <= LibTorch's: **") +
+              (pass ? "PASS" : "FAIL") + "**\n";
+    }
+    std::cout << md;
+    write_file(o.csv, table.csv());
+    write_file(o.md, md);
+    return 0;
+}
+
+int run_fmnist(const Options& o) {
+    std::string md = header(
+        "bench_mlp --fmnist-epoch: one Fashion-MNIST epoch, tapegrad vs LibTorch", o,
+        "- 60,000 training images (tg::data::FashionMNIST, normalised; LibTorch gets copies of the "
+        "same tensors), MLP 784-256-128-10 ReLU, Adam(1e-3), batch 128 (469 batches, in order), "
+        "cross_entropy, loss.item() per batch in both\n");
+    FmnistData d = tg_load_fmnist();
+    const int64_t batch = 128;
+    auto tgr = make_tg_fmnist(d, batch);
+    auto tr = make_torch_fmnist(d, batch);
+    tgr->epoch(20);  // warm-up
+    tr->epoch(20);
+    int reps = std::max(1, o.reps);
+    std::vector<double> tg_s, t_s;
+    double tg_loss = 0, t_loss = 0;
+    for (int r = 0; r < reps; ++r) {
+        if (r % 2 == 0) {
+            auto a = tgr->epoch();
+            auto b = tr->epoch();
+            tg_s.push_back(a.seconds), t_s.push_back(b.seconds);
+            tg_loss = a.mean_loss, t_loss = b.mean_loss;
+        } else {
+            auto b = tr->epoch();
+            auto a = tgr->epoch();
+            tg_s.push_back(a.seconds), t_s.push_back(b.seconds);
+            tg_loss = a.mean_loss, t_loss = b.mean_loss;
+        }
+        std::fprintf(stderr, "epoch rep %d: tapegrad %.2f s, LibTorch %.2f s\n", r, tg_s.back(),
+                     t_s.back());
+    }
+    double ratio = median(tg_s) / median(t_s);
+    Table table;
+    table.header = {"threads", "impl", "epoch_s_median", "epoch_s_min", "images_per_s",
+                    "last_epoch_mean_loss", "ratio_tg_over_libtorch", "bar_le_0.8"};
+    table.add({std::to_string(o.threads), "tapegrad", fmt(median(tg_s), 3), fmt(min_of(tg_s), 3),
+               fmt(double(d.n) / median(tg_s), 0), fmt(tg_loss, 4), fmt(ratio, 3),
+               ratio <= 0.8 ? "PASS" : "FAIL"});
+    table.add({std::to_string(o.threads), "libtorch", fmt(median(t_s), 3), fmt(min_of(t_s), 3),
+               fmt(double(d.n) / median(t_s), 0), fmt(t_loss, 4), "", ""});
+    md += "- " + std::to_string(reps) + " epochs per library after a 20-batch warm-up, "
+          "interleaved; the models keep training across epochs\n\n" + table.markdown();
+    md += std::string("\nBar tapegrad epoch <= 0.8 x LibTorch: **") +
+          (ratio <= 0.8 ? "PASS" : "FAIL") + "**\n";
+    std::cout << md;
+    write_file(o.csv, table.csv());
+    write_file(o.md, md);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    o.threads = std::stoi(arg_value(argc, argv, "--threads", "1"));
+    o.reps = std::stoi(arg_value(argc, argv, "--reps", "10"));
+    o.warmup = std::stoi(arg_value(argc, argv, "--warmup", "2"));
+    o.run_tg = !has_flag(argc, argv, "--no-tg");
+    o.with_torch = !has_flag(argc, argv, "--no-torch");
+    o.with_gemm = !has_flag(argc, argv, "--no-gemm");  // profiling runs only; ratios need it
+    o.csv = arg_value(argc, argv, "--csv", "");
+    o.md = arg_value(argc, argv, "--md", "");
+    try {
+        if (has_flag(argc, argv, "--deep-memory-rss")) {
+            std::string m = arg_value(argc, argv, "--deep-memory-rss", "all");
+            if (m.rfind("--", 0) == 0) m = "all";
+            if (m.rfind("torch:", 0) == 0) {  // child: no banner, nothing but the result line
+                torch_rss_child(m.substr(6), o.threads);
+                return 0;
+            }
+            return run_deep_memory_rss(o, m);
+        }
+        if (has_flag(argc, argv, "--deep-memory")) return run_deep_memory(o);
+        if (has_flag(argc, argv, "--fmnist-epoch")) return run_fmnist(o);
+        if (has_flag(argc, argv, "--seed-size")) {
+            MlpSpec s;
+            s.batch = 10000;
+            s.in = 10000;
+            s.widths = {5000, 1000, 10};
+            o.with_torch = has_flag(argc, argv, "--with-torch");
+            o.warmup = std::stoi(arg_value(argc, argv, "--warmup", "1"));
+            o.reps = std::stoi(arg_value(argc, argv, "--reps", "3"));
+            return run_steps(
+                o, s, "bench_mlp --seed-size: the seed article's network",
+                "- 10000 x 10000 input, 10000->5000->1000->10 (tanh, sigmoid, sigmoid), MSE, SGD\n",
+                "\nThe seed article reports **7.5 s** per step for this network on an i7-4790k "
+                "CPU (4 cores, AVX2). Compare with the step_ms column (ms).\n");
+        }
+        return run_steps(o, MlpSpec{},
+                         "bench_mlp: MLP training step, tapegrad vs LibTorch vs GEMM-only",
+                         "- 2048 x 2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE vs "
+                         "a uniform target, SGD(lr 0.05) step + zero_grad, float32\n",
+                         "");
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_mlp: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs every benchmark with OpenBLAS's fast kernel and writes CSV + markdown to benchmarks/results/.
+#
+#   benchmarks/run.sh                # everything (about 10 minutes on the 2-core dev VM)
+#   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist seed-size
+#
+# Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
+# here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
+# linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 15),
+# REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3).
+# Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on this CPU unless
+# OPENBLAS_CORETYPE is set, so it is set to SkylakeX unless the caller set it.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD_DIR:-$ROOT/build-bench}
+RES=$ROOT/benchmarks/results
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+mkdir -p "$RES"
+
+if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
+        -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
+    cmake --build "$BUILD" -j2 --target bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch
+fi
+B=$BUILD/benchmarks
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size}
+
+machine() {  # markdown lines describing the machine
+    echo "- machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs," \
+         "model $(lscpu | sed -n 's/^Model: *//p'), kernel $(uname -r)"
+    echo "- packages: libtorch-dev $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null)," \
+         "OpenBLAS $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null)," \
+         "g++ $(g++ -dumpfullversion)"
+    echo "- tapegrad build: $(grep -E '^TG_(CUDA|OPENCL):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
+    echo "- tapegrad commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)" \
+         "(+ working tree), run $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+for w in $WHAT; do
+    case $w in
+    autograd)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_autograd" --threads 1 --reps "${REPS_AUTOGRAD:-25}" \
+            --csv "$RES/autograd.csv" --md "$RES/autograd.part.md" >/dev/null
+        { machine; echo; cat "$RES/autograd.part.md"; } > "$RES/autograd.md"
+        rm "$RES/autograd.part.md" ;;
+    mlp)
+        for t in 1 2; do
+            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp" --threads $t --reps "${REPS_MLP:-15}" \
+                --csv "$RES/mlp_step_t$t.csv" --md "$RES/mlp_step_t$t.md" >/dev/null
+        done ;;
+    deep-memory)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --threads 1 --deep-memory \
+            --csv "$RES/mlp_deep_memory.csv" --md "$RES/mlp_deep_memory.md" >/dev/null ;;
+    deep-memory-rss)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --threads 1 --deep-memory-rss \
+            --csv "$RES/mlp_deep_memory_rss.csv" --md "$RES/mlp_deep_memory_rss.md" >/dev/null ;;
+    fmnist)
+        for t in 1 2; do
+            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp" --threads $t --fmnist-epoch \
+                --reps "${REPS_FMNIST:-3}" --csv "$RES/fmnist_epoch_t$t.csv" \
+                --md "$RES/fmnist_epoch_t$t.md" >/dev/null
+        done ;;
+    seed-size)
+        OPENBLAS_NUM_THREADS=2 "$B/bench_mlp" --threads 2 --seed-size \
+            --csv "$RES/mlp_seed_size.csv" --md "$RES/mlp_seed_size.md" >/dev/null ;;
+    *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
+    esac
+done
+
+# mlp.md: every bench_mlp section that exists, behind one machine header.
+{
+    echo "# bench_mlp results"
+    echo
+    machine
+    for f in mlp_step_t1 mlp_step_t2 mlp_deep_memory mlp_deep_memory_rss fmnist_epoch_t1 \
+             fmnist_epoch_t2 mlp_seed_size; do
+        [ -f "$RES/$f.md" ] || continue
+        echo
+        sed 's/^# /## /' "$RES/$f.md"
+    done
+} > "$RES/mlp.md"
+echo "results in $RES: autograd.md mlp.md and the CSV files"
