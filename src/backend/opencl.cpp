@@ -255,11 +255,30 @@ public:
     }
 
     // ---- BLAS (CLBlast, row-major; transposes are flags, offsets in elements)
+    // Note [beta = 0 reads C]: CLBlast computes alpha·AB + beta·C and reads C even when beta is
+    // 0, so a fresh (uninitialised, possibly NaN) output gives NaN (0·NaN). BLAS on the host
+    // never reads C then; here the rows are zeroed first (callers hold the lock).
+    void zero_rows(const View& c, int64_t rows, int64_t cols, int64_t ld) {
+        const size_t es = element_size(c.dtype);
+        const double zero = 0;
+        auto fill = [&](int64_t first, int64_t count) {
+            check(clEnqueueFillBuffer(queue_, mem(c), &zero, es, size_t(c.offset + first) * es,
+                                      size_t(count) * es, 0, nullptr, nullptr),
+                  "clEnqueueFillBuffer");
+        };
+        if (rows <= 0 || cols <= 0) return;
+        if (ld == cols) {
+            fill(0, rows * cols);
+        } else {
+            for (int64_t r = 0; r < rows; ++r) fill(r * ld, cols);
+        }
+    }
     void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const View& a,
               int64_t lda, const View& b, int64_t ldb, double beta, const View& c,
               int64_t ldc) override {
         std::lock_guard<std::mutex> lock(mu_);
         need(c.dtype, "gemm");
+        if (beta == 0) zero_rows(c, m, n, ldc);  // Note [beta = 0 reads C]
         const auto t1 = ta ? clblast::Transpose::kYes : clblast::Transpose::kNo;
         const auto t2 = tb ? clblast::Transpose::kYes : clblast::Transpose::kNo;
         clblast::StatusCode s;
@@ -279,6 +298,7 @@ public:
               const View& x, int64_t incx, double beta, const View& y, int64_t incy) override {
         std::lock_guard<std::mutex> lock(mu_);
         need(y.dtype, "gemv");
+        if (beta == 0) zero_rows(y, ta ? n : m, 1, incy);
         const auto t = ta ? clblast::Transpose::kYes : clblast::Transpose::kNo;
         clblast::StatusCode s;
         if (y.dtype == Dtype::Float32)
