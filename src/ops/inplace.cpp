@@ -14,14 +14,6 @@
 namespace tg {
 
 namespace {
-/// Whether t was made by a view op (make_view in shape.cpp) and so shares its base's storage.
-bool is_recorded_view(const Tensor& t) {
-    if (!t.grad_fn()) return false;
-    for (const char* v : {"view", "reshape", "expand", "transpose", "permute", "narrow"})
-        if (std::strcmp(t.grad_fn()->name(), v) == 0) return true;
-    return false;
-}
-
 template <class OutOfPlace, class Kernel>
 Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k) {
     const bool rec = GradMode::is_enabled() &&
@@ -32,14 +24,15 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
                                  shape_str(self.sizes()) +
                                  ") cannot be modified in place while recording; use "
                                  "tg::NoGradGuard or an out-of-place op");
-        // Views are not rebased (see the Note): writing through one while its base is alive
-        // would leave the base with a stale history and silently wrong gradients.
-        if (is_recorded_view(self) && self.impl()->storage.use_count() > 1)
-            throw autograd_error(std::string(name) + ": in-place write to a view (made by '" +
-                                 self.grad_fn()->name() + "', shape " + shape_str(self.sizes()) +
-                                 ") of a tensor that is being recorded is not supported: its base "
-                                 "would get wrong gradients; clone() the view or use an "
-                                 "out-of-place op");
+        // Views are not rebased (see the Note): writing into storage that another tensor
+        // shares (a view of it, or its base while a view is alive) would leave that tensor with
+        // a stale history and silently wrong gradients, so it throws instead.
+        if (self.impl()->storage.use_count() > 1)
+            throw autograd_error(std::string(name) + ": in-place write to a tensor of shape " +
+                                 shape_str(self.sizes()) +
+                                 " whose storage is shared with another recorded tensor (a view "
+                                 "or the base of a view) is not supported: that tensor would get "
+                                 "wrong gradients; clone() first or use an out-of-place op");
         Tensor r = oop();
         {
             NoGradGuard g;
