@@ -5,8 +5,6 @@
 // only be modified under NoGradGuard, as in PyTorch. Views of recorded tensors are not
 // rebased: their base keeps its old history, so an in-place write through a view whose base
 // is alive throws autograd_error instead of producing wrong gradients.
-#include <cstring>
-
 #include "autograd/record.hpp"
 #include "ops/kernels.hpp"
 #include "tapegrad/ops.hpp"
@@ -33,7 +31,10 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
                                  " whose storage is shared with another recorded tensor (a view "
                                  "or the base of a view) is not supported: that tensor would get "
                                  "wrong gradients; clone() first or use an out-of-place op");
-        Tensor r = oop();
+        // The out-of-place op records on a separate header for the old value: if it saved self
+        // itself, self's new grad_fn would hold self (a reference cycle that never frees).
+        const Tensor old(std::make_shared<TensorImpl>(*self.impl()));
+        Tensor r = oop(old);
         {
             NoGradGuard g;
             ops::copy_into(self, r);
@@ -49,37 +50,37 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
-    return inplace(*this, "add_", &o, [&] { return *this + o * alpha; }, [&] {
+    return inplace(*this, "add_", &o, [&](const Tensor& old) { return old + o * alpha; }, [&] {
         ops::binary_into(ops::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0);
     });
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { return add_(o, -alpha); }
 Tensor& Tensor::add_(Scalar s) {
-    return inplace(*this, "add_", nullptr, [&] { return *this + s; },
+    return inplace(*this, "add_", nullptr, [&](const Tensor& old) { return old + s; },
                    [&] { ops::unary_into(ops::UnaryOp::add_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
-    return inplace(*this, "mul_", &o, [&] { return *this * o; }, [&] {
+    return inplace(*this, "mul_", &o, [&](const Tensor& old) { return old * o; }, [&] {
         ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0);
     });
 }
 Tensor& Tensor::mul_(Scalar s) {
-    return inplace(*this, "mul_", nullptr, [&] { return *this * s; },
+    return inplace(*this, "mul_", nullptr, [&](const Tensor& old) { return old * s; },
                    [&] { ops::unary_into(ops::UnaryOp::mul_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
-    return inplace(*this, "div_", &o, [&] { return *this / o; }, [&] {
+    return inplace(*this, "div_", &o, [&](const Tensor& old) { return old / o; }, [&] {
         ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0);
     });
 }
 Tensor& Tensor::div_(Scalar s) { return mul_(1.0 / s); }
 Tensor& Tensor::fill_(Scalar s) {
-    return inplace(*this, "fill_", nullptr, [&] { return full(sizes(), s, options()); },
+    return inplace(*this, "fill_", nullptr, [&](const Tensor&) { return full(sizes(), s, options()); },
                    [&] { ops::be(*this).fill(ops::view(*this), s); });
 }
 Tensor& Tensor::zero_() { return fill_(0); }
 Tensor& Tensor::copy_(const Tensor& src) {
-    return inplace(*this, "copy_", &src, [&] { return tg::expand(src.to(dtype()), sizes()).clone(); },
+    return inplace(*this, "copy_", &src, [&](const Tensor&) { return tg::expand(src.to(dtype()), sizes()).clone(); },
                    [&] { ops::copy_into(*this, src); });
 }
 

@@ -60,7 +60,7 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
     Tensor yk = reduce_keep(is_max ? backend::ReduceOp::Max : backend::ReduceOp::Min, x, dims);
     Tensor y = keepdim ? yk : yk.view(dropped_shape(x, dims));
     if (should_record({&x}))
-        record(name, {&x}, y, [sx = save(x), syk = save(yk), dims](const Tensor& dy, const Node& n) {
+        record(name, {&x}, y, [sx = save(x), syk = save_output(yk), dims](const Tensor& dy, const Node& n) {
             const Tensor dyk = dy.reshape(kept_shape(sx.get(), dims));
             (void)n;
             return Grads{extremum_grad(dyk, sx.get(), syk.get(), dims)};
