@@ -16,10 +16,10 @@ struct ChainConfig {
 
 /// Times of one chain, in seconds, plus a checksum of the gradients for a correctness check.
 struct ChainTimes {
-    double fwd = 0;        // forward with recording
-    double bwd = 0;        // y.sum().backward() and freeing the graph
-    double fwd_nograd = 0; // the same forward under NoGradGuard
-    double checksum = 0;   // sum of x.grad (+ a.grad + b.grad when they require grad)
+    double fwd = 0;         // forward with recording
+    double bwd = 0;         // y.sum().backward() and freeing the graph
+    double fwd_nograd = 0;  // the same forward under NoGradGuard
+    double checksum = 0;    // sum of x.grad (+ a.grad + b.grad when they require grad)
 };
 
 /// Runs one chain (recorded forward, backward, then the no-grad forward) in LibTorch.

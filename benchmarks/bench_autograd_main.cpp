@@ -50,9 +50,17 @@ int main(int argc, char** argv) {
     double wall0 = now_s();
 
     Table table;
-    table.header = {"elements", "a_b", "impl", "fwd_ns_per_op", "bwd_ns_per_op",
-                    "fwd_bwd_ns_per_op", "fwd_nograd_ns_per_op", "record_overhead_ns_per_op",
-                    "ratio_tg_over_torch_fwd_bwd", "bar_le_0.125", "grad_checksum"};
+    table.header = {"elements",
+                    "a_b",
+                    "impl",
+                    "fwd_ns_per_op",
+                    "bwd_ns_per_op",
+                    "fwd_bwd_ns_per_op",
+                    "fwd_nograd_ns_per_op",
+                    "record_overhead_ns_per_op",
+                    "ratio_tg_over_torch_fwd_bwd",
+                    "bar_le_0.125",
+                    "grad_checksum"};
     bool all_pass = true;
     for (int64_t n : {int64_t(1), int64_t(16)}) {
         for (bool leaves : {false, true}) {
@@ -60,14 +68,17 @@ int main(int argc, char** argv) {
             Phase tp, gp;
             for (int i = 0; i < warmup; ++i) {
                 torch_chain(c);
-                if (run_tg) tg_chain(c);
+                if (run_tg)
+                    tg_chain(c);
             }
             for (int r = 0; r < reps; ++r) {
                 if (r % 2 == 0) {
                     tp.add(torch_chain(c));
-                    if (run_tg) gp.add(tg_chain(c));
+                    if (run_tg)
+                        gp.add(tg_chain(c));
                 } else {
-                    if (run_tg) gp.add(tg_chain(c));
+                    if (run_tg)
+                        gp.add(tg_chain(c));
                     tp.add(torch_chain(c));
                 }
             }
@@ -77,8 +88,7 @@ int main(int argc, char** argv) {
                 double f = median(p.fwd) * per, b = median(p.bwd) * per;
                 double fb = median(p.total) * per, ng = median(p.nograd) * per;
                 table.add({std::to_string(n), leaves ? "requires_grad" : "const", impl, fmt(f),
-                           fmt(b), fmt(fb), fmt(ng), fmt(f - ng), ratio, pass,
-                           fmt(p.checksum, 6)});
+                           fmt(b), fmt(fb), fmt(ng), fmt(f - ng), ratio, pass, fmt(p.checksum, 6)});
             };
             row("libtorch", tp, "", "");
             if (run_tg) {
@@ -87,11 +97,13 @@ int main(int argc, char** argv) {
                 all_pass = all_pass && pass;
                 row("tapegrad", gp, fmt(ratio, 4), pass ? "PASS" : "FAIL");
                 if (std::abs(gp.checksum - tp.checksum) > 1e-3 * (1 + std::abs(tp.checksum)))
-                    std::fprintf(stderr, "WARNING: gradient checksums differ: tapegrad %.6f, "
-                                         "LibTorch %.6f (n=%lld)\n",
+                    std::fprintf(stderr,
+                                 "WARNING: gradient checksums differ: tapegrad %.6f, "
+                                 "LibTorch %.6f (n=%lld)\n",
                                  gp.checksum, tp.checksum, (long long)n);
             }
-            std::fprintf(stderr, "done n=%lld %s\n", (long long)n, leaves ? "requires_grad" : "const");
+            std::fprintf(stderr, "done n=%lld %s\n", (long long)n,
+                         leaves ? "requires_grad" : "const");
         }
     }
     double wall = now_s() - wall0;

@@ -10,9 +10,15 @@ namespace {
 tg::Tensor chain(tg::Tensor y, const tg::Tensor& a, const tg::Tensor& b, int64_t ops) {
     for (int64_t i = 0; i < ops; ++i) {
         switch (i % 3) {
-            case 0: y = y + a; break;
-            case 1: y = y * b; break;
-            default: y = tg::tanh(y); break;
+            case 0:
+                y = y + a;
+                break;
+            case 1:
+                y = y * b;
+                break;
+            default:
+                y = tg::tanh(y);
+                break;
         }
     }
     return y;
@@ -38,7 +44,8 @@ ChainTimes tg_chain(const ChainConfig& c) {
     t.fwd = t1 - t0;
     t.bwd = t2 - t1;
     t.checksum = x.grad().sum().item<double>();
-    if (c.leaves_grad) t.checksum += a.grad().sum().item<double>() + b.grad().sum().item<double>();
+    if (c.leaves_grad)
+        t.checksum += a.grad().sum().item<double>() + b.grad().sum().item<double>();
     {
         tg::NoGradGuard no_grad;
         double t3 = now_s();

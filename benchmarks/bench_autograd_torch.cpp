@@ -15,9 +15,15 @@ namespace {
 torch::Tensor chain(torch::Tensor y, const torch::Tensor& a, const torch::Tensor& b, int64_t ops) {
     for (int64_t i = 0; i < ops; ++i) {
         switch (i % 3) {
-            case 0: y = y + a; break;
-            case 1: y = y * b; break;
-            default: y = torch::tanh(y); break;
+            case 0:
+                y = y + a;
+                break;
+            case 1:
+                y = y * b;
+                break;
+            default:
+                y = torch::tanh(y);
+                break;
         }
     }
     return y;
@@ -43,7 +49,8 @@ ChainTimes torch_chain(const ChainConfig& c) {
     t.fwd = t1 - t0;
     t.bwd = t2 - t1;
     t.checksum = x.grad().sum().item<double>();
-    if (c.leaves_grad) t.checksum += a.grad().sum().item<double>() + b.grad().sum().item<double>();
+    if (c.leaves_grad)
+        t.checksum += a.grad().sum().item<double>() + b.grad().sum().item<double>();
     {
         torch::NoGradGuard no_grad;
         double t3 = now_s();

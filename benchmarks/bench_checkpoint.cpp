@@ -12,6 +12,7 @@
 //
 // This file alone includes LibTorch; the child (`--torch-child`) touches nothing of tapegrad.
 #include <sys/wait.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -19,9 +20,6 @@
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
-
-#include <torch/torch.h>
-
 #include <tapegrad/nn.hpp>
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -35,10 +33,13 @@ struct Args {
     std::string out = "benchmarks/results";
 };
 
-double mib(int64_t b) { return double(b) / (1 << 20); }
+double mib(int64_t b) {
+    return double(b) / (1 << 20);
+}
 
 const char* const kBarNote =
-    "Reading the 4x bar (numbers for the default configuration): with k segments of an n-layer chain, single-level checkpointing keeps "
+    "Reading the 4x bar (numbers for the default configuration): with k segments of an n-layer "
+    "chain, single-level checkpointing keeps "
     "about k - 1 boundaries plus one segment of n/k layers, at best 2 sqrt(n) = 16 activations "
     "for n = 64 against 64: exactly 4x on saved activations, which is what sqrt(n) reaches here "
     "(64.0 -> 16.0 MiB). The measured step peak also holds the gradient workspace of backward "
@@ -79,7 +80,8 @@ int torch_child(const Args& a) {
 /// Runs `self --torch-child` with GLIBC_TUNABLES set; returns the RSS growth in bytes or -1.
 int64_t torch_rss_growth(const char* self, const Args& a) {
     int fd[2];
-    if (pipe(fd) != 0) return -1;
+    if (pipe(fd) != 0)
+        return -1;
     const pid_t pid = fork();
     if (pid == 0) {
         dup2(fd[1], 1);
@@ -87,20 +89,22 @@ int64_t torch_rss_growth(const char* self, const Args& a) {
         setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=131072", 1);
         const std::string l = std::to_string(a.layers), w = std::to_string(a.width),
                           b = std::to_string(a.batch);
-        execl(self, self, "--torch-child", "--layers", l.c_str(), "--width", w.c_str(),
-              "--batch", b.c_str(), (char*)nullptr);
+        execl(self, self, "--torch-child", "--layers", l.c_str(), "--width", w.c_str(), "--batch",
+              b.c_str(), (char*)nullptr);
         _exit(127);
     }
     close(fd[1]);
     std::string out;
     char buf[256];
     ssize_t k;
-    while ((k = read(fd[0], buf, sizeof buf)) > 0) out.append(buf, size_t(k));
+    while ((k = read(fd[0], buf, sizeof buf)) > 0)
+        out.append(buf, size_t(k));
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
     const auto at = out.find("torch_rss_growth_kib ");
-    if (at == std::string::npos) return -1;
+    if (at == std::string::npos)
+        return -1;
     return int64_t(std::stod(out.substr(at + 21)) * 1024);
 }
 
@@ -137,18 +141,21 @@ struct Bench {
     void run(std::vector<Row>& rows, int reps) {
         std::vector<std::vector<double>> times(rows.size());
         for (Row& r : rows)
-            if (r.note.empty()) step(r.plan);
+            if (r.note.empty())
+                step(r.plan);
         for (int i = 0; i < reps; ++i)
             for (size_t k = 0; k < rows.size(); ++k) {
                 const size_t j = (k + size_t(i)) % rows.size();  // rotate the order
-                if (!rows[j].note.empty()) continue;
+                if (!rows[j].note.empty())
+                    continue;
                 const auto [peak, t] = step(rows[j].plan);
                 rows[j].measured = std::max(rows[j].measured, peak);
                 times[j].push_back(t);
             }
         for (size_t j = 0; j < rows.size(); ++j) {
             Row& r = rows[j];
-            if (!r.note.empty()) continue;
+            if (!r.note.empty())
+                continue;
             r.median_s = bench::median(times[j]);
             r.min_s = bench::min_of(times[j]);
             std::cerr << r.config << ": peak " << bench::fmt(mib(r.measured), 1)
@@ -164,16 +171,24 @@ Args parse(int argc, char** argv, bool& child) {
     for (int i = 1; i < argc; ++i) {
         const std::string s = argv[i];
         auto next = [&] {
-            if (i + 1 >= argc) throw std::runtime_error("missing value after " + s);
+            if (i + 1 >= argc)
+                throw std::runtime_error("missing value after " + s);
             return std::string(argv[++i]);
         };
-        if (s == "--torch-child") child = true;
-        else if (s == "--layers") a.layers = std::stoi(next());
-        else if (s == "--width") a.width = std::stoi(next());
-        else if (s == "--batch") a.batch = std::stoi(next());
-        else if (s == "--reps") a.reps = std::stoi(next());
-        else if (s == "--out") a.out = next();
-        else throw std::runtime_error("unknown option " + s);
+        if (s == "--torch-child")
+            child = true;
+        else if (s == "--layers")
+            a.layers = std::stoi(next());
+        else if (s == "--width")
+            a.width = std::stoi(next());
+        else if (s == "--batch")
+            a.batch = std::stoi(next());
+        else if (s == "--reps")
+            a.reps = std::stoi(next());
+        else if (s == "--out")
+            a.out = next();
+        else
+            throw std::runtime_error("unknown option " + s);
     }
     return a;
 }
@@ -183,7 +198,8 @@ Args parse(int argc, char** argv, bool& child) {
 int main(int argc, char** argv) {
     bool child = false;
     const Args a = parse(argc, argv, child);
-    if (child) return torch_child(a);
+    if (child)
+        return torch_child(a);
 
     Bench b;
     tg::manual_seed(0);
@@ -194,7 +210,8 @@ int main(int argc, char** argv) {
     b.x = tg::randn({a.batch, a.width});
     b.y = tg::zeros({a.batch, a.width});
     b.opt = std::make_unique<tg::optim::SGD>(b.net->parameters(), tg::optim::SGDOptions(1e-3));
-    for (tg::Tensor& p : b.net->parameters()) p.set_grad(tg::zeros_like(p));
+    for (tg::Tensor& p : b.net->parameters())
+        p.set_grad(tg::zeros_like(p));
     const auto prof = tg::nn::profile_sequential(b.net, b.x);
     const size_t n = prof.layers.size();
 
@@ -207,9 +224,11 @@ int main(int argc, char** argv) {
     const int64_t unplanned = b.step(rows[0].plan).first;
     rows.push_back(Row{"sqrt(n)", 0, tg::nn::sqrt_plan(prof), 0, 0, 0, ""});
     const int64_t min_budget = tg::nn::min_checkpoint_budget(prof);
-    const std::vector<std::pair<std::string, double>> budgets = {
-        {"planner 90%", 0.9}, {"planner 75%", 0.75}, {"planner 50%", 0.5},
-        {"planner 40%", 0.4}, {"planner 25%", 0.25}};
+    const std::vector<std::pair<std::string, double>> budgets = {{"planner 90%", 0.9},
+                                                                 {"planner 75%", 0.75},
+                                                                 {"planner 50%", 0.5},
+                                                                 {"planner 40%", 0.4},
+                                                                 {"planner 25%", 0.25}};
     for (const auto& [name, frac] : budgets) {
         Row r{name, int64_t(frac * double(unplanned)), {}, 0, 0, 0, ""};
         try {
@@ -253,7 +272,8 @@ int main(int argc, char** argv) {
           "step s (median) | time ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Row& r : rows) {
         size_t ck = 0;
-        for (const auto& s : r.plan.segments) ck += s.checkpointed;
+        for (const auto& s : r.plan.segments)
+            ck += s.checkpointed;
         const bool ran = r.measured > 0;
         const double ratio = ran ? double(r.measured) / double(r.plan.predicted_peak_bytes) : 0;
         const std::string within =
@@ -272,16 +292,15 @@ int main(int argc, char** argv) {
                << " | infeasible: " << r.note << " |||||||||\n";
             continue;
         }
-        md << "| " << r.config << " | " << (r.budget ? bench::fmt(mib(r.budget), 1) : "-")
-           << " | " << r.plan.segments.size() << " (" << ck << ") | "
-           << r.plan.recomputed_layers << " (" << bench::fmt(r.plan.recompute_fraction(), 2)
-           << ") | " << bench::fmt(mib(r.plan.predicted_peak_bytes), 2) << " | "
+        md << "| " << r.config << " | " << (r.budget ? bench::fmt(mib(r.budget), 1) : "-") << " | "
+           << r.plan.segments.size() << " (" << ck << ") | " << r.plan.recomputed_layers << " ("
+           << bench::fmt(r.plan.recompute_fraction(), 2) << ") | "
+           << bench::fmt(mib(r.plan.predicted_peak_bytes), 2) << " | "
            << bench::fmt(mib(r.measured), 2) << " | " << bench::fmt(ratio, 4) << " | "
            << (within.empty() ? "-" : within) << " | "
            << bench::fmt(mib(r.plan.predicted_saved_bytes), 1) << " | "
            << bench::fmt(double(unplanned) / double(r.measured), 2) << "x | "
-           << bench::fmt(r.median_s, 3) << " | " << bench::fmt(r.median_s / t_none, 3)
-           << " |\n";
+           << bench::fmt(r.median_s, 3) << " | " << bench::fmt(r.median_s / t_none, 3) << " |\n";
     }
     md << "\nLibTorch 1.13 without checkpointing (no allocator statistics on the CPU): peak RSS "
           "growth during a steady-state step = "
@@ -289,25 +308,27 @@ int main(int argc, char** argv) {
        << " (tapegrad's allocator-measured peak for the same step: "
        << bench::fmt(mib(unplanned), 1) << " MiB). LibTorch has no C++ checkpointing.\n\n";
     const double cut = double(unplanned) / double(sq.measured);
-    const double saved_cut = double(none.plan.predicted_saved_bytes) /
-                             double(sq.plan.predicted_saved_bytes);
+    const double saved_cut =
+        double(none.plan.predicted_saved_bytes) / double(sq.plan.predicted_saved_bytes);
     const double tr = sq.median_s / t_none;
     md << "Bars:\n\n- sqrt(n) step-peak cut (activations + gradient workspace, measured) "
        << bench::fmt(cut, 2) << "x; saved-activation cut (model) " << bench::fmt(saved_cut, 2)
        << "x; bar >= 4x: **"
-       << (cut >= 4 ? "PASS" : saved_cut >= 4 ? "PASS on saved activations only" : "FAIL")
+       << (cut >= 4         ? "PASS"
+           : saved_cut >= 4 ? "PASS on saved activations only"
+                            : "FAIL")
        << "**\n- sqrt(n) step time " << bench::fmt(tr, 3)
-       << "x of no checkpointing; bar <= 1.35x: **"
-       << (tr <= 1.35 ? "PASS" : "FAIL") << "**\n";
+       << "x of no checkpointing; bar <= 1.35x: **" << (tr <= 1.35 ? "PASS" : "FAIL") << "**\n";
     bool all_within = true;
     for (const Row& r : rows)
-        if (r.budget && r.measured && r.measured > r.budget) all_within = false;
+        if (r.budget && r.measured && r.measured > r.budget)
+            all_within = false;
     md << "- planner measured peak <= budget for every feasible budget: **"
        << (all_within ? "PASS" : "FAIL") << "**; smallest feasible budget "
        << bench::fmt(mib(min_budget), 1) << " MiB ("
        << bench::fmt(100.0 * double(min_budget) / double(unplanned), 1)
-       << "% of the unplanned peak)\n\n" << kBarNote
-       << "\nPlot: checkpoint.png (scripts/plot_checkpoint.gp).\n";
+       << "% of the unplanned peak)\n\n"
+       << kBarNote << "\nPlot: checkpoint.png (scripts/plot_checkpoint.gp).\n";
     std::ofstream(a.out + "/checkpoint.md") << md.str();
     std::cout << md.str();
     return 0;

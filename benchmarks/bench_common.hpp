@@ -23,7 +23,8 @@ inline double now_s() {
 
 /// Median of v (the mean of the two middle values for an even count); 0 for an empty vector.
 inline double median(std::vector<double> v) {
-    if (v.empty()) return 0;
+    if (v.empty())
+        return 0;
     std::sort(v.begin(), v.end());
     size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -52,7 +53,8 @@ inline long long host_steal_jiffies() {
     std::string cpu;
     long long v[8] = {0};
     f >> cpu;
-    for (auto& x : v) f >> x;
+    for (auto& x : v)
+        f >> x;
     return v[7];
 }
 
@@ -92,11 +94,13 @@ struct Table {
     std::string csv() const {
         std::ostringstream os;
         auto line = [&](const std::vector<std::string>& r) {
-            for (size_t i = 0; i < r.size(); ++i) os << (i ? "," : "") << r[i];
+            for (size_t i = 0; i < r.size(); ++i)
+                os << (i ? "," : "") << r[i];
             os << "\n";
         };
         line(header);
-        for (auto& r : rows) line(r);
+        for (auto& r : rows)
+            line(r);
         return os.str();
     }
 
@@ -104,37 +108,44 @@ struct Table {
         std::ostringstream os;
         auto line = [&](const std::vector<std::string>& r) {
             os << "|";
-            for (auto& c : r) os << " " << c << " |";
+            for (auto& c : r)
+                os << " " << c << " |";
             os << "\n";
         };
         line(header);
         os << "|";
-        for (size_t i = 0; i < header.size(); ++i) os << "---|";
+        for (size_t i = 0; i < header.size(); ++i)
+            os << "---|";
         os << "\n";
-        for (auto& r : rows) line(r);
+        for (auto& r : rows)
+            line(r);
         return os.str();
     }
 };
 
 /// Writes text to path (if path is not empty) and says so on stderr.
 inline void write_file(const std::string& path, const std::string& text) {
-    if (path.empty()) return;
+    if (path.empty())
+        return;
     std::ofstream f(path);
     f << text;
     std::fprintf(stderr, "wrote %s\n", path.c_str());
 }
 
 /// The value after flag in argv ("--threads 2"), or def.
-inline std::string arg_value(int argc, char** argv, const std::string& flag, const std::string& def) {
+inline std::string arg_value(int argc, char** argv, const std::string& flag,
+                             const std::string& def) {
     for (int i = 1; i + 1 < argc; ++i)
-        if (flag == argv[i]) return argv[i + 1];
+        if (flag == argv[i])
+            return argv[i + 1];
     return def;
 }
 
 /// Whether flag appears in argv.
 inline bool has_flag(int argc, char** argv, const std::string& flag) {
     for (int i = 1; i < argc; ++i)
-        if (flag == argv[i]) return true;
+        if (flag == argv[i])
+            return true;
     return false;
 }
 
@@ -156,7 +167,8 @@ struct Rng {
 /// n floats uniform in [lo, hi).
 inline std::vector<float> uniform_vec(Rng& rng, size_t n, float lo, float hi) {
     std::vector<float> v(n);
-    for (auto& x : v) x = rng.uniform(lo, hi);
+    for (auto& x : v)
+        x = rng.uniform(lo, hi);
     return v;
 }
 

@@ -29,9 +29,11 @@ inline std::string utc_now() {
 inline std::string machine_markdown() {
     std::string s;
     s += "- date: " + utc_now() + "\n";
-    s += "- CPU: " + cpu_model() + " (" + std::to_string(std::thread::hardware_concurrency()) + " logical CPUs)\n";
-    s += "- OpenBLAS core: " + std::string(openblas_get_corename()) + " (OPENBLAS_CORETYPE=" +
-         env_or_unset("OPENBLAS_CORETYPE") + "), config: " + openblas_get_config() + "\n";
+    s += "- CPU: " + cpu_model() + " (" + std::to_string(std::thread::hardware_concurrency()) +
+         " logical CPUs)\n";
+    s += "- OpenBLAS core: " + std::string(openblas_get_corename()) +
+         " (OPENBLAS_CORETYPE=" + env_or_unset("OPENBLAS_CORETYPE") +
+         "), config: " + openblas_get_config() + "\n";
     s += "- OPENBLAS_NUM_THREADS=" + env_or_unset("OPENBLAS_NUM_THREADS") +
          ", OMP_NUM_THREADS=" + env_or_unset("OMP_NUM_THREADS") +
          ", OMP_WAIT_POLICY=" + env_or_unset("OMP_WAIT_POLICY") +

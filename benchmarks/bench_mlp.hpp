@@ -61,10 +61,10 @@ std::string blas_core();
 
 /// Live-byte peaks (tg::memory::stats) of the deep MLP, one entry per step.
 struct DeepMemory {
-    int64_t param_bytes = 0;       // parameters
-    int64_t input_bytes = 0;       // X and Y
-    std::vector<int64_t> before;   // current bytes before each step
-    std::vector<int64_t> peak;     // peak bytes during each step (reset_peak before it)
+    int64_t param_bytes = 0;      // parameters
+    int64_t input_bytes = 0;      // X and Y
+    std::vector<int64_t> before;  // current bytes before each step
+    std::vector<int64_t> peak;    // peak bytes during each step (reset_peak before it)
     std::vector<double> loss;
 };
 /// Runs `steps` SGD steps of the deep MLP in tapegrad, reading tg::memory::stats.

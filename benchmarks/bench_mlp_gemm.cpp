@@ -42,7 +42,9 @@ std::string set_blas_threads(int threads) {
     return "OpenBLAS threads " + std::to_string(openblas_get_num_threads());
 }
 
-std::string blas_core() { return openblas_get_corename(); }
+std::string blas_core() {
+    return openblas_get_corename();
+}
 
 namespace {
 

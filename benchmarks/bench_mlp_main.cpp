@@ -57,7 +57,8 @@ std::vector<std::vector<StepTimes>> interleave(std::vector<Stepper*> impls, int 
     for (int w = 0; w < warmup; ++w)
         for (size_t i = 0; i < impls.size(); ++i) {
             auto t = impls[i]->step();
-            if (w == 0) first_loss[i] = t.loss;
+            if (w == 0)
+                first_loss[i] = t.loss;
         }
     for (int r = 0; r < reps; ++r)
         for (size_t k = 0; k < impls.size(); ++k) {
@@ -71,7 +72,8 @@ std::vector<std::vector<StepTimes>> interleave(std::vector<Stepper*> impls, int 
 
 double med(const std::vector<StepTimes>& v, const std::function<double(const StepTimes&)>& f) {
     std::vector<double> x;
-    for (auto& t : v) x.push_back(f(t));
+    for (auto& t : v)
+        x.push_back(f(t));
     return median(x);
 }
 
@@ -99,7 +101,8 @@ int run_steps(const Options& o, const MlpSpec& s, const std::string& title,
         }
     }
     std::vector<Stepper*> impls;
-    for (auto& p : owned) impls.push_back(p.get());
+    for (auto& p : owned)
+        impls.push_back(p.get());
     std::vector<double> first_loss;
     auto samples = interleave(impls, o.warmup, o.reps, first_loss);
 
@@ -108,12 +111,15 @@ int run_steps(const Options& o, const MlpSpec& s, const std::string& title,
         step_ms[names[i]] = 1e3 * med(samples[i], [](const StepTimes& t) { return t.total(); });
     double flops = mlp_gemm_flops(s);
     Table table;
-    table.header = {"threads", "impl", "fwd_ms", "bwd_ms", "update_ms", "step_ms", "min_step_ms",
-                    "gflops_equiv", "ratio_vs_gemm", "ratio_vs_libtorch", "first_loss"};
+    table.header = {
+        "threads",   "impl",        "fwd_ms",       "bwd_ms",        "update_ms",
+        "step_ms",   "min_step_ms", "gflops_equiv", "ratio_vs_gemm", "ratio_vs_libtorch",
+        "first_loss"};
     for (size_t i = 0; i < impls.size(); ++i) {
         auto& v = samples[i];
         std::vector<double> tot;
-        for (auto& t : v) tot.push_back(1e3 * t.total());
+        for (auto& t : v)
+            tot.push_back(1e3 * t.total());
         double st = step_ms[names[i]];
         std::string vs_torch = step_ms.count("libtorch") && names[i] != "libtorch"
                                    ? fmt(st / step_ms["libtorch"], 3)
@@ -162,14 +168,21 @@ int run_deep_memory(const Options& o) {
     DeepMemory m = tg_deep_memory(s, init, 3);
     const double minimum = double(deep_mlp_minimum_bytes());
     Table table;
-    table.header = {"step", "live_before_B", "peak_B", "minimum_B", "peak_over_minimum",
-                    "peak_minus_XY_over_minimum", "bar_le_1.05", "loss"};
+    table.header = {"step",
+                    "live_before_B",
+                    "peak_B",
+                    "minimum_B",
+                    "peak_over_minimum",
+                    "peak_minus_XY_over_minimum",
+                    "bar_le_1.05",
+                    "loss"};
     bool pass = true;
     for (size_t i = 0; i < m.peak.size(); ++i) {
         double r = double(m.peak[i]) / minimum;
         double r2 = double(m.peak[i] - m.input_bytes) / minimum;
         bool p = r <= 1.05;
-        if (i == 0 || i + 1 == m.peak.size()) pass = pass && p;
+        if (i == 0 || i + 1 == m.peak.size())
+            pass = pass && p;
         table.add({std::to_string(i + 1), std::to_string(m.before[i]), std::to_string(m.peak[i]),
                    std::to_string(int64_t(minimum)), fmt(r, 4), fmt(r2, 4), p ? "PASS" : "FAIL",
                    fmt(m.loss[i], 6)});
@@ -177,10 +190,13 @@ int run_deep_memory(const Options& o) {
     md += "- parameters " + std::to_string(m.param_bytes) + " B, X + Y " +
           std::to_string(m.input_bytes) + " B, minimum (params + grads + one activation) " +
           std::to_string(int64_t(minimum)) + " B\n\n" + table.markdown();
-    md += "\nLibTorch reference (baselines.md §4d): live bytes ~1.0x minimum in the first step, "
-          "~1.32x in steady state (zero_grad keeps zeroed grads allocated).\n";
-    md += std::string("\nBar peak live bytes <= 1.05 x minimum in step 1 and in steady state "
-                      "(step 3): **") + (pass ? "PASS" : "FAIL") + "**\n";
+    md +=
+        "\nLibTorch reference (baselines.md §4d): live bytes ~1.0x minimum in the first step, "
+        "~1.32x in steady state (zero_grad keeps zeroed grads allocated).\n";
+    md += std::string(
+              "\nBar peak live bytes <= 1.05 x minimum in step 1 and in steady state "
+              "(step 3): **") +
+          (pass ? "PASS" : "FAIL") + "**\n";
     std::cout << md;
     write_file(o.csv, table.csv());
     write_file(o.md, md);
@@ -199,18 +215,22 @@ std::string self_dir() {
 std::map<std::string, std::string> run_child(const std::string& cmd) {
     std::map<std::string, std::string> kv;
     FILE* f = popen(cmd.c_str(), "r");
-    if (!f) return kv;
+    if (!f)
+        return kv;
     char line[1024];
     while (std::fgets(line, sizeof line, f)) {
         std::string s(line);
-        if (s.rfind("impl=", 0) != 0) continue;
+        if (s.rfind("impl=", 0) != 0)
+            continue;
         size_t pos = 0;
         while (pos < s.size()) {
             size_t sp = s.find_first_of(" \n", pos);
             std::string tok = s.substr(pos, sp - pos);
             auto eq = tok.find('=');
-            if (eq != std::string::npos) kv[tok.substr(0, eq)] = tok.substr(eq + 1);
-            if (sp == std::string::npos) break;
+            if (eq != std::string::npos)
+                kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+            if (sp == std::string::npos)
+                break;
             pos = sp + 1;
         }
     }
@@ -239,31 +259,40 @@ int run_deep_memory_rss(const Options& o, const std::string& child_mode) {
     const double minimum_kib = double(deep_mlp_minimum_bytes()) / 1024.0;
     std::string dir = self_dir();
     Table table;
-    table.header = {"impl", "malloc", "mode", "VmHWM_kB", "RssAnon_kB", "RssFile_kB",
-                    "above_own_libs_MiB", "above_libs_over_minimum", "loss"};
+    table.header = {"impl",
+                    "malloc",
+                    "mode",
+                    "VmHWM_kB",
+                    "RssAnon_kB",
+                    "RssFile_kB",
+                    "above_own_libs_MiB",
+                    "above_libs_over_minimum",
+                    "loss"};
     std::map<std::string, long> hwm;
     for (std::string malloc_kind : {"default", "fixed"}) {
         std::string env = "env OPENBLAS_NUM_THREADS=" + std::to_string(o.threads) + " ";
-        if (malloc_kind == "fixed") env += "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072 ";
+        if (malloc_kind == "fixed")
+            env += "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072 ";
         for (std::string impl : {"tapegrad", "libtorch"}) {
-            if (impl == "tapegrad" && !o.run_tg) continue;
+            if (impl == "tapegrad" && !o.run_tg)
+                continue;
             long libs = 0;
             for (std::string mode : {"libs", "step", "steps3"}) {
-                std::string cmd =
-                    impl == "tapegrad"
-                        ? env + dir + "/bench_mlp_rss_tg " + mode + " " + std::to_string(o.threads)
-                        : env + dir + "/bench_mlp_rss_torch " + mode + " " +
-                              std::to_string(o.threads);
+                std::string cmd = impl == "tapegrad" ? env + dir + "/bench_mlp_rss_tg " + mode +
+                                                           " " + std::to_string(o.threads)
+                                                     : env + dir + "/bench_mlp_rss_torch " + mode +
+                                                           " " + std::to_string(o.threads);
                 auto kv = run_child(cmd + " 2>/dev/null");
                 long v = kv.count("VmHWM_kB") ? std::stol(kv["VmHWM_kB"]) : -1;
-                if (mode == "libs") libs = v;
+                if (mode == "libs")
+                    libs = v;
                 hwm[impl + "/" + malloc_kind + "/" + mode] = v;
                 double above = double(v - libs);
                 table.add({impl, malloc_kind, mode, std::to_string(v), kv["RssAnon_kB"],
                            kv["RssFile_kB"], mode == "libs" ? "" : fmt(above / 1024.0, 1),
                            mode == "libs" ? "" : fmt(above / minimum_kib, 3), kv["loss"]});
-                std::fprintf(stderr, "%s %s %s: VmHWM %ld kB\n", impl.c_str(),
-                             malloc_kind.c_str(), mode.c_str(), v);
+                std::fprintf(stderr, "%s %s %s: VmHWM %ld kB\n", impl.c_str(), malloc_kind.c_str(),
+                             mode.c_str(), v);
             }
         }
     }
@@ -277,8 +306,8 @@ int run_deep_memory_rss(const Options& o, const std::string& child_mode) {
             bool p = t > 0 && l > 0 && t <= l;
             pass = pass && p;
             md += "- " + mode + ", default malloc: tapegrad " + std::to_string(t) +
-                  " kB vs LibTorch " + std::to_string(l) + " kB (" +
-                  fmt(double(t) / double(l), 3) + "x)\n";
+                  " kB vs LibTorch " + std::to_string(l) + " kB (" + fmt(double(t) / double(l), 3) +
+                  "x)\n";
         }
         md += std::string("\nBar peak RSS (separate process, default malloc) <= LibTorch's: **") +
               (pass ? "PASS" : "FAIL") + "**\n";
@@ -321,15 +350,23 @@ int run_fmnist(const Options& o) {
     }
     double ratio = median(tg_s) / median(t_s);
     Table table;
-    table.header = {"threads", "impl", "epoch_s_median", "epoch_s_min", "images_per_s",
-                    "last_epoch_mean_loss", "ratio_tg_over_libtorch", "bar_le_0.8"};
+    table.header = {"threads",
+                    "impl",
+                    "epoch_s_median",
+                    "epoch_s_min",
+                    "images_per_s",
+                    "last_epoch_mean_loss",
+                    "ratio_tg_over_libtorch",
+                    "bar_le_0.8"};
     table.add({std::to_string(o.threads), "tapegrad", fmt(median(tg_s), 3), fmt(min_of(tg_s), 3),
                fmt(double(d.n) / median(tg_s), 0), fmt(tg_loss, 4), fmt(ratio, 3),
                ratio <= 0.8 ? "PASS" : "FAIL"});
     table.add({std::to_string(o.threads), "libtorch", fmt(median(t_s), 3), fmt(min_of(t_s), 3),
                fmt(double(d.n) / median(t_s), 0), fmt(t_loss, 4), "", ""});
-    md += "- " + std::to_string(reps) + " epochs per library after a 20-batch warm-up, "
-          "interleaved; the models keep training across epochs\n\n" + table.markdown();
+    md += "- " + std::to_string(reps) +
+          " epochs per library after a 20-batch warm-up, "
+          "interleaved; the models keep training across epochs\n\n" +
+          table.markdown();
     md += std::string("\nBar tapegrad epoch <= 0.8 x LibTorch: **") +
           (ratio <= 0.8 ? "PASS" : "FAIL") + "**\n";
     std::cout << md;
@@ -353,15 +390,18 @@ int main(int argc, char** argv) {
     try {
         if (has_flag(argc, argv, "--deep-memory-rss")) {
             std::string m = arg_value(argc, argv, "--deep-memory-rss", "all");
-            if (m.rfind("--", 0) == 0) m = "all";
+            if (m.rfind("--", 0) == 0)
+                m = "all";
             if (m.rfind("torch:", 0) == 0) {  // child: no banner, nothing but the result line
                 torch_rss_child(m.substr(6), o.threads);
                 return 0;
             }
             return run_deep_memory_rss(o, m);
         }
-        if (has_flag(argc, argv, "--deep-memory")) return run_deep_memory(o);
-        if (has_flag(argc, argv, "--fmnist-epoch")) return run_fmnist(o);
+        if (has_flag(argc, argv, "--deep-memory"))
+            return run_deep_memory(o);
+        if (has_flag(argc, argv, "--fmnist-epoch"))
+            return run_fmnist(o);
         if (has_flag(argc, argv, "--seed-size")) {
             MlpSpec s;
             s.batch = 10000;

@@ -20,7 +20,8 @@
 namespace {
 
 double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -45,10 +46,14 @@ double clblast_step(int64_t batch, int steps) {
     };
     const size_t L = kWidths.size() - 1;
     std::vector<cl_mem> act, w, dw, dact;
-    for (size_t i = 0; i <= L; ++i) act.push_back(buf(size_t(batch * kWidths[i])));
-    for (size_t i = 0; i <= L; ++i) dact.push_back(buf(size_t(batch * kWidths[i])));
-    for (size_t i = 0; i < L; ++i) w.push_back(buf(size_t(kWidths[i + 1] * kWidths[i])));
-    for (size_t i = 0; i < L; ++i) dw.push_back(buf(size_t(kWidths[i + 1] * kWidths[i])));
+    for (size_t i = 0; i <= L; ++i)
+        act.push_back(buf(size_t(batch * kWidths[i])));
+    for (size_t i = 0; i <= L; ++i)
+        dact.push_back(buf(size_t(batch * kWidths[i])));
+    for (size_t i = 0; i < L; ++i)
+        w.push_back(buf(size_t(kWidths[i + 1] * kWidths[i])));
+    for (size_t i = 0; i < L; ++i)
+        dw.push_back(buf(size_t(kWidths[i + 1] * kWidths[i])));
     using clblast::Transpose;
     const auto row = clblast::Layout::kRowMajor;
     auto one = [&] {
@@ -64,7 +69,8 @@ double clblast_step(int64_t batch, int steps) {
                                  dact[i + 1], 0, out, act[i], 0, in, 0.f, dw[i], 0, in, &q);
             if (i > 0)  // dx = dy·W: [B,out] x [out,in]
                 clblast::Gemm<float>(row, Transpose::kNo, Transpose::kNo, size_t(batch), in, out,
-                                     1.f, dact[i + 1], 0, out, w[i], 0, in, 0.f, dact[i], 0, in, &q);
+                                     1.f, dact[i + 1], 0, out, w[i], 0, in, 0.f, dact[i], 0, in,
+                                     &q);
         }
         clFinish(q);
     };
@@ -116,7 +122,8 @@ int main(int argc, char** argv) {
     }
     const double tg_ms = median(t) * 1e3;
     const double blas_ms = clblast_step(batch, steps) * 1e3;
-    std::printf("device,batch,tapegrad_step_ms,clblast_gemms_ms,ratio,transfer_bytes_per_step,loss\n");
+    std::printf(
+        "device,batch,tapegrad_step_ms,clblast_gemms_ms,ratio,transfer_bytes_per_step,loss\n");
     std::printf("opencl,%lld,%.2f,%.2f,%.3f,%lld,%.4f\n", (long long)batch, tg_ms, blas_ms,
                 tg_ms / blas_ms, (long long)(bytes / steps), loss.item<float>());
 }

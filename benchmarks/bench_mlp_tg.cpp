@@ -1,12 +1,11 @@
 /// bench_mlp, tapegrad side: the MLP step, the deep-MLP memory runs and the Fashion-MNIST epoch.
 /// Also linked alone (without LibTorch) into bench_mlp_rss_tg for the peak-RSS children.
+#include <cstdio>
+#include <cstring>
 #include <tapegrad/data.hpp>
 #include <tapegrad/nn.hpp>
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
-
-#include <cstdio>
-#include <cstring>
 
 #include "bench_common.hpp"
 #include "bench_mlp.hpp"
@@ -21,10 +20,17 @@ tg::nn::Sequential build(const MlpSpec& s) {
     for (size_t i = 0; i < s.widths.size(); ++i) {
         seq->push_back(tg::nn::Linear(fan_in, s.widths[i]));
         switch (s.acts[i]) {
-            case Act::Tanh: seq->push_back(tg::nn::Tanh()); break;
-            case Act::Sigmoid: seq->push_back(tg::nn::Sigmoid()); break;
-            case Act::ReLU: seq->push_back(tg::nn::ReLU()); break;
-            case Act::None: break;
+            case Act::Tanh:
+                seq->push_back(tg::nn::Tanh());
+                break;
+            case Act::Sigmoid:
+                seq->push_back(tg::nn::Sigmoid());
+                break;
+            case Act::ReLU:
+                seq->push_back(tg::nn::ReLU());
+                break;
+            case Act::None:
+                break;
         }
         fan_in = s.widths[i];
     }
@@ -88,7 +94,8 @@ DeepMemory tg_deep_memory(const MlpSpec& s, const MlpInit& init, int steps) {
     DeepMemory m;
     auto seq = build(s);
     load(seq, init);
-    for (auto& p : seq->parameters()) m.param_bytes += p.numel() * 4;
+    for (auto& p : seq->parameters())
+        m.param_bytes += p.numel() * 4;
     auto x = copy_of(init.x, {s.batch, s.in});
     auto y = copy_of(init.y, {s.batch, s.widths.back()});
     m.input_bytes = (x.numel() + y.numel()) * 4;
@@ -153,8 +160,8 @@ public:
         : x_(copy_of(d.images, {d.n, 784})),
           y_(tg::tensor(d.labels)),
           batch_(batch),
-          model_(tg::nn::Linear(784, 256), tg::nn::ReLU(), tg::nn::Linear(256, 128),
-                 tg::nn::ReLU(), tg::nn::Linear(128, 10)),
+          model_(tg::nn::Linear(784, 256), tg::nn::ReLU(), tg::nn::Linear(256, 128), tg::nn::ReLU(),
+                 tg::nn::Linear(128, 10)),
           opt_(model_->parameters(), tg::optim::AdamOptions(1e-3)) {}
 
     EpochResult epoch(int64_t batches) override {

@@ -22,10 +22,17 @@ torch::nn::Sequential build(const MlpSpec& s) {
     for (size_t i = 0; i < s.widths.size(); ++i) {
         seq->push_back(torch::nn::Linear(fan_in, s.widths[i]));
         switch (s.acts[i]) {
-            case Act::Tanh: seq->push_back(torch::nn::Tanh()); break;
-            case Act::Sigmoid: seq->push_back(torch::nn::Sigmoid()); break;
-            case Act::ReLU: seq->push_back(torch::nn::ReLU()); break;
-            case Act::None: break;
+            case Act::Tanh:
+                seq->push_back(torch::nn::Tanh());
+                break;
+            case Act::Sigmoid:
+                seq->push_back(torch::nn::Sigmoid());
+                break;
+            case Act::ReLU:
+                seq->push_back(torch::nn::ReLU());
+                break;
+            case Act::None:
+                break;
         }
         fan_in = s.widths[i];
     }
