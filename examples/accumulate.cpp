@@ -23,14 +23,21 @@ int main(int argc, char** argv) {
     try {
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
-            if (i + 1 >= argc) throw std::invalid_argument("missing value after " + a);
+            if (i + 1 >= argc)
+                throw std::invalid_argument("missing value after " + a);
             const std::string v = argv[++i];
-            if (a == "--global") global = std::stoll(v);
-            else if (a == "--micro") micro = std::stoll(v);
-            else if (a == "--steps") steps = std::stoll(v);
-            else if (a == "--limit-mb") limit_mb = std::stoll(v);
-            else if (a == "--data") root = v;
-            else throw std::invalid_argument("unknown option " + a);
+            if (a == "--global")
+                global = std::stoll(v);
+            else if (a == "--micro")
+                micro = std::stoll(v);
+            else if (a == "--steps")
+                steps = std::stoll(v);
+            else if (a == "--limit-mb")
+                limit_mb = std::stoll(v);
+            else if (a == "--data")
+                root = v;
+            else
+                throw std::invalid_argument("unknown option " + a);
         }
         if (micro < 1 || global % micro != 0)
             throw std::invalid_argument("--micro must divide --global");
@@ -68,8 +75,8 @@ int main(int argc, char** argv) {
                       << ", peak above params+grads+state " << peak / MB << " MB\n";
         }
         const bool fits = double(last) <= double(limit_mb) * MB;
-        std::cout << "accumulated steps: " << (fits ? "fit" : "DO NOT fit")
-                  << " the " << limit_mb << " MB limit with micro-batches of " << micro << "\n";
+        std::cout << "accumulated steps: " << (fits ? "fit" : "DO NOT fit") << " the " << limit_mb
+                  << " MB limit with micro-batches of " << micro << "\n";
         // for comparison only: what one forward/backward over the whole global batch needs
         {
             const tg::Tensor xb = images.narrow(0, 0, global).clone();

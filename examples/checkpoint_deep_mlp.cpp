@@ -22,10 +22,14 @@ int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         const int v = std::stoi(argv[i + 1]);
-        if (a == "--layers") layers = v;
-        else if (a == "--width") width = v;
-        else if (a == "--batch") batch = v;
-        else if (a == "--steps") steps = v;
+        if (a == "--layers")
+            layers = v;
+        else if (a == "--width")
+            width = v;
+        else if (a == "--batch")
+            batch = v;
+        else if (a == "--steps")
+            steps = v;
         else {
             std::cerr << "checkpoint_deep_mlp: unknown option " << a << "\n";
             return 2;
@@ -48,12 +52,15 @@ int main(int argc, char** argv) {
     auto probe = make();
     const auto profile = tg::nn::profile_sequential(probe, x);
     const auto plan = tg::nn::plan_checkpoints(
-        profile, tg::MemoryBudget{tg::nn::predict(profile, {{{0, profile.layers.size(), false}}})
-                                      .predicted_peak_bytes / 2});
+        profile,
+        tg::MemoryBudget{
+            tg::nn::predict(profile, {{{0, profile.layers.size(), false}}}).predicted_peak_bytes /
+            2});
     std::cout << plan << "\n";
 
-    std::cout << std::left << std::setw(22) << "mode" << std::setw(16) << "peak MB"
-              << std::setw(16) << "step ms" << "final loss\n";
+    std::cout << std::left << std::setw(22) << "mode" << std::setw(16) << "peak MB" << std::setw(16)
+              << "step ms"
+              << "final loss\n";
     for (int mode = 0; mode < 3; ++mode) {
         auto net = make();
         tg::optim::SGD opt(net->parameters(), tg::optim::SGDOptions(0.05));
@@ -70,10 +77,13 @@ int main(int argc, char** argv) {
             tg::Tensor loss = tg::mse_loss(out, y);
             loss.backward();
             opt.step();
-            const double t = std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - t0).count();
-            if (s > 0) ms += t / (steps - 1);  // the first step allocates the gradients
-            if (s > 0) peak = std::max(peak, tg::memory::stats().peak_bytes - before);
+            const double t =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            if (s > 0)
+                ms += t / (steps - 1);  // the first step allocates the gradients
+            if (s > 0)
+                peak = std::max(peak, tg::memory::stats().peak_bytes - before);
             loss_v = loss.item<float>();
         }
         const char* name[] = {"no checkpointing", "sqrt(n) segments", "planner (50% budget)"};

@@ -63,10 +63,14 @@ const char* kUsage =
 tg::Device parse_device(const std::string& s) {
     std::string type = s.substr(0, s.find(':'));
     int index = 0;
-    if (s.find(':') != std::string::npos) index = std::stoi(s.substr(s.find(':') + 1));
-    if (type == "cpu" && index == 0) return tg::Device::cpu();
-    if (type == "cuda") return tg::Device::cuda(index);
-    if (type == "opencl") return tg::Device::opencl(index);
+    if (s.find(':') != std::string::npos)
+        index = std::stoi(s.substr(s.find(':') + 1));
+    if (type == "cpu" && index == 0)
+        return tg::Device::cpu();
+    if (type == "cuda")
+        return tg::Device::cuda(index);
+    if (type == "opencl")
+        return tg::Device::opencl(index);
     throw std::invalid_argument("unknown device '" + s + "' (cpu, opencl[:i], cuda[:i])");
 }
 
@@ -78,7 +82,8 @@ Args parse_args(int argc, char** argv) {
             std::cout << kUsage;
             std::exit(0);
         }
-        if (i + 1 >= argc) throw std::invalid_argument("option " + k + " needs a value");
+        if (i + 1 >= argc)
+            throw std::invalid_argument("option " + k + " needs a value");
         std::string v = argv[++i];
         if (k == "--epochs")
             a.epochs = std::stoi(v);
@@ -139,7 +144,8 @@ void print_progress(int epoch, int epochs, int64_t i, int64_t n, double loss, do
     const int width = 16;
     int filled = int(double(width) * double(i) / double(n));
     std::string bar(size_t(filled), '=');
-    if (filled < width) bar += '>' + std::string(size_t(width - filled - 1), ' ');
+    if (filled < width)
+        bar += '>' + std::string(size_t(width - filled - 1), ' ');
     std::printf("\repoch %2d/%d [%s] %3lld/%lld loss %.4f acc %6.2f%% %6.0f img/s", epoch, epochs,
                 bar.c_str(), static_cast<long long>(i), static_cast<long long>(n), loss, 100 * acc,
                 ips);
@@ -171,7 +177,8 @@ int run(const Args& args) {
         tg::data::DataLoaderOptions().batch_size(args.batch_size).shuffle(true).seed(args.seed));
 
     std::ofstream csv(args.csv);
-    if (!csv) throw tg::io_error("cannot write " + args.csv);
+    if (!csv)
+        throw tg::io_error("cannot write " + args.csv);
     csv << "epoch,train_loss,train_acc,test_loss,test_acc,seconds\n";
 
     const bool tty = ::isatty(::fileno(stdout));
@@ -204,7 +211,8 @@ int run(const Args& args) {
         const double train_secs = seconds_since(t_epoch);
         const double train_loss = loss_sum / double(seen),
                      train_acc = double(correct) / double(seen);
-        if (args.cosine) schedule.step();
+        if (args.cosine)
+            schedule.step();
         auto [test_loss, acc] = evaluate(model, test_x, test_y);
         test_acc = acc;
         const double secs = seconds_since(t_epoch);

@@ -39,7 +39,9 @@ CacheHooks& hooks(DeviceType t) {
     static CacheHooks h[3];
     return h[int(t)];
 }
-void set_cache_hooks(DeviceType t, CacheHooks h) { hooks(t) = h; }
+void set_cache_hooks(DeviceType t, CacheHooks h) {
+    hooks(t) = h;
+}
 }  // namespace detail
 
 Stats stats(Device d) {
@@ -55,8 +57,10 @@ void reset_peak(Device d) {
     c.peak.store(c.current.load());
 }
 void empty_cache(Device d) {
-    if (d.is_cpu()) backend::cpu_empty_cache();
-    else if (detail::hooks(d.type).empty_cache) detail::hooks(d.type).empty_cache(d.index);
+    if (d.is_cpu())
+        backend::cpu_empty_cache();
+    else if (detail::hooks(d.type).empty_cache)
+        detail::hooks(d.type).empty_cache(d.index);
 }
 Transfers transfers(Device d) {
     Counters& c = counters(d);

@@ -31,7 +31,9 @@ struct PoolAllocator {
     PoolAllocator() = default;
     template <class U>
     PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT
-    static constexpr size_t cls() { return (sizeof(T) + FreeLists::kGranule - 1) / FreeLists::kGranule; }
+    static constexpr size_t cls() {
+        return (sizeof(T) + FreeLists::kGranule - 1) / FreeLists::kGranule;
+    }
     T* allocate(size_t n) {
         if (!kPoolEnabled || n != 1 || cls() >= FreeLists::kClasses || alignof(T) > 16)
             return static_cast<T*>(::operator new(n * sizeof(T)));
@@ -52,9 +54,13 @@ struct PoolAllocator {
         h = p;
     }
     template <class U>
-    bool operator==(const PoolAllocator<U>&) const { return true; }
+    bool operator==(const PoolAllocator<U>&) const {
+        return true;
+    }
     template <class U>
-    bool operator!=(const PoolAllocator<U>&) const { return false; }
+    bool operator!=(const PoolAllocator<U>&) const {
+        return false;
+    }
 };
 
 template <class T, class... A>

@@ -18,12 +18,14 @@ namespace tg {
 // ---- shapes
 std::string shape_str(const Shape& s) {
     std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+    for (size_t i = 0; i < s.size(); ++i)
+        r += (i ? "," : "") + std::to_string(s[i]);
     return r + "]";
 }
 int64_t numel_of(const Shape& s) {
     int64_t n = 1;
-    for (int64_t d : s) n *= d;
+    for (int64_t d : s)
+        n *= d;
     return n;
 }
 Shape contiguous_strides(const Shape& s) {
@@ -36,7 +38,8 @@ Shape contiguous_strides(const Shape& s) {
     return st;
 }
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-    if (a == b) return a;
+    if (a == b)
+        return a;
     const size_t n = std::max(a.size(), b.size());
     Shape r(n);
     for (size_t i = 0; i < n; ++i) {
@@ -67,9 +70,11 @@ Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
         data = backend::get(d).allocate(n);
     }
 }
-Storage::Storage(void* external, size_t n, Device d) : data(external), nbytes(n), device(d), owned(false) {}
+Storage::Storage(void* external, size_t n, Device d)
+    : data(external), nbytes(n), device(d), owned(false) {}
 Storage::~Storage() {
-    if (!owned) return;
+    if (!owned)
+        return;
     if (data == small)
         memory::detail::on_free(device, int64_t(nbytes));
     else
@@ -77,16 +82,26 @@ Storage::~Storage() {
 }
 
 // ---- metadata
-void Tensor::throw_undefined() { throw error("operation on an undefined tensor"); }
-int64_t Tensor::size(int64_t d) const { return sizes()[size_t(wrap_dim(d, dim(), "size"))]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[size_t(wrap_dim(d, dim(), "stride"))]; }
-int64_t Tensor::numel() const { return numel_of(sizes()); }
+void Tensor::throw_undefined() {
+    throw error("operation on an undefined tensor");
+}
+int64_t Tensor::size(int64_t d) const {
+    return sizes()[size_t(wrap_dim(d, dim(), "size"))];
+}
+int64_t Tensor::stride(int64_t d) const {
+    return strides()[size_t(wrap_dim(d, dim(), "stride"))];
+}
+int64_t Tensor::numel() const {
+    return numel_of(sizes());
+}
 bool Tensor::is_contiguous() const {
     const TensorImpl* i = check();
     int64_t expect = 1;
     for (size_t k = i->sizes.size(); k-- > 0;) {
-        if (i->sizes[k] == 1) continue;
-        if (i->strides[k] != expect) return false;
+        if (i->sizes[k] == 1)
+            continue;
+        if (i->strides[k] != expect)
+            return false;
         expect *= i->sizes[k];
     }
     return true;
@@ -109,8 +124,9 @@ std::vector<T> Tensor::to_vector() const {
     Tensor c = detach().to(dtype_of<T>()).contiguous();
     std::vector<T> out(size_t(c.numel()));
     const TensorImpl* i = c.impl();
-    backend::get(c.device()).to_host(out.data(), i->storage->data, size_t(i->offset) * sizeof(T),
-                                     out.size() * sizeof(T));
+    backend::get(c.device())
+        .to_host(out.data(), i->storage->data, size_t(i->offset) * sizeof(T),
+                 out.size() * sizeof(T));
     return out;
 }
 
@@ -136,16 +152,23 @@ template int64_t Tensor::item<int64_t>() const;
 Tensor& Tensor::requires_grad_(bool r) {
     TensorImpl* i = check();
     if (r && !is_floating(i->dtype))
-        throw dtype_error("requires_grad_: only floating-point tensors can require gradients, "
-                          "got " + shape_str(i->sizes) + " " + dtype_name(i->dtype));
+        throw dtype_error(
+            "requires_grad_: only floating-point tensors can require gradients, "
+            "got " +
+            shape_str(i->sizes) + " " + dtype_name(i->dtype));
     if (i->grad_fn && !r)
-        throw autograd_error("requires_grad_(false): only leaf tensors can change requires_grad; "
-                             "use detach() on a tensor with a grad_fn");
+        throw autograd_error(
+            "requires_grad_(false): only leaf tensors can change requires_grad; "
+            "use detach() on a tensor with a grad_fn");
     i->requires_grad = r;
     return *this;
 }
-Tensor Tensor::grad() const { return Tensor(check()->grad); }
-void Tensor::set_grad(const Tensor& g) const { check()->grad = g.impl_ptr(); }
+Tensor Tensor::grad() const {
+    return Tensor(check()->grad);
+}
+void Tensor::set_grad(const Tensor& g) const {
+    check()->grad = g.impl_ptr();
+}
 void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
     TensorImpl* i = check();
     if (!requires_grad())
@@ -166,13 +189,17 @@ Tensor Tensor::detach() const {
 Tensor Tensor::clone() const {
     Tensor y = ops::empty(sizes(), dtype(), device());
     ops::be(*this).copy(ops::view(y), ops::view(*this));
-    if (should_record({this})) record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
+    if (should_record({this}))
+        record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
     return y;
 }
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+Tensor Tensor::contiguous() const {
+    return is_contiguous() ? *this : clone();
+}
 /// y = x converted to d;  dx = dy converted back
 Tensor Tensor::to(Dtype d) const {
-    if (d == dtype()) return *this;
+    if (d == dtype())
+        return *this;
     Tensor y = ops::empty(sizes(), d, device());
     ops::be(*this).copy(ops::view(y), ops::view(*this));
     if (is_floating(d) && should_record({this})) {
@@ -183,7 +210,8 @@ Tensor Tensor::to(Dtype d) const {
 }
 /// y = x on device d (through host memory);  dx = dy moved back
 Tensor Tensor::to(Device d) const {
-    if (d == device()) return *this;
+    if (d == device())
+        return *this;
     Tensor src = contiguous();
     Tensor y = ops::empty(sizes(), dtype(), d);
     const size_t n = size_t(numel()) * element_size(dtype());
@@ -197,11 +225,14 @@ Tensor Tensor::to(Device d) const {
     }
     return y;
 }
-Tensor Tensor::to(const TensorOptions& o) const { return to(o.dtype()).to(o.device()); }
+Tensor Tensor::to(const TensorOptions& o) const {
+    return to(o.dtype()).to(o.device());
+}
 
 // ---- factories
 static Tensor finish(Tensor t, const TensorOptions& o) {
-    if (o.requires_grad()) t.requires_grad_(true);
+    if (o.requires_grad())
+        t.requires_grad_(true);
     return t;
 }
 Tensor empty(const Shape& s, const TensorOptions& o) {
@@ -212,12 +243,24 @@ Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
     ops::be(t).fill(ops::view(t), v);
     return finish(t, o);
 }
-Tensor zeros(const Shape& s, const TensorOptions& o) { return full(s, 0, o); }
-Tensor ones(const Shape& s, const TensorOptions& o) { return full(s, 1, o); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), o); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
-Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
-Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
+Tensor zeros(const Shape& s, const TensorOptions& o) {
+    return full(s, 0, o);
+}
+Tensor ones(const Shape& s, const TensorOptions& o) {
+    return full(s, 1, o);
+}
+Tensor zeros_like(const Tensor& t, const TensorOptions& o) {
+    return zeros(t.sizes(), o);
+}
+Tensor zeros_like(const Tensor& t) {
+    return zeros(t.sizes(), t.options());
+}
+Tensor ones_like(const Tensor& t) {
+    return ones(t.sizes(), t.options());
+}
+Tensor empty_like(const Tensor& t) {
+    return empty(t.sizes(), t.options());
+}
 
 template <class T>
 static Tensor from_host_vector(const std::vector<T>& v, const Shape& s, const TensorOptions& o) {
@@ -244,21 +287,25 @@ Tensor tensor(const std::vector<int64_t>& v, const TensorOptions& o) {
 Tensor scalar_tensor(Scalar v, const TensorOptions& o) {
     return from_host_vector(std::vector<double>{v}, {}, o);
 }
-Tensor arange(Scalar end, const TensorOptions& o) { return arange(0, end, 1, o); }
+Tensor arange(Scalar end, const TensorOptions& o) {
+    return arange(0, end, 1, o);
+}
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
     if (step == 0 || (end - start) / step < 0)
         throw shape_error("arange: invalid range start=" + std::to_string(start) +
                           " end=" + std::to_string(end) + " step=" + std::to_string(step));
     const int64_t n = int64_t(std::ceil((end - start) / step));
     std::vector<double> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = start + double(i) * step;
+    for (int64_t i = 0; i < n; ++i)
+        v[size_t(i)] = start + double(i) * step;
     return from_host_vector(v, {n}, o);
 }
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
-    if (!o.device().is_cpu()) throw device_error("from_blob: only CPU memory can be wrapped");
+    if (!o.device().is_cpu())
+        throw device_error("from_blob: only CPU memory can be wrapped");
     auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<Storage>(data, size_t(numel_of(s)) * element_size(o.dtype()),
-                                              o.device());
+    impl->storage =
+        std::make_shared<Storage>(data, size_t(numel_of(s)) * element_size(o.dtype()), o.device());
     impl->sizes = s;
     impl->strides = contiguous_strides(s);
     impl->dtype = o.dtype();
@@ -271,7 +318,9 @@ std::mt19937_64& generator() {
     return g;
 }
 }  // namespace detail
-void manual_seed(uint64_t seed) { detail::generator().seed(seed); }
+void manual_seed(uint64_t seed) {
+    detail::generator().seed(seed);
+}
 
 static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o) {
     if (!is_floating(o.dtype()))
@@ -281,15 +330,20 @@ static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o)
     ops::be(t).random(ops::view(t), normal, normal ? 0 : 0, 1, detail::generator());
     return finish(t, o);
 }
-Tensor randn(const Shape& s, const TensorOptions& o) { return random_tensor(s, true, o); }
-Tensor rand(const Shape& s, const TensorOptions& o) { return random_tensor(s, false, o); }
+Tensor randn(const Shape& s, const TensorOptions& o) {
+    return random_tensor(s, true, o);
+}
+Tensor rand(const Shape& s, const TensorOptions& o) {
+    return random_tensor(s, false, o);
+}
 Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o) {
     if (high <= low)
         throw shape_error("randint: empty range [" + std::to_string(low) + ", " +
                           std::to_string(high) + ")");
     std::vector<int64_t> v(size_t(numel_of(s)));
     std::uniform_int_distribution<int64_t> dist(low, high - 1);
-    for (auto& x : v) x = dist(detail::generator());
+    for (auto& x : v)
+        x = dist(detail::generator());
     return from_host_vector(v, s, o);
 }
 
@@ -308,7 +362,8 @@ Tensor& Tensor::normal_(double mean, double std) {
 
 // ---- printing
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-    if (!t.defined()) return os << "[ undefined tensor ]";
+    if (!t.defined())
+        return os << "[ undefined tensor ]";
     const std::vector<double> v = t.to_vector<double>();
     const Shape& s = t.sizes();
     std::ostringstream out;
@@ -327,15 +382,19 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
                 i = s[d] - 3;
             }
             rec(d + 1, base + i * st[d]);
-            if (i + 1 < s[d]) out << (d + 1 == s.size() ? ", " : ",\n ");
+            if (i + 1 < s[d])
+                out << (d + 1 == s.size() ? ", " : ",\n ");
         }
         out << "]";
     };
-    if (t.numel() > 0) rec(0, 0);
+    if (t.numel() > 0)
+        rec(0, 0);
     os << out.str() << "\n[ " << dtype_name(t.dtype()) << " " << shape_str(s) << " on "
        << t.device().str();
-    if (t.grad_fn()) os << ", grad_fn=" << t.grad_fn()->name();
-    else if (t.requires_grad()) os << ", requires_grad";
+    if (t.grad_fn())
+        os << ", grad_fn=" << t.grad_fn()->name();
+    else if (t.requires_grad())
+        os << ", requires_grad";
     return os << " ]";
 }
 

@@ -6,7 +6,6 @@
 
 namespace {
 
-
 /// Runs the test body only when kDev exists.
 struct NeedsDevice {
     boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
@@ -31,15 +30,17 @@ BOOST_AUTO_TEST_CASE(availability) {
 }
 
 BOOST_AUTO_TEST_CASE(cuda_unavailable_has_hint) {
-    if (tg::is_available(tg::Device::cuda(0))) return;
+    if (tg::is_available(tg::Device::cuda(0)))
+        return;
     try {
         tg::zeros({2}, tg::Device::cuda(0));
         BOOST_ERROR("expected backend_unavailable");
     } catch (const tg::backend_unavailable& e) {
         const std::string m = e.what();
         BOOST_TEST_INFO("message: " << m);
-        BOOST_TEST((tgtest::contains(m, "cuda:0") &&
-                    (tgtest::contains(m, "built without TG_CUDA") || tgtest::contains(m, "no CUDA device"))));
+        BOOST_TEST(
+            (tgtest::contains(m, "cuda:0") && (tgtest::contains(m, "built without TG_CUDA") ||
+                                               tgtest::contains(m, "no CUDA device"))));
     }
 }
 
@@ -64,15 +65,20 @@ BOOST_AUTO_TEST_CASE(mlp_trains_like_cpu, *boost::unit_test::precondition(NeedsD
     const auto dev = conformance::train_mlp(kDev, 200);
     BOOST_TEST_REQUIRE(cpu.size() == dev.size());
     for (size_t i = 0; i < cpu.size(); ++i)
-        BOOST_TEST_CONTEXT("step " << i * 10) { BOOST_TEST(std::abs(cpu[i] - dev[i]) <= 2e-3 + 2e-3 * cpu[i]); }
+        BOOST_TEST_CONTEXT("step " << i * 10) {
+            BOOST_TEST(std::abs(cpu[i] - dev[i]) <= 2e-3 + 2e-3 * cpu[i]);
+        }
     BOOST_TEST(dev.back() < 0.3 * dev.front());
     BOOST_TEST_MESSAGE(kDev << " MLP loss " << dev.front() << " -> " << dev.back() << " (CPU "
-                                          << cpu.front() << " -> " << cpu.back() << ")");
+                            << cpu.front() << " -> " << cpu.back() << ")");
 }
 
-BOOST_AUTO_TEST_CASE(optimizer_steps_move_zero_bytes, *boost::unit_test::precondition(NeedsDevice())) {
+BOOST_AUTO_TEST_CASE(optimizer_steps_move_zero_bytes,
+                     *boost::unit_test::precondition(NeedsDevice())) {
     using namespace tg;
-    auto sgd = [](std::vector<Tensor> p) { return optim::SGD(p, optim::SGDOptions(0.1).momentum(0.9)); };
+    auto sgd = [](std::vector<Tensor> p) {
+        return optim::SGD(p, optim::SGDOptions(0.1).momentum(0.9));
+    };
     auto adam = [](std::vector<Tensor> p) { return optim::Adam(p, optim::AdamOptions(1e-2)); };
     auto adamw = [](std::vector<Tensor> p) { return optim::AdamW(p, optim::AdamWOptions(1e-2)); };
     for (bool clip : {false, true}) {
@@ -97,7 +103,8 @@ BOOST_AUTO_TEST_CASE(mixing_devices_throws, *boost::unit_test::precondition(Need
     const tg::Tensor a = tg::ones({2, 3});
     const tg::Tensor b = tg::ones({2, 3}).to(kDev);
     tgtest::check_throws<tg::device_error>([&] { (void)(a + b); }, {"add", "cpu", kDev.str()});
-    tgtest::check_throws<tg::device_error>([&] { (void)tg::matmul(b, a.t()); }, {"cpu", kDev.str()});
+    tgtest::check_throws<tg::device_error>([&] { (void)tg::matmul(b, a.t()); },
+                                           {"cpu", kDev.str()});
     tgtest::check_throws<tg::device_error>([&] { (void)b.data_ptr<float>(); }, {kDev.str()});
 }
 
@@ -110,8 +117,13 @@ BOOST_AUTO_TEST_CASE(bad_index_reported_at_sync, *boost::unit_test::precondition
         {"index_select", "index 7", "size 3"});
     const tg::Tensor y = tg::tensor(std::vector<int64_t>{0, 3}).to(kDev);
     tgtest::check_throws<tg::shape_error>(
-        [&] { (void)tg::cross_entropy(x.reshape({2, 3}), y).item<float>(); }, {"cross_entropy", "3"});
-    BOOST_TEST(tg::index_select(x, 0, tg::tensor(std::vector<int64_t>{2}).to(kDev)).sum().item<float>() == 2.0f);
+        [&] {
+            (void)tg::cross_entropy(x.reshape({2, 3}), y).item<float>();
+        },
+        {"cross_entropy", "3"});
+    BOOST_TEST(
+        tg::index_select(x, 0, tg::tensor(std::vector<int64_t>{2}).to(kDev)).sum().item<float>() ==
+        2.0f);
 }
 
 BOOST_AUTO_TEST_CASE(allocator_caches_and_counts, *boost::unit_test::precondition(NeedsDevice())) {

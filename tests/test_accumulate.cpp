@@ -2,9 +2,7 @@
 // mean-, sum- and un-reduced losses, with the memory of one micro-batch.
 #define BOOST_TEST_MODULE accumulate
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
-
 #include <tapegrad/nn.hpp>
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -104,17 +102,17 @@ BOOST_AUTO_TEST_CASE(misuse_throws) {
     const Tensor x = tg::randn({32, 4}, tg::kFloat64), t = tg::randn({32, 2}, tg::kFloat64);
     acc.backward(tg::mse_loss(net(x), t), 32);
     BOOST_TEST(!acc.ready());
-    BOOST_CHECK_THROW(acc.step(), tg::error);                                   // early
-    BOOST_CHECK_THROW(acc.backward(tg::mse_loss(net(x), t), 48), tg::error);     // too many
+    BOOST_CHECK_THROW(acc.step(), tg::error);                                 // early
+    BOOST_CHECK_THROW(acc.backward(tg::mse_loss(net(x), t), 48), tg::error);  // too many
     BOOST_CHECK_THROW(acc.backward(tg::mse_loss(net(x), t, tg::Reduction::None), 32),
-                      tg::error);                                               // not a scalar
-    BOOST_CHECK_THROW(acc.backward(tg::mse_loss(net(x), t, tg::Reduction::None), 16,
-                                   tg::Reduction::None),
-                      tg::error);                                               // wrong count
+                      tg::error);  // not a scalar
+    BOOST_CHECK_THROW(
+        acc.backward(tg::mse_loss(net(x), t, tg::Reduction::None), 16, tg::Reduction::None),
+        tg::error);  // wrong count
     BOOST_TEST(acc.samples_seen() == 32);
     acc.backward(tg::mse_loss(net(x), t), 32);
     BOOST_TEST(acc.ready());
-    BOOST_CHECK_THROW(acc.backward(tg::mse_loss(net(x), t), 1), tg::error);     // late
+    BOOST_CHECK_THROW(acc.backward(tg::mse_loss(net(x), t), 1), tg::error);  // late
     acc.step();
     BOOST_TEST(acc.steps() == 1);
     BOOST_TEST(acc.samples_seen() == 0);

@@ -2,7 +2,6 @@
 // bit-identical (same kernels, same order), and checkpointing must keep less alive.
 #define BOOST_TEST_MODULE checkpoint
 #include <boost/test/unit_test.hpp>
-
 #include <tapegrad/tapegrad.hpp>
 
 using tg::Tensor;
@@ -21,8 +20,10 @@ struct Mlp {
         return tg::dropout(tg::tanh(tg::linear(h, w[size_t(i)], b[size_t(i)])), p, true);
     }
     void zero() {
-        for (auto& t : w) t.set_grad({});
-        for (auto& t : b) t.set_grad({});
+        for (auto& t : w)
+            t.set_grad({});
+        for (auto& t : b)
+            t.set_grad({});
     }
     std::vector<double> grads() const {
         std::vector<double> g;
@@ -41,7 +42,8 @@ Tensor forward(const Mlp& m, const Tensor& x, int segments, int per, bool ckpt, 
     for (int s = 0; s < segments; ++s) {
         auto seg = [&m, s, per, p](const std::vector<Tensor>& in) {
             Tensor y = in[0];
-            for (int i = 0; i < per; ++i) y = m.layer(s * per + i, y, p);
+            for (int i = 0; i < per; ++i)
+                y = m.layer(s * per + i, y, p);
             return y;
         };
         h = ckpt ? tg::checkpoint(seg, {h}) : seg({h});
@@ -85,7 +87,8 @@ BOOST_AUTO_TEST_CASE(parameters_inside_need_no_input_grad) {
     // the input needs no gradient, but the weights inside do: the output must still record
     Mlp m(2);
     const Tensor x = tg::randn({4, 16}, tg::kFloat64);
-    Tensor y = tg::checkpoint([&](const std::vector<Tensor>& in) { return m.layer(1, m.layer(0, in[0], 0), 0); }, {x});
+    Tensor y = tg::checkpoint(
+        [&](const std::vector<Tensor>& in) { return m.layer(1, m.layer(0, in[0], 0), 0); }, {x});
     BOOST_TEST(y.requires_grad());
     y.sum().backward();
     BOOST_TEST(m.w[0].grad().defined());
@@ -121,7 +124,8 @@ BOOST_AUTO_TEST_CASE(nested_checkpoints_and_accumulation) {
     tg::checkpoint(outer, {x}).sum().backward();  // a second pass accumulates
     const auto twice = m.grads();
     BOOST_TEST_REQUIRE(twice.size() == ref.size());
-    for (size_t i = 0; i < ref.size(); ++i) BOOST_TEST(twice[i] == 2 * ref[i], boost::test_tools::tolerance(1e-12));
+    for (size_t i = 0; i < ref.size(); ++i)
+        BOOST_TEST(twice[i] == 2 * ref[i], boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_CASE(no_grad_is_a_plain_call_and_retain_graph_works) {
@@ -138,7 +142,8 @@ BOOST_AUTO_TEST_CASE(no_grad_is_a_plain_call_and_retain_graph_works) {
     const auto once = m.grads();
     loss.backward();
     const auto twice = m.grads();
-    for (size_t i = 0; i < once.size(); ++i) BOOST_TEST(twice[i] == 2 * once[i], boost::test_tools::tolerance(1e-12));
+    for (size_t i = 0; i < once.size(); ++i)
+        BOOST_TEST(twice[i] == 2 * once[i], boost::test_tools::tolerance(1e-12));
     BOOST_CHECK_THROW(loss.backward(), tg::autograd_error);
 }
 

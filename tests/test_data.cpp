@@ -1,11 +1,11 @@
 // Data loading: IDX reader (plain, gzip, every kind of broken file), FashionMNIST on a fake
 // directory (and on the real one when installed), DataLoader batching and seeded shuffling.
 #define BOOST_TEST_MODULE data
-#include <zlib.h>
-#include <boost/test/unit_test.hpp>
-
 #include <unistd.h>
+#include <zlib.h>
+
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -46,14 +46,16 @@ struct TempDir {
 Bytes idx_bytes(const std::vector<uint32_t>& dims, const Bytes& payload, uint8_t type = 0x08) {
     Bytes b = {0, 0, type, uint8_t(dims.size())};
     for (uint32_t d : dims)
-        for (int s = 24; s >= 0; s -= 8) b.push_back(uint8_t(d >> s));
+        for (int s = 24; s >= 0; s -= 8)
+            b.push_back(uint8_t(d >> s));
     b.insert(b.end(), payload.begin(), payload.end());
     return b;
 }
 
 Bytes iota_bytes(size_t n, uint8_t mod = 251) {
     Bytes b(n);
-    for (size_t i = 0; i < n; ++i) b[i] = uint8_t(i % mod);
+    for (size_t i = 0; i < n; ++i)
+        b[i] = uint8_t(i % mod);
     return b;
 }
 
@@ -65,7 +67,8 @@ void write_plain(const std::string& path, const Bytes& b) {
 void write_gz(const std::string& path, const Bytes& b) {
     gzFile f = gzopen(path.c_str(), "wb");
     BOOST_REQUIRE(f != nullptr);
-    if (!b.empty()) BOOST_REQUIRE_EQUAL(gzwrite(f, b.data(), unsigned(b.size())), int(b.size()));
+    if (!b.empty())
+        BOOST_REQUIRE_EQUAL(gzwrite(f, b.data(), unsigned(b.size())), int(b.size()));
     BOOST_REQUIRE_EQUAL(gzclose(f), Z_OK);
 }
 
@@ -216,7 +219,8 @@ void write_fake_fashion(const TempDir& dir, uint32_t n, uint32_t m, bool gz = tr
     for (auto [prefix, count] : {std::pair<std::string, uint32_t>{"train", n}, {"t10k", m}}) {
         Bytes pix(size_t(count) * 784), lab(count);
         for (size_t i = 0; i < count; ++i) {
-            for (size_t k = 0; k < 784; ++k) pix[i * 784 + k] = uint8_t((i * 7 + k) % 256);
+            for (size_t k = 0; k < 784; ++k)
+                pix[i * 784 + k] = uint8_t((i * 7 + k) % 256);
             lab[i] = uint8_t(i % 10);
         }
         auto write = gz ? write_gz : write_plain;
@@ -261,7 +265,8 @@ struct ScopedEnv {
     ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
         const char* prev = std::getenv(name.c_str());
         had = prev != nullptr;
-        if (had) old = prev;
+        if (had)
+            old = prev;
         if (value)
             ::setenv(name.c_str(), value, 1);
         else
@@ -339,13 +344,16 @@ BOOST_AUTO_TEST_CASE(fashion_mnist_real_data_if_installed) {
     // Normalised with the training statistics, the test split has mean near 0 and std near 1.
     auto px = test.images().to_vector<float>();
     double s = 0, s2 = 0;
-    for (float v : px) s += v, s2 += double(v) * v;
+    for (float v : px)
+        s += v, s2 += double(v) * v;
     double mean = s / double(px.size()), sd = std::sqrt(s2 / double(px.size()) - mean * mean);
     BOOST_CHECK_SMALL(mean, 0.02);
     BOOST_CHECK_CLOSE(sd, 1.0, 2.0);
     std::vector<int64_t> per_class(10);
-    for (int64_t l : test.labels().to_vector<int64_t>()) per_class[size_t(l)]++;
-    for (int64_t c : per_class) BOOST_CHECK_EQUAL(c, 1000);
+    for (int64_t l : test.labels().to_vector<int64_t>())
+        per_class[size_t(l)]++;
+    for (int64_t c : per_class)
+        BOOST_CHECK_EQUAL(c, 1000);
     // The training files: only their headers are checked (reading 60,000 images takes ~0.5 s).
     auto labels = tg::data::read_idx(root + "/train-labels-idx1-ubyte.gz");
     BOOST_CHECK((labels.shape == std::vector<int64_t>{60000}));
@@ -373,7 +381,8 @@ std::vector<int64_t> one_epoch(tg::data::DataLoader& loader,
     std::vector<int64_t> seen;
     for (auto& batch : loader) {
         BOOST_REQUIRE_EQUAL(batch.data.size(0), batch.target.size(0));
-        if (batch_sizes) batch_sizes->push_back(batch.data.size(0));
+        if (batch_sizes)
+            batch_sizes->push_back(batch.data.size(0));
         auto d = batch.data.to_vector<float>();
         auto t = batch.target.to_vector<int64_t>();
         for (size_t r = 0; r < t.size(); ++r) {
@@ -427,7 +436,8 @@ BOOST_AUTO_TEST_CASE(dataloader_shuffle_is_seeded_and_complete) {
     tg::data::DataLoader a(data, targets, opt), b(data, targets, opt);
     tg::data::DataLoader c(data, targets, tg::data::DataLoaderOptions(opt).seed(124));
     std::vector<int64_t> identity(50);
-    for (int64_t i = 0; i < 50; ++i) identity[size_t(i)] = i;
+    for (int64_t i = 0; i < 50; ++i)
+        identity[size_t(i)] = i;
     std::vector<int64_t> previous;
     for (int epoch = 0; epoch < 3; ++epoch) {
         auto ea = one_epoch(a), eb = one_epoch(b), ec = one_epoch(c);

@@ -2,7 +2,6 @@
 /// double backward, version counters, anomaly mode, deep graphs and memory release.
 #define BOOST_TEST_MODULE test_engine
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -19,9 +18,12 @@ using tgtest::make_input;
 using tgtest::values_of;
 
 namespace {
-tg::TensorOptions f64_grad() { return tg::TensorOptions(tg::kFloat64).requires_grad(true); }
+tg::TensorOptions f64_grad() {
+    return tg::TensorOptions(tg::kFloat64).requires_grad(true);
+}
 std::vector<double> scaled(std::vector<double> v, double s) {
-    for (auto& e : v) e *= s;
+    for (auto& e : v)
+        e *= s;
     return v;
 }
 }  // namespace
@@ -52,7 +54,8 @@ BOOST_AUTO_TEST_CASE(retain_graph_allows_second_backward) {
     loss.backward({}, /*retain_graph=*/true);
     loss.backward();  // allowed: the graph was retained
     std::vector<double> e;
-    for (double v : values_of(x)) e.push_back(2 * std::exp(v));
+    for (double v : values_of(x))
+        e.push_back(2 * std::exp(v));
     check_close(x.grad(), e, 1e-12, 1e-12);
     // the second call did not retain: a third throws
     check_throws<tg::autograd_error>([&] { loss.backward(); }, {"retain_graph"}, "third backward");
@@ -165,7 +168,8 @@ BOOST_AUTO_TEST_CASE(detach_shares_storage_and_records_nothing) {
     // the version counter is shared too: changing the detached alias invalidates exp's saved y
     d.mul_(2.0);
     check_close(y, values_of(d));
-    check_throws<tg::autograd_error>([&] { y.sum().backward(); }, {"exp"}, "backward after alias write");
+    check_throws<tg::autograd_error>([&] { y.sum().backward(); }, {"exp"},
+                                     "backward after alias write");
 }
 
 // ============================================================================ hooks
@@ -242,15 +246,19 @@ BOOST_AUTO_TEST_CASE(autograd_grad_returns_without_touching_dot_grad) {
     tg::Tensor v = tg::tensor({1.0, -2.0, 0.5}, tg::kFloat64);
     auto gv = tg::autograd::grad({x * y}, {x}, {v});
     std::vector<double> e;
-    for (size_t i = 0; i < 3; ++i) e.push_back(values_of(v)[i] * yv[i]);
+    for (size_t i = 0; i < 3; ++i)
+        e.push_back(values_of(v)[i] * yv[i]);
     check_close(gv[0], e, 1e-12, 1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(autograd_grad_allow_unused) {
     tg::Tensor x = make_input({3}, 20), z = make_input({3}, 21);
     tg::Tensor out = (x * 2.0).sum();
-    check_throws<tg::autograd_error>([&] { tg::autograd::grad({out}, {x, z}, {}, true); }, {},
-                                     "unused input without allow_unused");
+    check_throws<tg::autograd_error>(
+        [&] {
+            tg::autograd::grad({out}, {x, z}, {}, true);
+        },
+        {}, "unused input without allow_unused");
     auto gs = tg::autograd::grad({out}, {x, z}, {}, false, false, /*allow_unused=*/true);
     BOOST_TEST_REQUIRE(gs.size() == 2u);
     check_close(gs[0], {2.0, 2.0, 2.0});
@@ -294,7 +302,8 @@ BOOST_AUTO_TEST_CASE(hessian_vector_product_matches_finite_differences) {
     }
     auto gp = values_of(grad_at(plus)), gm = values_of(grad_at(minus));
     std::vector<double> fd;
-    for (size_t i = 0; i < gp.size(); ++i) fd.push_back((gp[i] - gm[i]) / (2 * eps));
+    for (size_t i = 0; i < gp.size(); ++i)
+        fd.push_back((gp[i] - gm[i]) / (2 * eps));
     check_close(hv, fd, 1e-6, 1e-5);
 }
 
@@ -382,7 +391,8 @@ BOOST_AUTO_TEST_CASE(in_place_on_non_leaf_rebases_history) {
     y.mul_(3.0);
     (y * y).sum().backward();  // d/dx (3(2x+1))^2 = 36(2x+1)
     std::vector<double> e;
-    for (double v : values_of(x)) e.push_back(36 * (2 * v + 1));
+    for (double v : values_of(x))
+        e.push_back(36 * (2 * v + 1));
     check_close(x.grad(), e, 1e-10, 1e-12);
 
     x.set_grad(tg::Tensor());
@@ -469,7 +479,8 @@ BOOST_AUTO_TEST_CASE(anomaly_mode_forward_nan_names_op) {
     BOOST_TEST(!tg::autograd::AnomalyMode::is_enabled());
     // outside anomaly mode the NaN is just a value
     tg::Tensor y = tg::log(x - 10.0);
-    for (double v : values_of(y)) BOOST_TEST(std::isnan(v));
+    for (double v : values_of(y))
+        BOOST_TEST(std::isnan(v));
 }
 
 BOOST_AUTO_TEST_CASE(anomaly_mode_backward_inf_names_op) {
@@ -483,14 +494,16 @@ BOOST_AUTO_TEST_CASE(anomaly_mode_backward_inf_names_op) {
     x.set_grad(tg::Tensor());
     tg::Tensor y2 = tg::sqrt(x).sum();
     BOOST_CHECK_NO_THROW(y2.backward());  // no anomaly mode: inf gradient, no exception
-    for (double v : values_of(x.grad())) BOOST_TEST(std::isinf(v));
+    for (double v : values_of(x.grad()))
+        BOOST_TEST(std::isinf(v));
 }
 
 BOOST_AUTO_TEST_CASE(anomaly_mode_names_record_scope) {
     tg::Tensor x = tg::tensor({0.5, 1.0}, f64_grad());
     tg::autograd::AnomalyMode anomaly;
     tg::autograd::RecordScope scope("MyLayer");
-    check_throws<tg::autograd_error>([&] { tg::log(x - 10.0); }, {"log", "MyLayer"}, "scoped anomaly");
+    check_throws<tg::autograd_error>([&] { tg::log(x - 10.0); }, {"log", "MyLayer"},
+                                     "scoped anomaly");
 }
 
 // ============================================================================ deep graphs
@@ -499,14 +512,16 @@ BOOST_AUTO_TEST_CASE(deep_chain_backward_and_destruction_without_stack_overflow)
     tg::Tensor x = make_input({1}, 36);
     {
         tg::Tensor y = x;
-        for (int i = 0; i < 100000; ++i) y = (i % 2) ? y * 1.0 : y + 1e-6;
+        for (int i = 0; i < 100000; ++i)
+            y = (i % 2) ? y * 1.0 : y + 1e-6;
         tg::Tensor loss = y.sum();
         loss.backward();
         check_close(x.grad(), {1.0}, 1e-12, 0);
     }  // the released graph is destroyed here
     {
         tg::Tensor y = x;
-        for (int i = 0; i < 100000; ++i) y = y * 1.0;
+        for (int i = 0; i < 100000; ++i)
+            y = y * 1.0;
     }  // an un-backpropagated graph of 100k nodes is destroyed here
     BOOST_TEST(true);
 }
@@ -522,7 +537,8 @@ BOOST_AUTO_TEST_CASE(forward_loop_without_no_grad_does_not_grow_memory) {
         BOOST_TEST(loss.requires_grad());
     }
     BOOST_TEST(tg::memory::stats().current_bytes == start);
-    for (int i = 0; i < 50; ++i) (void)tg::sigmoid(tg::matmul(x, w) * 2.0).sum().item<double>();
+    for (int i = 0; i < 50; ++i)
+        (void)tg::sigmoid(tg::matmul(x, w) * 2.0).sum().item<double>();
     BOOST_TEST(tg::memory::stats().current_bytes == start);
 }
 
@@ -555,15 +571,18 @@ BOOST_AUTO_TEST_CASE(independent_losses_have_independent_graphs) {
     l1.backward();
     BOOST_CHECK_NO_THROW(l2.backward());  // releasing l1's graph did not touch l2's
     std::vector<double> e;
-    for (double v : values_of(x)) e.push_back(2.0 + 3.0 * std::exp(v));
+    for (double v : values_of(x))
+        e.push_back(2.0 + 3.0 * std::exp(v));
     check_close(x.grad(), e, 1e-12, 1e-12);
     check_throws<tg::autograd_error>([&] { l1.backward(); }, {"retain_graph"}, "l1 again");
 }
 
-// ============================================================================ conversions, printing
+// ============================================================================ conversions,
+// printing
 
 BOOST_AUTO_TEST_CASE(to_dtype_is_differentiable) {
-    tg::Tensor x = tg::tensor({1.0, -2.0, 3.0}, tg::TensorOptions(tg::kFloat32).requires_grad(true));
+    tg::Tensor x =
+        tg::tensor({1.0, -2.0, 3.0}, tg::TensorOptions(tg::kFloat32).requires_grad(true));
     tg::Tensor y = x.to(tg::kFloat64);
     BOOST_TEST(y.dtype() == tg::kFloat64);
     BOOST_TEST(y.requires_grad());

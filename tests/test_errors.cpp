@@ -1,8 +1,7 @@
-/// Bad inputs throw the right typed exception (include/tapegrad/error.hpp), at the call site, with a
-/// message naming the op and the shapes involved (DESIGN.md §1.6).
+/// Bad inputs throw the right typed exception (include/tapegrad/error.hpp), at the call site, with
+/// a message naming the op and the shapes involved (DESIGN.md §1.6).
 #define BOOST_TEST_MODULE test_errors
 #include <boost/test/unit_test.hpp>
-
 #include <string>
 #include <vector>
 
@@ -26,44 +25,69 @@ BOOST_AUTO_TEST_CASE(matmul_inner_dim_mismatch) {
     tg::Tensor a = tg::zeros({2, 3}), b = tg::zeros({4, 5});
     check_throws<tg::shape_error>([&] { tg::matmul(a, b); }, {"matmul", "[2,3]", "[4,5]"}, "2-D");
     check_throws<tg::shape_error>([&] { a.matmul(b); }, {"matmul", "[2,3]", "[4,5]"}, "method");
-    check_throws<tg::shape_error>([&] { tg::matmul(a, tg::zeros({4})); }, {"matmul", "[2,3]", "[4]"},
-                                  "matrix-vector");
+    check_throws<tg::shape_error>([&] { tg::matmul(a, tg::zeros({4})); },
+                                  {"matmul", "[2,3]", "[4]"}, "matrix-vector");
     check_throws<tg::shape_error>([&] { tg::matmul(tg::zeros({3}), tg::zeros({4})); },
                                   {"matmul", "[3]", "[4]"}, "dot");
-    check_throws<tg::shape_error>([&] { tg::matmul(tg::zeros({2, 2, 3}), tg::zeros({3, 2, 4})); },
-                                  {"matmul", "[2,2,3]", "[3,2,4]"}, "batch mismatch");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::matmul(tg::zeros({2, 2, 3}), tg::zeros({3, 2, 4}));
+        },
+        {"matmul", "[2,2,3]", "[3,2,4]"}, "batch mismatch");
 }
 
 BOOST_AUTO_TEST_CASE(linear_shape_mismatch) {
     tg::Tensor x = tg::zeros({64, 100}), w = tg::zeros({10, 784}), b = tg::zeros({10});
     check_throws<tg::shape_error>([&] { tg::linear(x, w, b); }, {"linear", "[64,100]", "[10,784]"});
-    check_throws<tg::shape_error>([&] { tg::linear(tg::zeros({4, 784}), w, tg::zeros({7})); },
-                                  {"linear", "[7]"}, "bias");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::linear(tg::zeros({4, 784}), w, tg::zeros({7}));
+        },
+        {"linear", "[7]"}, "bias");
 }
 
 BOOST_AUTO_TEST_CASE(broadcast_mismatch) {
     tg::Tensor a = tg::zeros({2, 3}), b = tg::zeros({4});
     check_throws<tg::shape_error>([&] { tg::add(a, b); }, {"add", "[2,3]", "[4]"}, "add");
     check_throws<tg::shape_error>([&] { a + b; }, {"add", "[2,3]", "[4]"}, "operator+");
-    check_throws<tg::shape_error>([&] { tg::mul(a, tg::zeros({3, 3})); }, {"mul", "[2,3]", "[3,3]"},
-                                  "mul");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::mul(a, tg::zeros({3, 3}));
+        },
+        {"mul", "[2,3]", "[3,3]"}, "mul");
     check_throws<tg::shape_error>([&] { tg::sub(a, b); }, {"sub", "[2,3]", "[4]"}, "sub");
     check_throws<tg::shape_error>([&] { tg::div(a, b); }, {"div", "[2,3]", "[4]"}, "div");
-    check_throws<tg::shape_error>([&] { tg::broadcast_shapes({2, 3}, {4}, "myop"); },
-                                  {"myop", "[2,3]", "[4]"}, "broadcast_shapes");
-    check_throws<tg::shape_error>([&] { tg::zeros({3, 1}).expand({3, 4, 2}); }, {"expand", "[3,1]"},
-                                  "expand");
-    check_throws<tg::shape_error>([&] { tg::zeros({3, 2}).expand({3, 4}); }, {"expand", "[3,2]", "[3,4]"},
-                                  "expand non-1 dim");
-    check_throws<tg::shape_error>([&] { tg::mse_loss(a, tg::zeros({3, 2})); }, {"[2,3]", "[3,2]"}, "mse");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::broadcast_shapes({2, 3}, {4}, "myop");
+        },
+        {"myop", "[2,3]", "[4]"}, "broadcast_shapes");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::zeros({3, 1}).expand({3, 4, 2});
+        },
+        {"expand", "[3,1]"}, "expand");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::zeros({3, 2}).expand({3, 4});
+        },
+        {"expand", "[3,2]", "[3,4]"}, "expand non-1 dim");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::mse_loss(a, tg::zeros({3, 2}));
+        },
+        {"[2,3]", "[3,2]"}, "mse");
 }
 
 BOOST_AUTO_TEST_CASE(dtype_mismatch) {
     tg::Tensor f = tg::zeros({2}, tg::kFloat32), d = tg::zeros({2}, tg::kFloat64);
     check_throws<tg::dtype_error>([&] { tg::add(f, d); }, {"add"}, "add f32+f64");
-    check_throws<tg::dtype_error>([&] { f * d; }, {"mul"}, "mul f32*f64");
-    check_throws<tg::dtype_error>([&] { tg::matmul(tg::zeros({2, 2}), tg::zeros({2, 2}, tg::kFloat64)); },
-                                  {"matmul"}, "matmul f32 f64");
+    check_throws<tg::dtype_error>([&] { f* d; }, {"mul"}, "mul f32*f64");
+    check_throws<tg::dtype_error>(
+        [&] {
+            tg::matmul(tg::zeros({2, 2}), tg::zeros({2, 2}, tg::kFloat64));
+        },
+        {"matmul"}, "matmul f32 f64");
 }
 
 BOOST_AUTO_TEST_CASE(int64_cannot_require_grad) {
@@ -80,13 +104,20 @@ BOOST_AUTO_TEST_CASE(out_of_range_dims) {
     check_throws<tg::shape_error>([&] { tg::sum(x, {-3}); }, {"sum"}, "sum dim -3");
     check_throws<tg::shape_error>([&] { tg::softmax(x, 2); }, {"softmax", "dim 2"}, "softmax");
     check_throws<tg::shape_error>([&] { tg::log_softmax(x, -3); }, {"log_softmax"}, "log_softmax");
-    check_throws<tg::shape_error>([&] { tg::transpose(x, 0, 2); }, {"transpose", "dim 2"}, "transpose");
+    check_throws<tg::shape_error>([&] { tg::transpose(x, 0, 2); }, {"transpose", "dim 2"},
+                                  "transpose");
     check_throws<tg::shape_error>([&] { tg::max(x, 5); }, {"max"}, "max");
     check_throws<tg::shape_error>([&] { tg::mean(x, {7}); }, {"mean"}, "mean");
     check_throws<tg::shape_error>([&] { x.unsqueeze(4); }, {"unsqueeze"}, "unsqueeze");
-    check_throws<tg::shape_error>([&] { tg::permute(x, {0, 0}); }, {"permute"}, "permute repeated dim");
-    check_throws<tg::shape_error>([&] { tg::permute(x, {0}); }, {"permute"}, "permute wrong length");
-    check_throws<tg::shape_error>([&] { tg::narrow(x, 1, 2, 2); }, {"narrow", "[2,3]"}, "narrow past end");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::permute(x, {0, 0});
+        },
+        {"permute"}, "permute repeated dim");
+    check_throws<tg::shape_error>([&] { tg::permute(x, {0}); }, {"permute"},
+                                  "permute wrong length");
+    check_throws<tg::shape_error>([&] { tg::narrow(x, 1, 2, 2); }, {"narrow", "[2,3]"},
+                                  "narrow past end");
     check_throws<tg::shape_error>([&] { tg::wrap_dim(3, 2, "myop"); }, {"myop"}, "wrap_dim");
     check_throws<tg::shape_error>([&] { tg::t(tg::zeros({2, 3, 4})); }, {"[2,3,4]"}, "t of 3-D");
 }
@@ -94,24 +125,34 @@ BOOST_AUTO_TEST_CASE(out_of_range_dims) {
 BOOST_AUTO_TEST_CASE(out_of_range_indices) {
     tg::Tensor x = tg::zeros({3, 4});
     tg::Tensor bad = tg::tensor(std::vector<int64_t>{0, 3});
-    check_throws<tg::shape_error>([&] { tg::index_select(x, 0, bad); }, {"index_select"}, "index 3 of 3");
-    check_throws<tg::shape_error>([&] { tg::index_select(x, 1, tg::tensor(std::vector<int64_t>{-1})); },
-                                  {"index_select"}, "negative index");
+    check_throws<tg::shape_error>([&] { tg::index_select(x, 0, bad); }, {"index_select"},
+                                  "index 3 of 3");
+    check_throws<tg::shape_error>(
+        [&] { tg::index_select(x, 1, tg::tensor(std::vector<int64_t>{-1})); }, {"index_select"},
+        "negative index");
     tg::Tensor gi = tg::tensor(std::vector<int64_t>{0, 4, 1, 1}).reshape({2, 2});
     check_throws<tg::shape_error>([&] { tg::gather(x, 1, gi); }, {"gather"}, "gather index 4 of 4");
     check_throws<tg::shape_error>(
-        [&] { tg::cross_entropy(x, tg::tensor(std::vector<int64_t>{0, 1, 4})); }, {"cross_entropy"},
-        "label 4 of 4 classes");
+        [&] {
+            tg::cross_entropy(x, tg::tensor(std::vector<int64_t>{0, 1, 4}));
+        },
+        {"cross_entropy"}, "label 4 of 4 classes");
     check_throws<tg::shape_error>(
-        [&] { tg::nll_loss(x, tg::tensor(std::vector<int64_t>{0, 1, 9})); }, {"nll_loss"},
-        "nll label out of range");
-    check_throws<tg::shape_error>([&] { tg::cross_entropy(x, tg::tensor(std::vector<int64_t>{0, 1})); },
-                                  {"cross_entropy", "[3,4]", "[2]"}, "label count");
+        [&] {
+            tg::nll_loss(x, tg::tensor(std::vector<int64_t>{0, 1, 9}));
+        },
+        {"nll_loss"}, "nll label out of range");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::cross_entropy(x, tg::tensor(std::vector<int64_t>{0, 1}));
+        },
+        {"cross_entropy", "[3,4]", "[2]"}, "label count");
 }
 
 BOOST_AUTO_TEST_CASE(index_dtype_must_be_int64) {
     tg::Tensor x = tg::zeros({3, 4});
-    check_throws<tg::dtype_error>([&] { tg::index_select(x, 0, tg::zeros({2})); }, {"index_select"});
+    check_throws<tg::dtype_error>([&] { tg::index_select(x, 0, tg::zeros({2})); },
+                                  {"index_select"});
     check_throws<tg::dtype_error>([&] { tg::gather(x, 1, tg::zeros({3, 1})); }, {"gather"});
 }
 
@@ -122,8 +163,8 @@ BOOST_AUTO_TEST_CASE(backward_errors) {
     tg::Tensor c = make_const({3}, 2);
     check_throws<tg::autograd_error>([&] { c.sum().backward(); }, {}, "backward of no-grad tensor");
     // shape_error or autograd_error are both reasonable; the shapes must be named
-    check_throws<tg::error>([&] { (x * 2.0).backward(tg::ones({4}, tg::kFloat64)); }, {"[4]", "[3]"},
-                            "gradient of wrong shape");
+    check_throws<tg::error>([&] { (x * 2.0).backward(tg::ones({4}, tg::kFloat64)); },
+                            {"[4]", "[3]"}, "gradient of wrong shape");
 }
 
 BOOST_AUTO_TEST_CASE(autograd_misuse) {
@@ -132,8 +173,9 @@ BOOST_AUTO_TEST_CASE(autograd_misuse) {
     check_throws<tg::autograd_error>([&] { y.requires_grad_(false); }, {"requires_grad_"},
                                      "requires_grad_(false) on non-leaf");
     tg::Tensor c = make_const({3}, 4);
-    check_throws<tg::autograd_error>([&] { c.register_hook([](const tg::Tensor& g) { return g; }); },
-                                     {"register_hook"}, "hook on tensor without grad");
+    check_throws<tg::autograd_error>(
+        [&] { c.register_hook([](const tg::Tensor& g) { return g; }); }, {"register_hook"},
+        "hook on tensor without grad");
     check_throws<tg::autograd_error>([&] { tg::autograd::grad({y.sum()}, {c}); }, {"[3]"},
                                      "grad w.r.t. a tensor without grad");
 }
@@ -145,7 +187,8 @@ BOOST_AUTO_TEST_CASE(item_on_multi_element_tensor) {
 
 BOOST_AUTO_TEST_CASE(view_needs_viewable_strides) {
     tg::Tensor x = tg::zeros({3, 4});
-    check_throws<tg::shape_error>([&] { x.t().view({12}); }, {"view", "[4,3]"}, "view of transposed");
+    check_throws<tg::shape_error>([&] { x.t().view({12}); }, {"view", "[4,3]"},
+                                  "view of transposed");
     BOOST_CHECK_NO_THROW(x.t().reshape({12}));
 }
 
@@ -154,27 +197,49 @@ BOOST_AUTO_TEST_CASE(reshape_wrong_numel) {
     check_throws<tg::shape_error>([&] { x.reshape({5, 2}); }, {"reshape", "[3,4]", "[5,2]"});
     check_throws<tg::shape_error>([&] { x.view({7}); }, {"view", "[3,4]", "[7]"});
     check_throws<tg::shape_error>([&] { x.reshape({-1, -1}); }, {"reshape"}, "two -1");
-    check_throws<tg::shape_error>([&] { x.reshape({5, -1}); }, {"reshape", "[3,4]"}, "-1 not integral");
+    check_throws<tg::shape_error>(
+        [&] {
+            x.reshape({5, -1});
+        },
+        {"reshape", "[3,4]"}, "-1 not integral");
 }
 
 BOOST_AUTO_TEST_CASE(loss_label_dtype) {
     tg::Tensor logits = tg::zeros({2, 3});
-    check_throws<tg::dtype_error>([&] { tg::cross_entropy(logits, tg::tensor({0.0, 1.0})); },
-                                  {"cross_entropy"}, "float labels");
-    check_throws<tg::dtype_error>([&] { tg::nll_loss(logits, tg::tensor({0.0, 1.0})); }, {"nll_loss"},
-                                  "nll float labels");
+    check_throws<tg::dtype_error>(
+        [&] {
+            tg::cross_entropy(logits, tg::tensor({0.0, 1.0}));
+        },
+        {"cross_entropy"}, "float labels");
+    check_throws<tg::dtype_error>(
+        [&] {
+            tg::nll_loss(logits, tg::tensor({0.0, 1.0}));
+        },
+        {"nll_loss"}, "nll float labels");
 }
 
 BOOST_AUTO_TEST_CASE(cat_and_stack_mismatch) {
-    check_throws<tg::shape_error>([&] { tg::cat({tg::zeros({2, 3}), tg::zeros({2, 4})}, 0); },
-                                  {"cat", "[2,3]", "[2,4]"}, "cat dim0");
-    check_throws<tg::shape_error>([&] { tg::cat({tg::zeros({2, 3}), tg::zeros({2})}, 0); }, {"cat"},
-                                  "cat rank");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::cat({tg::zeros({2, 3}), tg::zeros({2, 4})}, 0);
+        },
+        {"cat", "[2,3]", "[2,4]"}, "cat dim0");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::cat({tg::zeros({2, 3}), tg::zeros({2})}, 0);
+        },
+        {"cat"}, "cat rank");
     check_throws<tg::shape_error>([&] { tg::cat({}, 0); }, {"cat"}, "cat empty");
-    check_throws<tg::shape_error>([&] { tg::stack({tg::zeros({2, 3}), tg::zeros({3, 2})}, 0); }, {},
-                                  "stack");
-    check_throws<tg::dtype_error>([&] { tg::cat({tg::zeros({2}), tg::zeros({2}, tg::kFloat64)}, 0); },
-                                  {"cat"}, "cat dtype");
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::stack({tg::zeros({2, 3}), tg::zeros({3, 2})}, 0);
+        },
+        {}, "stack");
+    check_throws<tg::dtype_error>(
+        [&] {
+            tg::cat({tg::zeros({2}), tg::zeros({2}, tg::kFloat64)}, 0);
+        },
+        {"cat"}, "cat dtype");
 }
 
 BOOST_AUTO_TEST_CASE(data_ptr_dtype) {

@@ -8,8 +8,8 @@
 /// - each input spec gives a shape, a value range and a memory layout:
 ///     U  uniform in [-1, 1)        P  positive, in [0.5, 2)       NZ  |x| in [0.2, 1), random sign
 ///     Q  in [0.1, 0.9) (probabilities)
-///     and the layout suffix T = transposed leaf (last two dims swapped in memory), S = strided leaf
-///     (a narrow() of a wider buffer), e.g. UT({3, 4}) is a non-contiguous [3,4] leaf;
+///     and the layout suffix T = transposed leaf (last two dims swapped in memory), S = strided
+///     leaf (a narrow() of a wider buffer), e.g. UT({3, 4}) is a non-contiguous [3,4] leaf;
 /// - F(expr) builds the function of `x` (a std::vector<tg::Tensor> of float64 leaves). Constants
 ///   (labels, targets, masks) are built before the table and captured by value; pass float
 ///   constants through like(c, x[0]) so the float32 cross-check can run the same function;
@@ -18,11 +18,11 @@
 ///
 /// Every row runs: gradcheck of the raw (possibly non-scalar) output, gradcheck of
 /// sum(output * w) with a fixed random w (a non-uniform upstream gradient), gradgradcheck of the
-/// latter, and float32 forward values and gradients against float64. Keep inputs away from kinks and singularities
-/// (abs/relu at 0, clamp bounds, max ties, log/sqrt at <= 0): finite differences use eps = 1e-6.
+/// latter, and float32 forward values and gradients against float64. Keep inputs away from kinks
+/// and singularities (abs/relu at 0, clamp bounds, max ties, log/sqrt at <= 0): finite differences
+/// use eps = 1e-6.
 #define BOOST_TEST_MODULE test_ops_grad
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -49,13 +49,27 @@ struct In {
     Dist dist = Dist::Uniform;
     Layout layout = Layout::Contiguous;
 };
-In U(Shape s) { return {std::move(s), Dist::Uniform, Layout::Contiguous}; }
-In P(Shape s) { return {std::move(s), Dist::Positive, Layout::Contiguous}; }
-In NZ(Shape s) { return {std::move(s), Dist::NonZero, Layout::Contiguous}; }
-In Q(Shape s) { return {std::move(s), Dist::Unit, Layout::Contiguous}; }
-In UT(Shape s) { return {std::move(s), Dist::Uniform, Layout::Transposed}; }
-In PT(Shape s) { return {std::move(s), Dist::Positive, Layout::Transposed}; }
-In US(Shape s) { return {std::move(s), Dist::Uniform, Layout::Strided}; }
+In U(Shape s) {
+    return {std::move(s), Dist::Uniform, Layout::Contiguous};
+}
+In P(Shape s) {
+    return {std::move(s), Dist::Positive, Layout::Contiguous};
+}
+In NZ(Shape s) {
+    return {std::move(s), Dist::NonZero, Layout::Contiguous};
+}
+In Q(Shape s) {
+    return {std::move(s), Dist::Unit, Layout::Contiguous};
+}
+In UT(Shape s) {
+    return {std::move(s), Dist::Uniform, Layout::Transposed};
+}
+In PT(Shape s) {
+    return {std::move(s), Dist::Positive, Layout::Transposed};
+}
+In US(Shape s) {
+    return {std::move(s), Dist::Uniform, Layout::Strided};
+}
 
 constexpr int kGG = 1, kF32 = 2;
 constexpr int kAll = kGG | kF32;
@@ -72,19 +86,25 @@ struct OpCase {
 #define F(expr) [=](const V& x) -> tg::Tensor { return (expr); }
 
 /// c converted to ref's dtype (float constants follow the dtype of the inputs).
-tg::Tensor like(const tg::Tensor& c, const tg::Tensor& ref) { return c.to(ref.dtype()); }
+tg::Tensor like(const tg::Tensor& c, const tg::Tensor& ref) {
+    return c.to(ref.dtype());
+}
 
 std::vector<double> dist_values(const In& in, int64_t n, uint64_t seed) {
     switch (in.dist) {
-        case Dist::Positive: return tgtest::random_values(n, seed, 0.5, 2.0);
-        case Dist::Unit: return tgtest::random_values(n, seed, 0.1, 0.9);
+        case Dist::Positive:
+            return tgtest::random_values(n, seed, 0.5, 2.0);
+        case Dist::Unit:
+            return tgtest::random_values(n, seed, 0.1, 0.9);
         case Dist::NonZero: {
             auto mag = tgtest::random_values(n, seed, 0.2, 1.0);
             auto sgn = tgtest::random_values(n, seed + 7, -1.0, 1.0);
-            for (size_t i = 0; i < mag.size(); ++i) mag[i] = sgn[i] < 0 ? -mag[i] : mag[i];
+            for (size_t i = 0; i < mag.size(); ++i)
+                mag[i] = sgn[i] < 0 ? -mag[i] : mag[i];
             return mag;
         }
-        default: return tgtest::random_values(n, seed, -1.0, 1.0);
+        default:
+            return tgtest::random_values(n, seed, -1.0, 1.0);
     }
 }
 
@@ -110,7 +130,9 @@ tg::Tensor make_leaf(const In& in, uint64_t seed) {
     return base;
 }
 
-uint64_t name_seed(const std::string& name) { return std::hash<std::string>{}(name) % 100000; }
+uint64_t name_seed(const std::string& name) {
+    return std::hash<std::string>{}(name) % 100000;
+}
 
 /// Runs every check of one table row; failures name the row and carry the library's message.
 void run_case(const OpCase& c) {
@@ -168,7 +190,8 @@ void run_case(const OpCase& c) {
                 for (size_t i = 0; i < g64.size(); ++i) {
                     BOOST_TEST_CONTEXT("float32 gradient of input " << i) {
                         BOOST_TEST(g32[i].defined() == g64[i].defined());
-                        if (!g32[i].defined() || !g64[i].defined()) continue;
+                        if (!g32[i].defined() || !g64[i].defined())
+                            continue;
                         BOOST_TEST(g32[i].dtype() == tg::kFloat32);
                         check_close(g32[i], g64[i], 1e-3, 1e-3);
                     }
@@ -182,11 +205,16 @@ void run_case(const OpCase& c) {
 
 void run_table(const std::vector<OpCase>& table) {
     BOOST_TEST_MESSAGE("running " << table.size() << " op cases");
-    for (const auto& c : table) run_case(c);
+    for (const auto& c : table)
+        run_case(c);
 }
 
-tg::Tensor labels(std::vector<int64_t> v) { return tg::tensor(v); }
-tg::Tensor index_of(std::vector<int64_t> v, const Shape& s) { return tg::tensor(v).reshape(s); }
+tg::Tensor labels(std::vector<int64_t> v) {
+    return tg::tensor(v);
+}
+tg::Tensor index_of(std::vector<int64_t> v, const Shape& s) {
+    return tg::tensor(v).reshape(s);
+}
 
 }  // namespace
 
@@ -247,7 +275,9 @@ BOOST_AUTO_TEST_CASE(arithmetic) {
         {"minimum", {U({3, 4}), U({3, 1})}, F(tg::minimum(x[0], x[1]))},
         {"where", {U({3, 4}), U({3, 4})}, F(tg::where(cond, x[0], x[1]))},
         {"where_bcast", {U({3, 4}), U({4})}, F(tg::where(cond, x[0], x[1]))},
-        {"chain_rule_mix", {U({3, 4}), P({4})}, F(tg::exp(x[0]) * x[1] / (x[1] + 1.0) - x[0] * x[0])},
+        {"chain_rule_mix",
+         {U({3, 4}), P({4})},
+         F(tg::exp(x[0]) * x[1] / (x[1] + 1.0) - x[0] * x[0])},
     };
     run_table(table);
 }
@@ -313,8 +343,12 @@ BOOST_AUTO_TEST_CASE(linear_algebra) {
         {"matmul_same_input", {U({3, 3})}, F(tg::matmul(x[0], x[0]))},
         {"linear_bias", {U({6, 4}), U({3, 4}), U({3})}, F(tg::linear(x[0], x[1], x[2]))},
         {"linear_no_bias", {U({6, 4}), U({3, 4})}, F(tg::linear(x[0], x[1]))},
-        {"linear_transposed_input", {UT({6, 4}), U({3, 4}), U({3})}, F(tg::linear(x[0], x[1], x[2]))},
-        {"linear_transposed_weight", {U({6, 4}), U({4, 3}), U({3})}, F(tg::linear(x[0], x[1].t(), x[2]))},
+        {"linear_transposed_input",
+         {UT({6, 4}), U({3, 4}), U({3})},
+         F(tg::linear(x[0], x[1], x[2]))},
+        {"linear_transposed_weight",
+         {U({6, 4}), U({4, 3}), U({3})},
+         F(tg::linear(x[0], x[1].t(), x[2]))},
         {"linear_strided", {US({2, 4}), US({3, 4}), U({3})}, F(tg::linear(x[0], x[1], x[2]))},
         {"linear_batch1", {U({1, 4}), U({2, 4}), U({2})}, F(tg::linear(x[0], x[1], x[2]))},
         {"mlp_two_layers",
@@ -363,7 +397,7 @@ BOOST_AUTO_TEST_CASE(reductions) {
 }
 
 BOOST_AUTO_TEST_CASE(shape_ops) {
-    const tg::Tensor idx_rows = labels({2, 0, 2});       // repeated index: gradients add
+    const tg::Tensor idx_rows = labels({2, 0, 2});  // repeated index: gradients add
     const tg::Tensor idx_gather = index_of({3, 0, 1, 1, 2, 2}, {3, 2});
     const tg::Tensor idx_gather0 = index_of({2, 0, 1, 0}, {1, 4});
     const tg::Tensor idx_add = labels({1, 1, 0});
@@ -412,7 +446,9 @@ BOOST_AUTO_TEST_CASE(shape_ops) {
         {"contiguous", {UT({3, 4})}, F(x[0].contiguous())},
         {"clone", {U({3, 4})}, F(x[0].clone())},
         {"to_float64", {U({3, 4})}, F(x[0].to(tg::kFloat64) * 2.0), kNoF32},  // output always f64
-        {"views_chain", {U({2, 3, 4})}, F(x[0].permute({2, 0, 1}).narrow(0, 1, 2).reshape({2, 6}).t())},
+        {"views_chain",
+         {U({2, 3, 4})},
+         F(x[0].permute({2, 0, 1}).narrow(0, 1, 2).reshape({2, 6}).t())},
     };
     run_table(table);
 }
@@ -443,11 +479,21 @@ BOOST_AUTO_TEST_CASE(losses) {
         {"cross_entropy_after_linear",
          {U({4, 5}), U({3, 5}), U({3})},
          F(tg::cross_entropy(tg::linear(x[0], x[1], x[2]), lab))},
-        {"bce_logits_mean", {U({4, 3})}, F(tg::binary_cross_entropy_with_logits(x[0] * 3.0, like(prob, x[0])))},
-        {"bce_logits_sum", {U({4, 3})}, F(tg::binary_cross_entropy_with_logits(x[0], like(hard, x[0]), R::Sum))},
-        {"bce_logits_none", {U({4, 3})}, F(tg::binary_cross_entropy_with_logits(x[0], like(prob, x[0]), R::None))},
-        {"bce_logits_large", {NZ({4, 3})}, F(tg::binary_cross_entropy_with_logits(x[0] * 40.0, like(hard, x[0])))},
-        {"bce_logits_strided", {US({4, 3})}, F(tg::binary_cross_entropy_with_logits(x[0], like(prob, x[0])))},
+        {"bce_logits_mean",
+         {U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0] * 3.0, like(prob, x[0])))},
+        {"bce_logits_sum",
+         {U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], like(hard, x[0]), R::Sum))},
+        {"bce_logits_none",
+         {U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], like(prob, x[0]), R::None))},
+        {"bce_logits_large",
+         {NZ({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0] * 40.0, like(hard, x[0])))},
+        {"bce_logits_strided",
+         {US({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], like(prob, x[0])))},
     };
     run_table(table);
 }
@@ -503,7 +549,8 @@ BOOST_AUTO_TEST_CASE(softmax_rows_sum_to_one) {
     check_close(tg::sum(s0, {0}), std::vector<double>(7, 1.0), 1e-12, 0);
     tg::Tensor s32 = tg::softmax(x.to(tg::kFloat32).t(), -1);
     check_close(tg::sum(s32, {1}), std::vector<double>(7, 1.0), 1e-5, 0);
-    for (double v : values_of(s)) BOOST_TEST((v >= 0.0 && v <= 1.0));
+    for (double v : values_of(s))
+        BOOST_TEST((v >= 0.0 && v <= 1.0));
 }
 
 namespace {
@@ -512,7 +559,8 @@ std::vector<double> naive_matmul(const std::vector<double>& a, const std::vector
     std::vector<double> c(size_t(m * n), 0.0);
     for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
-            for (int64_t p = 0; p < k; ++p) c[size_t(i * n + j)] += a[size_t(i * k + p)] * b[size_t(p * n + j)];
+            for (int64_t p = 0; p < k; ++p)
+                c[size_t(i * n + j)] += a[size_t(i * k + p)] * b[size_t(p * n + j)];
     return c;
 }
 }  // namespace
@@ -524,8 +572,8 @@ BOOST_AUTO_TEST_CASE(matmul_matches_naive_loop) {
     BOOST_TEST(tg::shape_str(tg::matmul(a, b).sizes()) == "[3,5]");
     // transposed operand (a view, passed to BLAS as a flag)
     tg::Tensor at = make_const({4, 3}, 23);
-    check_close(tg::matmul(at.t(), b), naive_matmul(values_of(at.t()), values_of(b), 3, 4, 5), 1e-12,
-                1e-12);
+    check_close(tg::matmul(at.t(), b), naive_matmul(values_of(at.t()), values_of(b), 3, 4, 5),
+                1e-12, 1e-12);
     // float32
     check_close(tg::matmul(a.to(tg::kFloat32), b.to(tg::kFloat32)), ref, 1e-5, 1e-5);
     // batched: each batch is its own product
@@ -534,7 +582,8 @@ BOOST_AUTO_TEST_CASE(matmul_matches_naive_loop) {
     BOOST_TEST(tg::shape_str(bc.sizes()) == "[2,3,5]");
     std::vector<double> expect;
     for (int64_t i = 0; i < 2; ++i) {
-        auto r = naive_matmul(values_of(ba.narrow(0, i, 1)), values_of(bb.narrow(0, i, 1)), 3, 4, 5);
+        auto r =
+            naive_matmul(values_of(ba.narrow(0, i, 1)), values_of(bb.narrow(0, i, 1)), 3, 4, 5);
         expect.insert(expect.end(), r.begin(), r.end());
     }
     check_close(bc, expect, 1e-12, 1e-12);
@@ -546,7 +595,8 @@ BOOST_AUTO_TEST_CASE(matmul_matches_naive_loop) {
     tg::Tensor dot = tg::matmul(v, v);
     BOOST_TEST(dot.dim() == 0);
     double d = 0;
-    for (double e : values_of(v)) d += e * e;
+    for (double e : values_of(v))
+        d += e * e;
     BOOST_TEST(dot.item<double>() == d, boost::test_tools::tolerance(1e-12));
 }
 
@@ -568,7 +618,8 @@ BOOST_AUTO_TEST_CASE(var_unbiased_and_biased) {
 
 BOOST_AUTO_TEST_CASE(max_ties_share_gradient_evenly) {
     // Documented behaviour (ops.hpp): ties share the gradient evenly.
-    tg::Tensor x = tg::tensor({1.0, 3.0, 3.0, 2.0}, tg::TensorOptions(tg::kFloat64).requires_grad(true));
+    tg::Tensor x =
+        tg::tensor({1.0, 3.0, 3.0, 2.0}, tg::TensorOptions(tg::kFloat64).requires_grad(true));
     tg::Tensor m = tg::max(x);
     BOOST_TEST(m.item<double>() == 3.0);
     m.backward();
@@ -586,7 +637,8 @@ BOOST_AUTO_TEST_CASE(max_ties_share_gradient_evenly) {
     tg::min(z).backward();
     check_close(z.grad(), {1.0 / 3, 1.0 / 3, 1.0 / 3}, 1e-12, 0);
 
-    tg::Tensor a = tg::tensor({1.0, 2.0, 5.0}, tg::kFloat64), b = tg::tensor({1.0, 3.0, 4.0}, tg::kFloat64);
+    tg::Tensor a = tg::tensor({1.0, 2.0, 5.0}, tg::kFloat64),
+               b = tg::tensor({1.0, 3.0, 4.0}, tg::kFloat64);
     a.requires_grad_();
     b.requires_grad_();
     tg::Tensor mx = tg::maximum(a, b);
@@ -623,10 +675,11 @@ BOOST_AUTO_TEST_CASE(activation_values) {
     check_close(tg::gelu(x), {-0.15865525393145707, 0.0, 0.8413447460685429}, 1e-12, 0);
     check_close(tg::sigmoid(x), {1 / (1 + std::exp(1.0)), 0.5, 1 / (1 + std::exp(-1.0))}, 1e-12, 0);
     check_close(tg::tanh(x), {std::tanh(-1.0), 0.0, std::tanh(1.0)}, 1e-12, 0);
-    check_close(tg::softplus(x), {std::log1p(std::exp(-1.0)), std::log(2.0), std::log1p(std::exp(1.0))},
-                1e-12, 0);
+    check_close(tg::softplus(x),
+                {std::log1p(std::exp(-1.0)), std::log(2.0), std::log1p(std::exp(1.0))}, 1e-12, 0);
     check_close(tg::softplus(x, 2.0, 20.0),
-                {std::log1p(std::exp(-2.0)) / 2, std::log(2.0) / 2, std::log1p(std::exp(2.0)) / 2}, 1e-12, 0);
+                {std::log1p(std::exp(-2.0)) / 2, std::log(2.0) / 2, std::log1p(std::exp(2.0)) / 2},
+                1e-12, 0);
     // extremes stay finite
     tg::Tensor big = tg::tensor({-1000.0, 1000.0}, tg::kFloat32);
     check_close(tg::sigmoid(big), {0.0, 1.0}, 1e-7, 0);
@@ -645,21 +698,24 @@ BOOST_AUTO_TEST_CASE(loss_values) {
                boost::test_tools::tolerance(1e-12));
     BOOST_TEST(tg::cross_entropy(logits, lab, tg::Reduction::Sum).item<double>() == l0 + l1,
                boost::test_tools::tolerance(1e-12));
-    check_close(tg::nll_loss(tg::log_softmax(logits, 1), lab, tg::Reduction::None), {l0, l1}, 1e-12, 0);
+    check_close(tg::nll_loss(tg::log_softmax(logits, 1), lab, tg::Reduction::None), {l0, l1}, 1e-12,
+                0);
     // cross_entropy gradient: (softmax - onehot) / N
     tg::Tensor lg = logits.clone().detach();
     lg.requires_grad_();
     tg::cross_entropy(lg, lab).backward();
     auto sm = values_of(tg::softmax(logits, 1));
-    check_close(lg.grad(), {sm[0] / 2, sm[1] / 2, (sm[2] - 1) / 2, (sm[3] - 1) / 2, sm[4] / 2, sm[5] / 2},
+    check_close(lg.grad(),
+                {sm[0] / 2, sm[1] / 2, (sm[2] - 1) / 2, (sm[3] - 1) / 2, sm[4] / 2, sm[5] / 2},
                 1e-12, 0);
     // bce with logits: stable at large |x|
     tg::Tensor bx = tg::tensor({100.0, -100.0, 0.0}, f64), by = tg::tensor({1.0, 1.0, 0.5}, f64);
     check_close(tg::binary_cross_entropy_with_logits(bx, by, tg::Reduction::None),
                 {std::log1p(std::exp(-100.0)), 100.0, std::log(2.0)}, 1e-12, 1e-12);
-    tg::Tensor bx32 = tg::tensor({100.0, -100.0}, tg::kFloat32), by32 = tg::tensor({0.0, 0.0}, tg::kFloat32);
-    check_close(tg::binary_cross_entropy_with_logits(bx32, by32, tg::Reduction::None), {100.0, 0.0}, 1e-4,
-                1e-6);
+    tg::Tensor bx32 = tg::tensor({100.0, -100.0}, tg::kFloat32),
+               by32 = tg::tensor({0.0, 0.0}, tg::kFloat32);
+    check_close(tg::binary_cross_entropy_with_logits(bx32, by32, tg::Reduction::None), {100.0, 0.0},
+                1e-4, 1e-6);
     // mse and l1
     tg::Tensor a = tg::tensor({1.0, 2.0, 3.0}, f64), b = tg::tensor({2.0, 2.0, 5.0}, f64);
     BOOST_TEST(tg::mse_loss(a, b).item<double>() == 5.0 / 3.0, boost::test_tools::tolerance(1e-12));
@@ -701,8 +757,10 @@ BOOST_AUTO_TEST_CASE(dropout_statistics) {
     auto v = values_of(y);
     int64_t zeros = 0;
     for (double e : v) {
-        if (e == 0.0) ++zeros;
-        else BOOST_TEST(e == 1.0 / 0.75, boost::test_tools::tolerance(1e-12));
+        if (e == 0.0)
+            ++zeros;
+        else
+            BOOST_TEST(e == 1.0 / 0.75, boost::test_tools::tolerance(1e-12));
     }
     BOOST_TEST(zeros > 2200);
     BOOST_TEST(zeros < 2800);

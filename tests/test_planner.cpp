@@ -2,10 +2,8 @@
 // predicted vs measured peak, optimality of the plan, infeasible budgets.
 #define BOOST_TEST_MODULE planner
 #include <boost/test/unit_test.hpp>
-
 #include <functional>
 #include <string>
-
 #include <tapegrad/nn.hpp>
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -21,7 +19,8 @@ nn::Sequential mlp(int layers, int width, double dropout, tg::Dtype dt) {
     for (int i = 0; i < layers; ++i) {
         s->push_back(nn::Linear(width, width));
         s->push_back(nn::Tanh());
-        if (dropout > 0) s->push_back(nn::Dropout(dropout));
+        if (dropout > 0)
+            s->push_back(nn::Dropout(dropout));
     }
     s->to(dt);
     return s;
@@ -49,7 +48,8 @@ std::vector<double> grads_of(const nn::Sequential& s, const std::function<Tensor
 int64_t measure_step(const nn::Sequential& s, const Tensor& x, const Tensor& target,
                      const std::function<Tensor(const Tensor&)>& fwd) {
     for (Tensor& p : s->parameters())
-        if (!p.grad().defined()) p.set_grad(tg::zeros_like(p));
+        if (!p.grad().defined())
+            p.set_grad(tg::zeros_like(p));
     const int64_t before = tg::memory::stats().current_bytes;
     tg::memory::reset_peak();
     tg::mse_loss(fwd(x), target).backward();
@@ -112,14 +112,15 @@ BOOST_AUTO_TEST_CASE(profile_sees_what_layers_save) {
     BOOST_TEST_REQUIRE(p.layers.size() == 4u);
     BOOST_TEST(p.layers[0].name == "Linear[0]");
     BOOST_TEST(p.layers[0].out_bytes == 16 * 32 * 4);
-    BOOST_TEST(p.layers[0].saves_input);     // linear keeps x for dW (the weight is excluded)
+    BOOST_TEST(p.layers[0].saves_input);  // linear keeps x for dW (the weight is excluded)
     BOOST_TEST(p.layers[0].saved_bytes == 0);
-    BOOST_TEST(p.layers[1].saves_output);    // tanh keeps its output
+    BOOST_TEST(p.layers[1].saves_output);  // tanh keeps its output
     BOOST_TEST(!p.layers[1].saves_input);
     // x (the caller's), then tanh outputs shared with the next linear: each counted once
     BOOST_TEST(p.saved_bytes_total() == 2 * 16 * 32 * 4);
     // gradients left untouched
-    for (const Tensor& w : s->parameters()) BOOST_TEST(!w.grad().defined());
+    for (const Tensor& w : s->parameters())
+        BOOST_TEST(!w.grad().defined());
 }
 
 BOOST_AUTO_TEST_CASE(planner_measured_peak_within_budget_and_prediction) {
@@ -130,10 +131,12 @@ BOOST_AUTO_TEST_CASE(planner_measured_peak_within_budget_and_prediction) {
         const int64_t measured = measure_step(
             s, x, target, [&](const Tensor& in) { return nn::checkpoint_sequential(s, plan, in); });
         BOOST_TEST_MESSAGE(what << ": measured " << measured << ", predicted "
-                                << plan.predicted_peak_bytes << "\n" << plan);
+                                << plan.predicted_peak_bytes << "\n"
+                                << plan);
         BOOST_TEST(double(measured) <= 1.10 * double(plan.predicted_peak_bytes));
         BOOST_TEST(double(measured) >= 0.90 * double(plan.predicted_peak_bytes));
-        if (plan.budget_bytes > 0) BOOST_TEST(measured <= plan.budget_bytes);
+        if (plan.budget_bytes > 0)
+            BOOST_TEST(measured <= plan.budget_bytes);
         return measured;
     };
     nn::CheckpointPlan none;
@@ -141,7 +144,8 @@ BOOST_AUTO_TEST_CASE(planner_measured_peak_within_budget_and_prediction) {
     const int64_t full = check(nn::predict(prof, none), "no checkpointing");
     const int64_t sq = check(nn::sqrt_plan(prof), "sqrt(n)");
     nn::CheckpointPlan all_ckpt;  // the last segment checkpointed too
-    for (size_t b = 0; b < s->size(); b += 8) all_ckpt.segments.push_back({b, b + 8, true});
+    for (size_t b = 0; b < s->size(); b += 8)
+        all_ckpt.segments.push_back({b, b + 8, true});
     check(nn::predict(prof, all_ckpt), "every segment checkpointed");
     nn::CheckpointPlan tail_ckpt;
     tail_ckpt.segments = {{0, 40, false}, {40, 48, true}};
@@ -151,7 +155,8 @@ BOOST_AUTO_TEST_CASE(planner_measured_peak_within_budget_and_prediction) {
         const tg::MemoryBudget budget{int64_t(frac * double(full))};
         const auto plan = nn::plan_checkpoints(prof, budget);
         check(plan, "budget");
-        if (frac < 0.6) BOOST_TEST(plan.recomputed_layers > 0);
+        if (frac < 0.6)
+            BOOST_TEST(plan.recomputed_layers > 0);
     }
     // a generous budget needs no recomputation
     BOOST_TEST(nn::plan_checkpoints(prof, tg::MemoryBudget{2 * full}).recomputed_layers == 0);

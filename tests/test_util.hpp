@@ -2,7 +2,6 @@
 /// Shared helpers for the tapegrad Boost.Test suites: deterministic inputs, value comparison and
 /// "throws this exception type with a message naming these things" checks.
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -19,7 +18,8 @@ inline std::vector<double> random_values(int64_t n, uint64_t seed, double lo = -
     std::mt19937_64 gen(seed * 0x9E3779B97F4A7C15ULL + 12345);
     std::uniform_real_distribution<double> dist(lo, hi);
     std::vector<double> v(size_t(n > 0 ? n : 0));
-    for (auto& e : v) e = dist(gen);
+    for (auto& e : v)
+        e = dist(gen);
     return v;
 }
 

@@ -28,7 +28,7 @@ struct Node : std::enable_shared_from_this<Node> {
         uint32_t input_nr = 0;     // which output of fn the input was
     };
     const char* name_ = "";
-    uint64_t seq_ = 0;            // Note [Tape order] in src/autograd/engine.cpp
+    uint64_t seq_ = 0;  // Note [Tape order] in src/autograd/engine.cpp
     SmallVector<Edge, 2> next_;
     SmallVector<InputMeta, 2> inputs_;
     uint32_t num_outputs_ = 1;

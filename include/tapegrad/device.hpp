@@ -20,7 +20,9 @@ struct Device {
     friend bool operator!=(Device a, Device b) { return !(a == b); }
 };
 constexpr DeviceType kCPU = DeviceType::CPU;
-inline std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
+inline std::ostream& operator<<(std::ostream& os, Device d) {
+    return os << d.str();
+}
 
 /// Whether the device exists and its backend was built in.
 bool is_available(Device d);

@@ -48,7 +48,8 @@ Tensor clamp_max(const Tensor& x, Scalar hi);
 Tensor maximum(const Tensor& a, const Tensor& b);
 /// y = min(a, b);  da = dy where a < b, db = dy where b < a, ties split dy/2 each
 Tensor minimum(const Tensor& a, const Tensor& b);
-/// y = cond ? a : b  (cond nonzero = true, not differentiable);  da = where(cond, dy, 0), db = where(cond, 0, dy)
+/// y = cond ? a : b  (cond nonzero = true, not differentiable);  da = where(cond, dy, 0), db =
+/// where(cond, 0, dy)
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
@@ -111,8 +112,10 @@ Tensor min(const Tensor& x);
 Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
 /// Variance, unbiased (n-1) unless unbiased=false (composed)
 Tensor var(const Tensor& x, bool unbiased = true);
-Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false);
-Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true, bool keepdim = false);
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true,
+           bool keepdim = false);
+Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true,
+           bool keepdim = false);
 /// Gradient of broadcasting: sums x down to `shape`;  dx = expand(dy, x.shape)
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
@@ -140,7 +143,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 /// y[i][j] = x[i][index[i][j]] (for dim 1);  dx = scatter_add(zeros, dim, index, dy)
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
-/// Inverse of narrow: zeros of `shape` with x written at [start, start+len) of dim;  dx = narrow(dy)
+/// Inverse of narrow: zeros of `shape` with x written at [start, start+len) of dim;  dx =
+/// narrow(dy)
 Tensor narrow_scatter(const Tensor& x, const Shape& shape, int64_t dim, int64_t start);
 /// zeros(shape) with x's rows added at index along dim;  dx = index_select(dy, dim, index)
 Tensor index_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index);
@@ -172,7 +176,8 @@ Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r = Reductio
 /// nll_loss(log_softmax(logits, 1), labels) as one node;  dlogits = (softmax - onehot) * dy / N
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r = Reduction::Mean);
 /// max(x,0) - x*y + log(1 + e^-|x|) (stable);  dx = dy * (sigmoid(x) - y)
-Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y, Reduction r = Reduction::Mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y,
+                                        Reduction r = Reduction::Mean);
 
 // ---- random ops used by layers
 /// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;

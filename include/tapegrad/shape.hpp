@@ -14,7 +14,9 @@ using Shape = SmallVector<int64_t, 6>;
 
 /// "[2,3]": how shapes appear in every error message.
 std::string shape_str(const Shape& s);
-inline std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << shape_str(s); }
+inline std::ostream& operator<<(std::ostream& os, const Shape& s) {
+    return os << shape_str(s);
+}
 int64_t numel_of(const Shape& s);
 /// Contiguous (row-major) strides of a shape.
 Shape contiguous_strides(const Shape& s);

@@ -24,12 +24,15 @@ public:
     SmallVector(size_t n, const T& v) { assign(n, v); }
     SmallVector(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
     template <class It, class = std::enable_if_t<!std::is_integral_v<It>>>
-    SmallVector(It first, It last) { assign(first, last); }
+    SmallVector(It first, It last) {
+        assign(first, last);
+    }
     SmallVector(const std::vector<T>& v) { assign(v.begin(), v.end()); }  // NOLINT: implicit
     SmallVector(const SmallVector& o) { assign(o.begin(), o.end()); }
     SmallVector(SmallVector&& o) noexcept { take(std::move(o)); }
     SmallVector& operator=(const SmallVector& o) {
-        if (this != &o) assign(o.begin(), o.end());
+        if (this != &o)
+            assign(o.begin(), o.end());
         return *this;
     }
     SmallVector& operator=(SmallVector&& o) noexcept {
@@ -62,13 +65,15 @@ public:
     const T& back() const { return ptr_[size_ - 1]; }
 
     void reserve(size_t n) {
-        if (n <= cap_) return;
+        if (n <= cap_)
+            return;
         T* p = static_cast<T*>(::operator new(n * sizeof(T)));
         for (size_t i = 0; i < size_; ++i) {
             new (p + i) T(std::move(ptr_[i]));
             ptr_[i].~T();
         }
-        if (ptr_ != inline_ptr()) ::operator delete(ptr_);
+        if (ptr_ != inline_ptr())
+            ::operator delete(ptr_);
         ptr_ = p;
         cap_ = n;
     }
@@ -76,19 +81,23 @@ public:
     void push_back(T&& v) { emplace_back(std::move(v)); }
     template <class... A>
     T& emplace_back(A&&... a) {
-        if (size_ == cap_) reserve(cap_ * 2);
+        if (size_ == cap_)
+            reserve(cap_ * 2);
         new (ptr_ + size_) T(std::forward<A>(a)...);
         return ptr_[size_++];
     }
     void pop_back() { ptr_[--size_].~T(); }
     void clear() {
-        for (size_t i = 0; i < size_; ++i) ptr_[i].~T();
+        for (size_t i = 0; i < size_; ++i)
+            ptr_[i].~T();
         size_ = 0;
     }
     void resize(size_t n, const T& v = T()) {
         reserve(n);
-        while (size_ > n) pop_back();
-        while (size_ < n) emplace_back(v);
+        while (size_ > n)
+            pop_back();
+        while (size_ < n)
+            emplace_back(v);
     }
     void assign(size_t n, const T& v) {
         clear();
@@ -98,7 +107,8 @@ public:
     void assign(It first, It last) {
         clear();
         reserve(size_t(std::distance(first, last)));
-        for (; first != last; ++first) emplace_back(*first);
+        for (; first != last; ++first)
+            emplace_back(*first);
     }
     T* insert(const T* pos, const T& v) {
         const size_t i = size_t(pos - ptr_);
@@ -109,7 +119,8 @@ public:
     template <class It, class = std::enable_if_t<!std::is_integral_v<It>>>
     T* insert(const T* pos, It first, It last) {
         const size_t i = size_t(pos - ptr_), old = size_;
-        for (; first != last; ++first) emplace_back(*first);
+        for (; first != last; ++first)
+            emplace_back(*first);
         std::rotate(ptr_ + i, ptr_ + old, ptr_ + size_);
         return ptr_ + i;
     }
@@ -117,7 +128,8 @@ public:
     T* erase(const T* first, const T* last) {
         const size_t i = size_t(first - ptr_), n = size_t(last - first);
         std::move(ptr_ + i + n, ptr_ + size_, ptr_ + i);
-        for (size_t k = 0; k < n; ++k) pop_back();
+        for (size_t k = 0; k < n; ++k)
+            pop_back();
         return ptr_ + i;
     }
 
@@ -139,7 +151,8 @@ private:
     T* inline_ptr() { return reinterpret_cast<T*>(buf_); }
     void destroy() {
         clear();
-        if (ptr_ != inline_ptr()) ::operator delete(ptr_);
+        if (ptr_ != inline_ptr())
+            ::operator delete(ptr_);
         ptr_ = inline_ptr();
         cap_ = N;
     }
@@ -156,7 +169,8 @@ private:
         ptr_ = inline_ptr();
         cap_ = N;
         size_ = 0;
-        for (size_t i = 0; i < o.size_; ++i) emplace_back(std::move(o.ptr_[i]));
+        for (size_t i = 0; i < o.size_; ++i)
+            emplace_back(std::move(o.ptr_[i]));
         o.clear();
     }
     alignas(T) unsigned char buf_[N * sizeof(T)];

@@ -25,7 +25,7 @@ struct Storage {
     Device device;
     bool owned = true;  // false for from_blob
     uint32_t version = 0;
-    alignas(16) unsigned char small[64];  // CPU buffers of up to 64 bytes live here (no malloc)
+    alignas(16) unsigned char small[64];    // CPU buffers of up to 64 bytes live here (no malloc)
     Storage(size_t nbytes, Device device);  // allocates through the device's allocator
     Storage(void* external, size_t nbytes, Device device);
     ~Storage();
@@ -39,11 +39,11 @@ struct TensorImpl {
     Shape sizes, strides;
     int64_t offset = 0;  // in elements
     Dtype dtype = Dtype::Float32;
-    bool requires_grad = false;   // leaves only; non-leaves require grad through grad_fn
-    std::shared_ptr<Node> grad_fn;  // producer, null for leaves
-    uint32_t output_nr = 0;         // which output of grad_fn this is
-    std::shared_ptr<TensorImpl> grad;                // leaves: accumulated .grad()
-    std::weak_ptr<Node> grad_accumulator;            // leaves: their AccumulateGrad node
+    bool requires_grad = false;            // leaves only; non-leaves require grad through grad_fn
+    std::shared_ptr<Node> grad_fn;         // producer, null for leaves
+    uint32_t output_nr = 0;                // which output of grad_fn this is
+    std::shared_ptr<TensorImpl> grad;      // leaves: accumulated .grad()
+    std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad node
     std::vector<std::function<Tensor(const Tensor&)>> hooks;  // leaves: gradient hooks
     TensorImpl() = default;
     TensorImpl(const TensorImpl&) = default;
@@ -54,11 +54,23 @@ struct TensorImpl {
 class TensorOptions {
 public:
     TensorOptions() = default;
-    TensorOptions(Dtype d) : dtype_(d) {}     // NOLINT: implicit, as in LibTorch
-    TensorOptions(Device d) : device_(d) {}   // NOLINT
-    TensorOptions dtype(Dtype d) const { auto o = *this; o.dtype_ = d; return o; }
-    TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
-    TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+    TensorOptions(Dtype d) : dtype_(d) {}    // NOLINT: implicit, as in LibTorch
+    TensorOptions(Device d) : device_(d) {}  // NOLINT
+    TensorOptions dtype(Dtype d) const {
+        auto o = *this;
+        o.dtype_ = d;
+        return o;
+    }
+    TensorOptions device(Device d) const {
+        auto o = *this;
+        o.device_ = d;
+        return o;
+    }
+    TensorOptions requires_grad(bool r) const {
+        auto o = *this;
+        o.requires_grad_ = r;
+        return o;
+    }
     Dtype dtype() const { return dtype_; }
     Device device() const { return device_; }
     bool requires_grad() const { return requires_grad_; }
@@ -110,7 +122,8 @@ public:
     const std::shared_ptr<Node>& grad_fn() const { return check()->grad_fn; }
     uint32_t output_nr() const { return impl_->output_nr; }
     /// Backpropagates from this tensor, adding into every leaf's grad().
-    void backward(const Tensor& gradient = {}, bool retain_graph = false, bool create_graph = false) const;
+    void backward(const Tensor& gradient = {}, bool retain_graph = false,
+                  bool create_graph = false) const;
     /// hook(grad) runs when this tensor's gradient is computed; a defined return replaces it.
     void register_hook(std::function<Tensor(const Tensor&)> hook) const;
     /// Shares storage, records nothing: the result is a leaf that does not require grad.
@@ -169,7 +182,8 @@ public:
 
 private:
     TensorImpl* check() const {
-        if (!impl_) throw_undefined();
+        if (!impl_)
+            throw_undefined();
         return impl_.get();
     }
     [[noreturn]] static void throw_undefined();

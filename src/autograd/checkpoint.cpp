@@ -12,10 +12,13 @@ namespace {
 thread_local int t_probe_depth = 0;
 thread_local bool t_probe_hit = false;
 }  // namespace
-bool probe_active() { return t_probe_depth > 0; }
+bool probe_active() {
+    return t_probe_depth > 0;
+}
 void probe_note(std::initializer_list<const Tensor*> inputs) {
     for (const Tensor* t : inputs)
-        if (t->defined() && t->requires_grad()) t_probe_hit = true;
+        if (t->defined() && t->requires_grad())
+            t_probe_hit = true;
 }
 }  // namespace autograd::detail
 
@@ -23,7 +26,8 @@ namespace {
 using namespace autograd::detail;
 
 /// Runs fn unrecorded; reports whether it touched anything that requires grad.
-std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>& inputs, bool& hit) {
+std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
+                               bool& hit) {
     NoGradGuard no_grad;
     const bool outer_hit = t_probe_hit;
     t_probe_hit = false;
@@ -44,20 +48,25 @@ std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>
 }  // namespace
 
 std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
-    if (!GradMode::is_enabled()) return fn(inputs);
+    if (!GradMode::is_enabled())
+        return fn(inputs);
     const std::mt19937_64 rng = tg::detail::generator();  // Dropout must draw the same masks
     bool uses_grad = false;
     std::vector<Tensor> outs = run_probed(fn, inputs, uses_grad);
-    for (const Tensor& x : inputs) uses_grad = uses_grad || (x.defined() && x.requires_grad());
-    if (!uses_grad) return outs;
+    for (const Tensor& x : inputs)
+        uses_grad = uses_grad || (x.defined() && x.requires_grad());
+    if (!uses_grad)
+        return outs;
     std::vector<Tensor*> out_ptrs;
     for (Tensor& o : outs) {
         // a pass-through output still gets its own tensor so the node can own its history
-        if (o.defined()) o = o.detach();
+        if (o.defined())
+            o = o.detach();
         out_ptrs.push_back(&o);
     }
     std::vector<Saved> saved;
-    for (const Tensor& x : inputs) saved.push_back(save(x));
+    for (const Tensor& x : inputs)
+        saved.push_back(save(x));
     record_list("checkpoint", inputs, out_ptrs, [fn, saved, rng](Grads& dys, const Node&) {
         std::vector<Tensor> xs;
         for (const Saved& s : saved) {
@@ -67,7 +76,8 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
                 continue;
             }
             Tensor d = x.detach();
-            if (x.requires_grad()) d.requires_grad_(true);
+            if (x.requires_grad())
+                d.requires_grad_(true);
             xs.push_back(d);
         }
         std::mt19937_64& gen = tg::detail::generator();
@@ -91,9 +101,11 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
                 grads.push_back(dys[i]);
             }
         // Parameters inside fn are leaves: this accumulates into their grad() directly.
-        if (!roots.empty()) autograd::backward(roots, grads, false, GradMode::is_enabled());
+        if (!roots.empty())
+            autograd::backward(roots, grads, false, GradMode::is_enabled());
         Grads dx;
-        for (const Tensor& x : xs) dx.push_back(x.defined() && x.requires_grad() ? x.grad() : Tensor());
+        for (const Tensor& x : xs)
+            dx.push_back(x.defined() && x.requires_grad() ? x.grad() : Tensor());
         return dx;
     });
     return outs;
@@ -101,8 +113,9 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
 
 Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                   const std::vector<Tensor>& inputs) {
-    return checkpoint(CheckpointFn([fn](const std::vector<Tensor>& xs) { return std::vector<Tensor>{fn(xs)}; }),
-                      inputs)[0];
+    return checkpoint(
+        CheckpointFn([fn](const std::vector<Tensor>& xs) { return std::vector<Tensor>{fn(xs)}; }),
+        inputs)[0];
 }
 
 }  // namespace tg

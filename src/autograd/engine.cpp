@@ -20,21 +20,36 @@ std::atomic<uint64_t> g_seq{1};
 namespace {
 thread_local bool t_grad_mode = true;
 }
-bool GradMode::is_enabled() { return t_grad_mode; }
-void GradMode::set_enabled(bool on) { t_grad_mode = on; }
+bool GradMode::is_enabled() {
+    return t_grad_mode;
+}
+void GradMode::set_enabled(bool on) {
+    t_grad_mode = on;
+}
 
 namespace autograd {
 
-AnomalyMode::AnomalyMode() : prev_(t_anomaly) { t_anomaly = true; }
-AnomalyMode::~AnomalyMode() { t_anomaly = prev_; }
-bool AnomalyMode::is_enabled() { return t_anomaly; }
+AnomalyMode::AnomalyMode() : prev_(t_anomaly) {
+    t_anomaly = true;
+}
+AnomalyMode::~AnomalyMode() {
+    t_anomaly = prev_;
+}
+bool AnomalyMode::is_enabled() {
+    return t_anomaly;
+}
 
 RecordScope::RecordScope(std::string name) : prev_len_(t_scope.size()) {
-    if (!t_scope.empty()) t_scope += '.';
+    if (!t_scope.empty())
+        t_scope += '.';
     t_scope += name;
 }
-RecordScope::~RecordScope() { t_scope.resize(prev_len_); }
-const std::string& RecordScope::current() { return t_scope; }
+RecordScope::~RecordScope() {
+    t_scope.resize(prev_len_);
+}
+const std::string& RecordScope::current() {
+    return t_scope;
+}
 
 namespace detail {
 
@@ -43,20 +58,26 @@ namespace detail {
 // one, and running nodes in decreasing sequence number is a topological order: when a node runs,
 // every node that could still send it a gradient has already run. The engine needs no recursion
 // and no dependency counting, only a max-heap of the nodes that have received a gradient.
-uint64_t next_seq() { return g_seq.fetch_add(1, std::memory_order_relaxed); }
+uint64_t next_seq() {
+    return g_seq.fetch_add(1, std::memory_order_relaxed);
+}
 
-Node* current_node() { return t_current_node; }
+Node* current_node() {
+    return t_current_node;
+}
 
 // Note [Graph destruction]: a 100,000-op chain is a 100,000-deep chain of shared_ptrs. Releasing
 // it naively recurses once per node and overflows the stack. Instead, a node or tensor that drops
 // the last reference to a node hands it to a thread-local list, and the outermost release
 // destroys the list's nodes one at a time.
 void release_node(std::shared_ptr<Node>& p) {
-    if (!p || p.use_count() != 1) return;
+    if (!p || p.use_count() != 1)
+        return;
     thread_local std::vector<std::shared_ptr<Node>> pending;
     thread_local bool draining = false;
     pending.push_back(std::move(p));
-    if (draining) return;
+    if (draining)
+        return;
     draining = true;
     while (!pending.empty()) {
         std::shared_ptr<Node> n = std::move(pending.back());
@@ -71,11 +92,13 @@ struct AccumulateGrad final : Node {
     std::weak_ptr<TensorImpl> leaf;
     Grads apply(Grads&& dys) override {
         auto impl = leaf.lock();
-        if (!impl || !dys[0].defined()) return {};
+        if (!impl || !dys[0].defined())
+            return {};
         Tensor g = std::move(dys[0]);
         for (auto& hook : impl->hooks) {
             Tensor r = hook(g);
-            if (r.defined()) g = r;
+            if (r.defined())
+                g = r;
         }
         if (GradMode::is_enabled()) {  // create_graph: the gradient keeps its history
             impl->grad = impl->grad ? (Tensor(impl->grad) + g).impl_ptr() : g.impl_ptr();
@@ -103,7 +126,8 @@ struct AccumulateGrad final : Node {
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
     TensorImpl* impl = leaf.impl();
-    if (auto n = impl->grad_accumulator.lock()) return n;
+    if (auto n = impl->grad_accumulator.lock())
+        return n;
     auto n = std::make_shared<AccumulateGrad>();
     n->name_ = "AccumulateGrad";
     n->seq_ = next_seq();
@@ -131,17 +155,21 @@ static void add_edge(Node& n, const Tensor* t) {
 void connect(Node& n, std::initializer_list<const Tensor*> inputs) {
     n.next_.reserve(inputs.size());
     n.inputs_.reserve(inputs.size());
-    for (const Tensor* t : inputs) add_edge(n, t);
+    for (const Tensor* t : inputs)
+        add_edge(n, t);
     n.seq_ = next_seq();
-    if (!t_scope.empty()) n.scope_ = t_scope;
+    if (!t_scope.empty())
+        n.scope_ = t_scope;
 }
 
 void connect(Node& n, const std::vector<Tensor>& inputs) {
     n.next_.reserve(inputs.size());
     n.inputs_.reserve(inputs.size());
-    for (const Tensor& t : inputs) add_edge(n, &t);
+    for (const Tensor& t : inputs)
+        add_edge(n, &t);
     n.seq_ = next_seq();
-    if (!t_scope.empty()) n.scope_ = t_scope;
+    if (!t_scope.empty())
+        n.scope_ = t_scope;
 }
 
 void set_history(Tensor& out, const std::shared_ptr<Node>& n, uint32_t nr) {
@@ -151,12 +179,14 @@ void set_history(Tensor& out, const std::shared_ptr<Node>& n, uint32_t nr) {
 
 static std::string where_recorded(const Node& n) {
     std::string s = "tape position #" + std::to_string(n.seq_);
-    if (!n.scope_.empty()) s += ", recorded in '" + n.scope_ + "'";
+    if (!n.scope_.empty())
+        s += ", recorded in '" + n.scope_ + "'";
     return s;
 }
 
 void check_forward_anomaly(const char* op, const Tensor& t) {
-    if (!t_anomaly || ops::all_finite(t)) return;
+    if (!t_anomaly || ops::all_finite(t))
+        return;
     const Node* n = t.grad_fn().get();
     throw autograd_error(std::string("anomaly detected: forward of '") + op +
                          "' produced NaN or Inf in its output of shape " + shape_str(t.sizes()) +
@@ -184,7 +214,8 @@ struct HeapEntry {
 };
 
 void accumulate_into(Node& target, uint32_t slot, Tensor&& g) {
-    if (target.buffer_.empty()) target.buffer_.resize(target.num_outputs_);
+    if (target.buffer_.empty())
+        target.buffer_.resize(target.num_outputs_);
     Tensor& b = target.buffer_[slot];
     b = b.defined() ? b + g : std::move(g);
 }
@@ -195,7 +226,8 @@ void validate(const Node& n, Grads& dxs) {
                              std::to_string(dxs.size()) + " gradients, expected " +
                              std::to_string(n.next_.size()));
     for (size_t i = 0; i < dxs.size(); ++i) {
-        if (!n.next_[i].fn || !dxs[i].defined()) continue;
+        if (!n.next_[i].fn || !dxs[i].defined())
+            continue;
         const InputMeta& m = n.inputs_[i];
         const Tensor& g = dxs[i];
         if (g.sizes() != m.sizes || g.dtype() != m.dtype || g.device() != m.device)
@@ -243,8 +275,8 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
             if (r.numel() != 1)
                 throw autograd_error(std::string(who) +
                                      ": grad can be implicitly created only for scalar outputs, "
-                                     "got shape " + shape_str(r.sizes()) +
-                                     "; pass a gradient of that shape");
+                                     "got shape " +
+                                     shape_str(r.sizes()) + "; pass a gradient of that shape");
             g = ones_like(r);
         } else if (g.sizes() != r.sizes() || g.dtype() != r.dtype()) {
             throw autograd_error(std::string(who) + ": gradient " + shape_str(g.sizes()) + " " +
@@ -268,15 +300,19 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
         Grads dys = std::move(n->buffer_);
         n->buffer_.clear();
         for (auto& [slot, hook] : n->pre_hooks_) {
-            if (slot >= dys.size() || !dys[slot].defined()) continue;
+            if (slot >= dys.size() || !dys[slot].defined())
+                continue;
             Tensor r = hook(dys[slot]);
-            if (r.defined()) dys[slot] = r;
+            if (r.defined())
+                dys[slot] = r;
         }
         if (cap) {
             auto it = cap->at.find(n);
             if (it != cap->at.end())
-                for (auto [slot, idx] : it->second) cap->results[idx] = dys[slot];
-            if (!cap->needed.count(n)) continue;
+                for (auto [slot, idx] : it->second)
+                    cap->results[idx] = dys[slot];
+            if (!cap->needed.count(n))
+                continue;
         }
         if (n->released_)
             throw autograd_error(
@@ -296,13 +332,17 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
             throw;
         }
         t_current_node = prev_current;
-        if (!retain) n->release();
-        if (dxs.empty() && n->next_.empty()) continue;
+        if (!retain)
+            n->release();
+        if (dxs.empty() && n->next_.empty())
+            continue;
         validate(*n, dxs);
         for (size_t i = 0; i < dxs.size(); ++i) {
             const Node::Edge& e = n->next_[i];
-            if (!e.fn || !dxs[i].defined()) continue;
-            if (cap && !cap->needed.count(e.fn.get()) && !cap->at.count(e.fn.get())) continue;
+            if (!e.fn || !dxs[i].defined())
+                continue;
+            if (cap && !cap->needed.count(e.fn.get()) && !cap->at.count(e.fn.get()))
+                continue;
             accumulate_into(*e.fn, e.input_nr, std::move(dxs[i]));
             if (!e.fn->queued_) {
                 e.fn->queued_ = true;
@@ -314,8 +354,8 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
 
 }  // namespace
 
-void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
-              bool retain_graph, bool create_graph) {
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+              bool create_graph) {
     run(roots, grads, retain_graph || create_graph, create_graph, nullptr, "backward");
 }
 
@@ -331,7 +371,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
             throw autograd_error("autograd::grad: input " + std::to_string(i) + " (shape " +
                                  shape_str(x.sizes()) + ") does not require grad");
         // a leaf's accumulator is made now if need be: the output may be the leaf itself
-        if (!x.grad_fn()) made.push_back(detail::grad_accumulator(x));
+        if (!x.grad_fn())
+            made.push_back(detail::grad_accumulator(x));
         Node* n = x.grad_fn() ? x.grad_fn().get() : made.back().get();
         cap.at[n].push_back({x.grad_fn() ? x.output_nr() : 0u, i});
     }
@@ -343,14 +384,16 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     for (const Tensor& o : outputs)
         if (o.requires_grad()) {
             Node* r = o.grad_fn() ? o.grad_fn().get() : detail::grad_accumulator(o).get();
-            if (seen.insert(r).second) stack.push_back(r);
+            if (seen.insert(r).second)
+                stack.push_back(r);
         }
     while (!stack.empty()) {
         Node* n = stack.back();
         stack.pop_back();
         all.push_back(n);
         for (auto& e : n->next_)
-            if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+            if (e.fn && seen.insert(e.fn.get()).second)
+                stack.push_back(e.fn.get());
     }
     std::sort(all.begin(), all.end(), [](Node* a, Node* b) { return a->seq_ < b->seq_; });
     for (Node* n : all)
@@ -359,8 +402,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                 cap.needed.insert(n);
                 break;
             }
-    run(outputs, grad_outputs, retain_graph || create_graph, create_graph, &cap,
-        "autograd::grad");
+    run(outputs, grad_outputs, retain_graph || create_graph, create_graph, &cap, "autograd::grad");
     for (size_t i = 0; i < inputs.size(); ++i)
         if (!cap.results[i].defined() && !allow_unused)
             throw autograd_error("autograd::grad: input " + std::to_string(i) + " (shape " +
@@ -373,10 +415,13 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 }  // namespace autograd
 
 Node::~Node() {
-    for (auto& e : next_) autograd::detail::release_node(e.fn);
+    for (auto& e : next_)
+        autograd::detail::release_node(e.fn);
 }
 
-TensorImpl::~TensorImpl() { autograd::detail::release_node(grad_fn); }
+TensorImpl::~TensorImpl() {
+    autograd::detail::release_node(grad_fn);
+}
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
     autograd::backward({*this}, {gradient}, retain_graph, create_graph);

@@ -27,28 +27,36 @@ std::vector<double> eval_flat(const Fn& fn, const std::vector<Tensor>& inputs) {
 }
 }  // namespace
 
-bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
+bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol,
+               double rtol) {
     for (size_t i = 0; i < inputs.size(); ++i)
-        if (inputs[i].requires_grad() && (inputs[i].dtype() != kFloat64 || !inputs[i].device().is_cpu()))
-            throw dtype_error("gradcheck: input " + std::to_string(i) + " must be a float64 CPU tensor, got " +
+        if (inputs[i].requires_grad() &&
+            (inputs[i].dtype() != kFloat64 || !inputs[i].device().is_cpu()))
+            throw dtype_error("gradcheck: input " + std::to_string(i) +
+                              " must be a float64 CPU tensor, got " +
                               dtype_name(inputs[i].dtype()) + " on " + inputs[i].device().str());
     const Tensor out = fn(inputs);
     const int64_t n_out = out.numel();
     std::vector<size_t> diff;  // inputs that require grad
     for (size_t i = 0; i < inputs.size(); ++i)
-        if (inputs[i].requires_grad()) diff.push_back(i);
-    if (diff.empty()) throw autograd_error("gradcheck: no input requires grad");
+        if (inputs[i].requires_grad())
+            diff.push_back(i);
+    if (diff.empty())
+        throw autograd_error("gradcheck: no input requires grad");
     // An output that does not require grad is constant in the inputs (e.g. the gradient of a
     // linear function, under gradgradcheck): its analytical Jacobian is zero.
     const bool constant = !out.requires_grad();
 
     // analytical Jacobian, one backward per output element: jac[i][j][k] = d out_j / d x_ik
-    std::vector<std::vector<std::vector<double>>> jac(diff.size(), std::vector<std::vector<double>>(size_t(n_out)));
+    std::vector<std::vector<std::vector<double>>> jac(
+        diff.size(), std::vector<std::vector<double>>(size_t(n_out)));
     std::vector<Tensor> req;
-    for (size_t i : diff) req.push_back(inputs[i]);
+    for (size_t i : diff)
+        req.push_back(inputs[i]);
     for (int64_t j = 0; j < n_out; ++j) {
         if (constant) {
-            for (size_t a = 0; a < diff.size(); ++a) jac[a][size_t(j)].assign(size_t(req[a].numel()), 0.0);
+            for (size_t a = 0; a < diff.size(); ++a)
+                jac[a][size_t(j)].assign(size_t(req[a].numel()), 0.0);
             continue;
         }
         std::vector<double> onehot(size_t(n_out), 0.0);
@@ -81,7 +89,8 @@ bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, doub
                       << shape_str(out.sizes()) << " with respect to element " << k << " of input "
                       << diff[a] << " " << shape_str(x.sizes()) << ": analytical " << ana
                       << ", numerical " << num << " (atol " << atol << ", rtol " << rtol << ")";
-                    if (out.grad_fn()) m << "; output produced by '" << out.grad_fn()->name() << "'";
+                    if (out.grad_fn())
+                        m << "; output produced by '" << out.grad_fn()->name() << "'";
                     throw autograd_error(m.str());
                 }
             }
@@ -90,18 +99,22 @@ bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, doub
     return true;
 }
 
-bool gradgradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
+bool gradgradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol,
+                   double rtol) {
     const Tensor out0 = fn(inputs);
     std::mt19937_64 gen(1234);
     std::normal_distribution<double> nd;
     std::vector<double> vv(size_t(out0.numel()));
-    for (auto& x : vv) x = nd(gen);
+    for (auto& x : vv)
+        x = nd(gen);
     const Tensor v = tensor(vv, out0.options()).reshape(out0.sizes());
     const Fn first = [&](const std::vector<Tensor>& xs) {
-        AutoGradMode on(true);  // gradcheck evaluates under NoGradGuard; the first gradient needs a graph
+        AutoGradMode on(
+            true);  // gradcheck evaluates under NoGradGuard; the first gradient needs a graph
         std::vector<Tensor> req;
         for (const Tensor& x : xs)
-            if (x.requires_grad()) req.push_back(x);
+            if (x.requires_grad())
+                req.push_back(x);
         const auto g = autograd::grad({fn(xs)}, req, {v}, true, true, true);
         std::vector<Tensor> flat;
         for (size_t i = 0; i < g.size(); ++i)

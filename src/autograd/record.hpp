@@ -39,8 +39,12 @@ private:
     uint32_t output_nr_ = 0;
     bool is_output_ = false;
 };
-inline Saved save(const Tensor& t) { return Saved(t, false); }
-inline Saved save_output(const Tensor& t) { return Saved(t, true); }
+inline Saved save(const Tensor& t) {
+    return Saved(t, false);
+}
+inline Saved save_output(const Tensor& t) {
+    return Saved(t, true);
+}
 
 /// Note [Checkpoint probe]: checkpoint() runs its function unrecorded but must know whether a
 /// leaf that requires grad (a parameter) was used inside, so its output can require grad.
@@ -49,11 +53,13 @@ void probe_note(std::initializer_list<const Tensor*> inputs);
 
 inline bool should_record(std::initializer_list<const Tensor*> inputs) {
     if (!GradMode::is_enabled()) {
-        if (probe_active()) probe_note(inputs);
+        if (probe_active())
+            probe_note(inputs);
         return false;
     }
     for (const Tensor* t : inputs)
-        if (t->defined() && t->requires_grad()) return true;
+        if (t->defined() && t->requires_grad())
+            return true;
     return false;
 }
 
@@ -78,8 +84,12 @@ struct FnNode final : Node {
 };
 
 /// Whether input i of n needs a gradient, and its recorded shape.
-inline bool needs(const Node& n, size_t i) { return n.next_[i].fn != nullptr; }
-inline const Shape& in_shape(const Node& n, size_t i) { return n.inputs_[i].sizes; }
+inline bool needs(const Node& n, size_t i) {
+    return n.next_[i].fn != nullptr;
+}
+inline const Shape& in_shape(const Node& n, size_t i) {
+    return n.inputs_[i].sizes;
+}
 
 /// Hands the SavedInfo of the Saved objects built since the last call to n (Saved's constructor
 /// notes them; record() runs right after the closure that holds them is built).

@@ -10,7 +10,8 @@ namespace tg::autograd {
 
 SavedReport saved_report(const Tensor& root) {
     SavedReport r;
-    if (!root.defined() || !root.grad_fn()) return r;
+    if (!root.defined() || !root.grad_fn())
+        return r;
     std::vector<Node*> nodes, stack{root.grad_fn().get()};
     std::unordered_set<Node*> seen{root.grad_fn().get()};
     while (!stack.empty()) {
@@ -18,16 +19,19 @@ SavedReport saved_report(const Tensor& root) {
         stack.pop_back();
         nodes.push_back(n);
         for (auto& e : n->next_)
-            if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+            if (e.fn && seen.insert(e.fn.get()).second)
+                stack.push_back(e.fn.get());
     }
     std::sort(nodes.begin(), nodes.end(), [](Node* a, Node* b) { return a->seq_ < b->seq_; });
     std::unordered_set<const void*> storages;
     for (Node* n : nodes) {
-        if (n->saved_.empty()) continue;
+        if (n->saved_.empty())
+            continue;
         int64_t bytes = 0;
         for (const auto& s : n->saved_) {
             bytes += s.bytes;
-            if (storages.insert(s.storage).second) r.total_bytes += s.bytes;
+            if (storages.insert(s.storage).second)
+                r.total_bytes += s.bytes;
         }
         r.entries.push_back({n->name_, n->scope_, n->seq_, bytes});
     }

@@ -1,7 +1,5 @@
 // The CPU backend: strided loops generated from kernels.def, BLAS through xtensor-blas (cxxblas
 // over OpenBLAS). The only translation unit that includes xtensor.
-#include <xtensor-blas/xblas.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <xtensor-blas/xblas.hpp>
 
 #include "backend/backend.hpp"
 #include "backend/cpu_allocator.hpp"
@@ -28,23 +27,23 @@ using std::log1p;
 using std::pow;
 using std::sqrt;
 using std::tanh;
-#define TG_UNARY(name, expr)                               \
-    struct U_##name {                                      \
-        template <class T>                                 \
-        static T f(T x, T p, T q) {                        \
-            (void)p;                                       \
-            (void)q;                                       \
-            return static_cast<T>(expr);                   \
-        }                                                  \
+#define TG_UNARY(name, expr)             \
+    struct U_##name {                    \
+        template <class T>               \
+        static T f(T x, T p, T q) {      \
+            (void)p;                     \
+            (void)q;                     \
+            return static_cast<T>(expr); \
+        }                                \
     };
-#define TG_BINARY(name, expr)                              \
-    struct B_##name {                                      \
-        template <class T>                                 \
-        static T f(T a, T b, T p, T q) {                   \
-            (void)p;                                       \
-            (void)q;                                       \
-            return static_cast<T>(expr);                   \
-        }                                                  \
+#define TG_BINARY(name, expr)            \
+    struct B_##name {                    \
+        template <class T>               \
+        static T f(T a, T b, T p, T q) { \
+            (void)p;                     \
+            (void)q;                     \
+            return static_cast<T>(expr); \
+        }                                \
     };
 #include "backend/kernels.def"
 
@@ -80,17 +79,24 @@ inline float fast_tanh(float x) {
     return a < 0.125f ? small : (x < 0 ? -big : big);
 }
 template <>
-inline float U_exp::f<float>(float x, float, float) { return fast_exp(x); }
+inline float U_exp::f<float>(float x, float, float) {
+    return fast_exp(x);
+}
 template <>
-inline float U_tanh::f<float>(float x, float, float) { return fast_tanh(x); }
+inline float U_tanh::f<float>(float x, float, float) {
+    return fast_tanh(x);
+}
 template <>
-inline float U_sigmoid::f<float>(float x, float, float) { return 1.0f / (1.0f + fast_exp(-x)); }
+inline float U_sigmoid::f<float>(float x, float, float) {
+    return 1.0f / (1.0f + fast_exp(-x));
+}
 }  // namespace kern
 
 const char* unary_name(UnaryOp op) {
     switch (op) {
 #define TG_UNARY(name, expr) \
-    case UnaryOp::name: return #name;
+    case UnaryOp::name:      \
+        return #name;
 #include "backend/kernels.def"
     }
     return "?";
@@ -98,7 +104,8 @@ const char* unary_name(UnaryOp op) {
 const char* binary_name(BinaryOp op) {
     switch (op) {
 #define TG_BINARY(name, expr) \
-    case BinaryOp::name: return #name;
+    case BinaryOp::name:      \
+        return #name;
 #include "backend/kernels.def"
     }
     return "?";
@@ -121,19 +128,22 @@ template <int N>
 Iter<N> make_iter(const View* const (&v)[N], const int64_t* sizes, int ndim) {
     Iter<N> it;
     for (int d = 0; d < ndim; ++d) {
-        if (sizes[d] == 1) continue;
+        if (sizes[d] == 1)
+            continue;
         if (it.nd > 0) {
             bool merge = true;
             for (int k = 0; k < N; ++k)
                 merge = merge && it.st[k][it.nd - 1] == v[k]->strides[d] * sizes[d];
             if (merge) {
                 it.size[it.nd - 1] *= sizes[d];
-                for (int k = 0; k < N; ++k) it.st[k][it.nd - 1] = v[k]->strides[d];
+                for (int k = 0; k < N; ++k)
+                    it.st[k][it.nd - 1] = v[k]->strides[d];
                 continue;
             }
         }
         it.size[it.nd] = sizes[d];
-        for (int k = 0; k < N; ++k) it.st[k][it.nd] = v[k]->strides[d];
+        for (int k = 0; k < N; ++k)
+            it.st[k][it.nd] = v[k]->strides[d];
         ++it.nd;
     }
     return it;
@@ -149,16 +159,21 @@ void for_each_row(const Iter<N>& it, Row&& row) {
         return;
     }
     const int last = it.nd - 1;
-    for (int k = 0; k < N; ++k) ist[k] = it.st[k][last];
+    for (int k = 0; k < N; ++k)
+        ist[k] = it.st[k][last];
     int64_t outer = 1;
-    for (int d = 0; d < last; ++d) outer *= it.size[d];
+    for (int d = 0; d < last; ++d)
+        outer *= it.size[d];
     int64_t idx[kMaxDims] = {};
     for (int64_t r = 0; r < outer; ++r) {
         row(off, it.size[last], ist);
         for (int d = last - 1; d >= 0; --d) {
-            for (int k = 0; k < N; ++k) off[k] += it.st[k][d];
-            if (++idx[d] < it.size[d]) break;
-            for (int k = 0; k < N; ++k) off[k] -= it.st[k][d] * it.size[d];
+            for (int k = 0; k < N; ++k)
+                off[k] += it.st[k][d];
+            if (++idx[d] < it.size[d])
+                break;
+            for (int k = 0; k < N; ++k)
+                off[k] -= it.st[k][d] * it.size[d];
             idx[d] = 0;
         }
     }
@@ -183,9 +198,11 @@ void unary_loop(const View& out, const View& x, T p, T q) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         if (s[0] == 1 && s[1] == 1) {
-            for (int64_t i = 0; i < n; ++i) po[i] = K::f(pa[i], p, q);
+            for (int64_t i = 0; i < n; ++i)
+                po[i] = K::f(pa[i], p, q);
         } else {
-            for (int64_t i = 0; i < n; ++i) po[i * s[0]] = K::f(pa[i * s[1]], p, q);
+            for (int64_t i = 0; i < n; ++i)
+                po[i * s[0]] = K::f(pa[i * s[1]], p, q);
         }
     });
 }
@@ -201,15 +218,19 @@ void binary_loop(const View& out, const View& x, const View& y, T p, T q) {
         const T* pa = a + off[1];
         const T* pb = b + off[2];
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-            for (int64_t i = 0; i < n; ++i) po[i] = K::f(pa[i], pb[i], p, q);
+            for (int64_t i = 0; i < n; ++i)
+                po[i] = K::f(pa[i], pb[i], p, q);
         } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
             const T bv = pb[0];
-            for (int64_t i = 0; i < n; ++i) po[i] = K::f(pa[i], bv, p, q);
+            for (int64_t i = 0; i < n; ++i)
+                po[i] = K::f(pa[i], bv, p, q);
         } else if (s[0] == 1 && s[1] == 0 && s[2] == 1) {
             const T av = pa[0];
-            for (int64_t i = 0; i < n; ++i) po[i] = K::f(av, pb[i], p, q);
+            for (int64_t i = 0; i < n; ++i)
+                po[i] = K::f(av, pb[i], p, q);
         } else {
-            for (int64_t i = 0; i < n; ++i) po[i * s[0]] = K::f(pa[i * s[1]], pb[i * s[2]], p, q);
+            for (int64_t i = 0; i < n; ++i)
+                po[i * s[0]] = K::f(pa[i * s[1]], pb[i * s[2]], p, q);
         }
     });
 }
@@ -226,9 +247,11 @@ void copy_loop(const View& out, const View& in) {
             if constexpr (std::is_same_v<To, Ti>)
                 std::memcpy(po, pa, size_t(n) * sizeof(To));
             else
-                for (int64_t i = 0; i < n; ++i) po[i] = static_cast<To>(pa[i]);
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = static_cast<To>(pa[i]);
         } else {
-            for (int64_t i = 0; i < n; ++i) po[i * s[0]] = static_cast<To>(pa[i * s[1]]);
+            for (int64_t i = 0; i < n; ++i)
+                po[i * s[0]] = static_cast<To>(pa[i * s[1]]);
         }
     });
 }
@@ -246,10 +269,12 @@ void reduce_loop(ReduceOp op, const View& out, const View& in) {
         const View* vo[1] = {&out};
         Shape osz(out.sizes, out.sizes + out.ndim);
         for (int d = 0; d < out.ndim; ++d)
-            if (out.strides[d] == 0) osz[d] = 1;
+            if (out.strides[d] == 0)
+                osz[d] = 1;
         for_each_row<1>(make_iter<1>(vo, osz.data(), out.ndim),
                         [&](const int64_t* off, int64_t n, const int64_t* s) {
-                            for (int64_t i = 0; i < n; ++i) o[off[0] + i * s[0]] = init;
+                            for (int64_t i = 0; i < n; ++i)
+                                o[off[0] + i * s[0]] = init;
                         });
     }
     for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
@@ -258,22 +283,27 @@ void reduce_loop(ReduceOp op, const View& out, const View& in) {
         if (s[0] == 0) {  // the row reduces into one element
             if (op == ReduceOp::Sum) {
                 Acc acc = 0;
-                for (int64_t i = 0; i < n; ++i) acc += pa[i * s[1]];
+                for (int64_t i = 0; i < n; ++i)
+                    acc += pa[i * s[1]];
                 *po = static_cast<T>(*po + acc);
             } else if (op == ReduceOp::Max) {
                 T m = *po;
-                for (int64_t i = 0; i < n; ++i) m = pa[i * s[1]] > m ? pa[i * s[1]] : m;
+                for (int64_t i = 0; i < n; ++i)
+                    m = pa[i * s[1]] > m ? pa[i * s[1]] : m;
                 *po = m;
             } else {
                 T m = *po;
-                for (int64_t i = 0; i < n; ++i) m = pa[i * s[1]] < m ? pa[i * s[1]] : m;
+                for (int64_t i = 0; i < n; ++i)
+                    m = pa[i * s[1]] < m ? pa[i * s[1]] : m;
                 *po = m;
             }
         } else {
             for (int64_t i = 0; i < n; ++i) {
                 T& r = po[i * s[0]];
                 const T x = pa[i * s[1]];
-                r = op == ReduceOp::Sum ? r + x : op == ReduceOp::Max ? (x > r ? x : r) : (x < r ? x : r);
+                r = op == ReduceOp::Sum   ? r + x
+                    : op == ReduceOp::Max ? (x > r ? x : r)
+                                          : (x < r ? x : r);
             }
         }
     });
@@ -296,7 +326,8 @@ void arg_reduce_loop(bool is_max, const View& out, const View& in, int dim) {
                             T bv = p[0];
                             for (int64_t j = 1; j < n; ++j) {
                                 const T x = p[j * sd];
-                                if (is_max ? x > bv : x < bv) bv = x, best = j;
+                                if (is_max ? x > bv : x < bv)
+                                    bv = x, best = j;
                             }
                             o[off[0] + i * s[0]] = best;
                         }
@@ -309,26 +340,31 @@ void softmax_loop(T* o, const T* x, int64_t rows, int64_t cols, bool log) {
         const T* xr = x + r * cols;
         T* orow = o + r * cols;
         T m = xr[0];
-        for (int64_t j = 1; j < cols; ++j) m = xr[j] > m ? xr[j] : m;
+        for (int64_t j = 1; j < cols; ++j)
+            m = xr[j] > m ? xr[j] : m;
         double sum = 0;
         for (int64_t j = 0; j < cols; ++j) {
             const T e = std::exp(xr[j] - m);
             sum += e;
-            if (!log) orow[j] = e;
+            if (!log)
+                orow[j] = e;
         }
         if (log) {
             const T lse = m + static_cast<T>(std::log(sum));
-            for (int64_t j = 0; j < cols; ++j) orow[j] = xr[j] - lse;
+            for (int64_t j = 0; j < cols; ++j)
+                orow[j] = xr[j] - lse;
         } else {
             const T inv = static_cast<T>(1.0 / sum);
-            for (int64_t j = 0; j < cols; ++j) orow[j] *= inv;
+            for (int64_t j = 0; j < cols; ++j)
+                orow[j] *= inv;
         }
     }
 }
 
 int64_t prod(const int64_t* s, int from, int to) {
     int64_t p = 1;
-    for (int d = from; d < to; ++d) p *= s[d];
+    for (int d = from; d < to; ++d)
+        p *= s[d];
     return p;
 }
 
@@ -350,7 +386,8 @@ void index_loop(IndexOp op, const View& out, const View& src, int dim, const Vie
         const int64_t outer = prod(big.sizes, 0, dim), inner = prod(big.sizes, dim + 1, big.ndim);
         const int64_t n = big.sizes[dim];
         for (int64_t j = 0; j < nidx; ++j)
-            if (idx[j] < 0 || idx[j] >= n) bad(idx[j], n);
+            if (idx[j] < 0 || idx[j] >= n)
+                bad(idx[j], n);
         for (int64_t r = 0; r < outer; ++r)
             for (int64_t j = 0; j < nidx; ++j) {
                 if (op == IndexOp::Select) {
@@ -359,17 +396,20 @@ void index_loop(IndexOp op, const View& out, const View& src, int dim, const Vie
                 } else {
                     T* d = o + (r * n + idx[j]) * inner;
                     const T* s = a + (r * nidx + j) * inner;
-                    for (int64_t i = 0; i < inner; ++i) d[i] += s[i];
+                    for (int64_t i = 0; i < inner; ++i)
+                        d[i] += s[i];
                 }
             }
         return;
     }
-    // Gather: out[o, j, i] = src[o, idx[o, j, i], i];  ScatterAdd: out[o, idx[o,j,i], i] += src[o, j, i]
+    // Gather: out[o, j, i] = src[o, idx[o, j, i], i];  ScatterAdd: out[o, idx[o,j,i], i] += src[o,
+    // j, i]
     const View& big = op == IndexOp::Gather ? src : out;
     const int64_t outer = prod(idxv.sizes, 0, dim), inner = prod(idxv.sizes, dim + 1, idxv.ndim);
     const int64_t nj = idxv.sizes[dim], n = big.sizes[dim];
     for (int64_t k = 0; k < nidx; ++k)
-        if (idx[k] < 0 || idx[k] >= n) bad(idx[k], n);
+        if (idx[k] < 0 || idx[k] >= n)
+            bad(idx[k], n);
     for (int64_t r = 0; r < outer; ++r)
         for (int64_t j = 0; j < nj; ++j)
             for (int64_t i = 0; i < inner; ++i) {
@@ -382,11 +422,14 @@ void index_loop(IndexOp op, const View& out, const View& src, int dim, const Vie
             }
 }
 
-double uniform01(std::mt19937_64& g) { return double(g() >> 11) * (1.0 / 9007199254740992.0); }
+double uniform01(std::mt19937_64& g) {
+    return double(g() >> 11) * (1.0 / 9007199254740992.0);
+}
 
 void check_blas_kernel() {
     static bool checked = false;
-    if (checked) return;
+    if (checked)
+        return;
     checked = true;
     const char* name = openblas_get_corename();
     const std::string core = name ? name : "";
@@ -424,7 +467,8 @@ public:
             const View* vs[1] = {&out};
             T* o = ptr<T>(out);
             for_each_row<1>(iter_of<1>(vs), [&](const int64_t* off, int64_t n, const int64_t* s) {
-                for (int64_t i = 0; i < n; ++i) o[off[0] + i * s[0]] = v;
+                for (int64_t i = 0; i < n; ++i)
+                    o[off[0] + i * s[0]] = v;
             });
         });
     }
@@ -463,10 +507,11 @@ public:
                 const C* c = ptr<C>(cond);
                 const T* pa = ptr<T>(a);
                 const T* pb = ptr<T>(b);
-                for_each_row<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+                for_each_row<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n,
+                                                   const int64_t* s) {
                     for (int64_t i = 0; i < n; ++i)
                         o[off[0] + i * s[0]] = c[off[1] + i * s[1]] != C(0) ? pa[off[2] + i * s[2]]
-                                                                           : pb[off[3] + i * s[3]];
+                                                                            : pb[off[3] + i * s[3]];
                 });
             });
         });
@@ -492,8 +537,9 @@ public:
         const auto t2 = tb ? cxxblas::Trans : cxxblas::NoTrans;
         using I = int;
         if (c.dtype == Dtype::Float32)
-            cxxblas::gemm<I>(cxxblas::RowMajor, t1, t2, I(m), I(n), I(k), float(alpha), ptr<float>(a),
-                             I(lda), ptr<float>(b), I(ldb), float(beta), ptr<float>(c), I(ldc));
+            cxxblas::gemm<I>(cxxblas::RowMajor, t1, t2, I(m), I(n), I(k), float(alpha),
+                             ptr<float>(a), I(lda), ptr<float>(b), I(ldb), float(beta),
+                             ptr<float>(c), I(ldc));
         else
             cxxblas::gemm<I>(cxxblas::RowMajor, t1, t2, I(m), I(n), I(k), alpha, ptr<double>(a),
                              I(lda), ptr<double>(b), I(ldb), beta, ptr<double>(c), I(ldc));
@@ -512,19 +558,20 @@ public:
     }
     void index(IndexOp op, const View& out, const View& src, int dim, const View& idx,
                const char* opname) override {
-        dispatch(out.dtype, [&](auto tag) {
-            index_loop<decltype(tag)>(op, out, src, dim, idx, opname);
-        });
+        dispatch(out.dtype,
+                 [&](auto tag) { index_loop<decltype(tag)>(op, out, src, dim, idx, opname); });
     }
     bool all_finite(const View& v) override {
-        if (v.dtype == Dtype::Int64) return true;
+        if (v.dtype == Dtype::Int64)
+            return true;
         bool ok = true;
         dispatch(v.dtype, [&](auto tag) {
             using T = decltype(tag);
             const View* vs[1] = {&v};
             const T* a = ptr<T>(v);
             for_each_row<1>(iter_of<1>(vs), [&](const int64_t* off, int64_t n, const int64_t* s) {
-                for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(double(a[off[0] + i * s[0]]));
+                for (int64_t i = 0; i < n; ++i)
+                    ok = ok && std::isfinite(double(a[off[0] + i * s[0]]));
             });
         });
         return ok;
@@ -535,14 +582,16 @@ public:
             T* o = ptr<T>(out);
             const int64_t n = prod(out.sizes, 0, out.ndim);
             if (!normal) {
-                for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(a + (b - a) * uniform01(gen));
+                for (int64_t i = 0; i < n; ++i)
+                    o[i] = static_cast<T>(a + (b - a) * uniform01(gen));
                 return;
             }
             for (int64_t i = 0; i < n; i += 2) {  // Box-Muller: two samples per pair of uniforms
                 const double u1 = 1.0 - uniform01(gen), u2 = uniform01(gen);
                 const double r = std::sqrt(-2.0 * std::log(u1));
                 o[i] = static_cast<T>(a + b * r * std::cos(6.283185307179586 * u2));
-                if (i + 1 < n) o[i + 1] = static_cast<T>(a + b * r * std::sin(6.283185307179586 * u2));
+                if (i + 1 < n)
+                    o[i + 1] = static_cast<T>(a + b * r * std::sin(6.283185307179586 * u2));
             }
         });
     }

@@ -36,7 +36,8 @@ void* raw_alloc(size_t n) {
 
 void* cpu_allocate(size_t nbytes) {
     memory::detail::on_alloc(Device::cpu(), int64_t(nbytes));
-    if (nbytes < kCacheMin) return raw_alloc(nbytes);
+    if (nbytes < kCacheMin)
+        return raw_alloc(nbytes);
     const size_t cap = (nbytes + kPage - 1) / kPage * kPage;
     Cache& c = cache();
     {
@@ -81,7 +82,8 @@ int64_t cpu_cached_bytes() {
 void cpu_empty_cache() {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mu);
-    for (auto& [cap, p] : c.free_blocks) std::free(p);
+    for (auto& [cap, p] : c.free_blocks)
+        std::free(p);
     c.free_blocks.clear();
     c.cached = 0;
 }

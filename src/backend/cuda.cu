@@ -24,10 +24,16 @@ namespace tg::backend {
 namespace kd {
 // The math of kernels.def for every element type; int64 goes through double. Declared here so
 // unqualified calls in the functors below find these overloads and nothing else.
-#define TG_MATH1(f, ff)                                                                   \
-    __device__ inline float f(float x) { return ::ff(x); }                                \
-    __device__ inline double f(double x) { return ::f(x); }                               \
-    __device__ inline int64_t f(int64_t x) { return static_cast<int64_t>(::f(double(x))); }
+#define TG_MATH1(f, ff)                              \
+    __device__ inline float f(float x) {             \
+        return ::ff(x);                              \
+    }                                                \
+    __device__ inline double f(double x) {           \
+        return ::f(x);                               \
+    }                                                \
+    __device__ inline int64_t f(int64_t x) {         \
+        return static_cast<int64_t>(::f(double(x))); \
+    }
 TG_MATH1(exp, expf)
 TG_MATH1(log, logf)
 TG_MATH1(sqrt, sqrtf)
@@ -35,29 +41,33 @@ TG_MATH1(tanh, tanhf)
 TG_MATH1(erf, erff)
 TG_MATH1(log1p, log1pf)
 #undef TG_MATH1
-__device__ inline float pow(float a, float b) { return ::powf(a, b); }
-__device__ inline double pow(double a, double b) { return ::pow(a, b); }
+__device__ inline float pow(float a, float b) {
+    return ::powf(a, b);
+}
+__device__ inline double pow(double a, double b) {
+    return ::pow(a, b);
+}
 __device__ inline int64_t pow(int64_t a, int64_t b) {
     return static_cast<int64_t>(::pow(double(a), double(b)));
 }
 
-#define TG_UNARY(name, expr)                                      \
-    struct U_##name {                                             \
-        template <class T>                                        \
-        __device__ static T f(T x, T p, T q) {                    \
-            (void)p;                                              \
-            (void)q;                                              \
-            return static_cast<T>(expr);                          \
-        }                                                         \
+#define TG_UNARY(name, expr)                   \
+    struct U_##name {                          \
+        template <class T>                     \
+        __device__ static T f(T x, T p, T q) { \
+            (void)p;                           \
+            (void)q;                           \
+            return static_cast<T>(expr);       \
+        }                                      \
     };
-#define TG_BINARY(name, expr)                                     \
-    struct B_##name {                                             \
-        template <class T>                                        \
-        __device__ static T f(T a, T b, T p, T q) {               \
-            (void)p;                                              \
-            (void)q;                                              \
-            return static_cast<T>(expr);                          \
-        }                                                         \
+#define TG_BINARY(name, expr)                       \
+    struct B_##name {                               \
+        template <class T>                          \
+        __device__ static T f(T a, T b, T p, T q) { \
+            (void)p;                                \
+            (void)q;                                \
+            return static_cast<T>(expr);            \
+        }                                           \
     };
 #include "backend/kernels.def"
 }  // namespace kd
@@ -70,7 +80,8 @@ void check(cudaError_t e, const char* call) {
 }
 void check_blas(cublasStatus_t s, const char* call) {
     if (s != CUBLAS_STATUS_SUCCESS)
-        throw error(std::string("cuBLAS ") + call + " failed with status " + std::to_string(int(s)));
+        throw error(std::string("cuBLAS ") + call + " failed with status " +
+                    std::to_string(int(s)));
 }
 
 constexpr int kThreads = 256;
@@ -80,20 +91,25 @@ __device__ inline void offsets(const Geo<K>& g, int64_t i, int64_t* off) {
     for (int d = int(g.nd) - 1; d >= 0; --d) {
         const int64_t c = i % g.size[d];
         i /= g.size[d];
-        for (int k = 0; k < K; ++k) off[k] += c * g.st[k][d];
+        for (int k = 0; k < K; ++k)
+            off[k] += c * g.st[k][d];
     }
 }
-__device__ inline int64_t gid() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline int64_t gid() {
+    return int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+}
 
 template <class F, class T>
 __global__ void unary_c(T* o, const T* a, T p, T q, int64_t n) {
     const int64_t i = gid();
-    if (i < n) o[i] = F::f(a[i], p, q);
+    if (i < n)
+        o[i] = F::f(a[i], p, q);
 }
 template <class F, class T>
 __global__ void unary_s(T* o, const T* a, T p, T q, int64_t n, Geo<2> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[2] = {0, 0};
     offsets(g, i, off);
     o[off[0]] = F::f(a[off[1]], p, q);
@@ -101,12 +117,14 @@ __global__ void unary_s(T* o, const T* a, T p, T q, int64_t n, Geo<2> g) {
 template <class F, class T>
 __global__ void binary_c(T* o, const T* a, const T* b, T p, T q, int64_t n) {
     const int64_t i = gid();
-    if (i < n) o[i] = F::f(a[i], b[i], p, q);
+    if (i < n)
+        o[i] = F::f(a[i], b[i], p, q);
 }
 template <class F, class T>
 __global__ void binary_s(T* o, const T* a, const T* b, T p, T q, int64_t n, Geo<3> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[3] = {0, 0, 0};
     offsets(g, i, off);
     o[off[0]] = F::f(a[off[1]], b[off[2]], p, q);
@@ -114,7 +132,8 @@ __global__ void binary_s(T* o, const T* a, const T* b, T p, T q, int64_t n, Geo<
 template <class T, class S>
 __global__ void copy_s(T* o, const S* a, int64_t n, Geo<2> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[2] = {0, 0};
     offsets(g, i, off);
     o[off[0]] = static_cast<T>(a[off[1]]);
@@ -122,7 +141,8 @@ __global__ void copy_s(T* o, const S* a, int64_t n, Geo<2> g) {
 template <class T>
 __global__ void fill_s(T* o, T v, int64_t n, Geo<1> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[1] = {0};
     offsets(g, i, off);
     o[off[0]] = v;
@@ -130,22 +150,49 @@ __global__ void fill_s(T* o, T v, int64_t n, Geo<1> g) {
 template <class T, class C>
 __global__ void where_s(T* o, const C* c, const T* a, const T* b, int64_t n, Geo<4> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[4] = {0, 0, 0, 0};
     offsets(g, i, off);
     o[off[0]] = c[off[1]] != C(0) ? a[off[2]] : b[off[3]];
 }
 
-template <class T> struct Acc { using type = T; };
-template <> struct Acc<float> { using type = double; };
-template <class T> __device__ T lowest();
-template <> __device__ float lowest<float>() { return -3.402823466e38f; }
-template <> __device__ double lowest<double>() { return -1.7976931348623157e308; }
-template <> __device__ int64_t lowest<int64_t>() { return INT64_MIN; }
-template <class T> __device__ T highest();
-template <> __device__ float highest<float>() { return 3.402823466e38f; }
-template <> __device__ double highest<double>() { return 1.7976931348623157e308; }
-template <> __device__ int64_t highest<int64_t>() { return INT64_MAX; }
+template <class T>
+struct Acc {
+    using type = T;
+};
+template <>
+struct Acc<float> {
+    using type = double;
+};
+template <class T>
+__device__ T lowest();
+template <>
+__device__ float lowest<float>() {
+    return -3.402823466e38f;
+}
+template <>
+__device__ double lowest<double>() {
+    return -1.7976931348623157e308;
+}
+template <>
+__device__ int64_t lowest<int64_t>() {
+    return INT64_MIN;
+}
+template <class T>
+__device__ T highest();
+template <>
+__device__ float highest<float>() {
+    return 3.402823466e38f;
+}
+template <>
+__device__ double highest<double>() {
+    return 1.7976931348623157e308;
+}
+template <>
+__device__ int64_t highest<int64_t>() {
+    return INT64_MAX;
+}
 
 template <class A, class T>
 __device__ A combine(ReduceOp op, A x, A y) {
@@ -171,17 +218,20 @@ __global__ void reduce_g(ReduceOp op, T* o, const T* a, int64_t n_red, Geo<2> ke
     sc[threadIdx.x] = acc;
     __syncthreads();
     for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
-        if (threadIdx.x < h) sc[threadIdx.x] = combine<A, T>(op, sc[threadIdx.x], sc[threadIdx.x + h]);
+        if (threadIdx.x < h)
+            sc[threadIdx.x] = combine<A, T>(op, sc[threadIdx.x], sc[threadIdx.x + h]);
         __syncthreads();
     }
-    if (threadIdx.x == 0) o[off[0]] = static_cast<T>(sc[0]);
+    if (threadIdx.x == 0)
+        o[off[0]] = static_cast<T>(sc[0]);
 }
 /// One thread per output looping over the reduced elements.
 template <class T, class A>
 __global__ void reduce_s(ReduceOp op, T* o, const T* a, int64_t n_red, int64_t n, Geo<2> kept,
                          Geo<1> red) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[2] = {0, 0};
     offsets(kept, i, off);
     A acc = reduce_init<A, T>(op);
@@ -196,7 +246,8 @@ template <class T>
 __global__ void argreduce(int64_t* o, const T* a, int64_t len, int64_t sd, bool is_max, int64_t n,
                           Geo<2> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[2] = {0, 0};
     offsets(g, i, off);
     const T* p = a + off[1];
@@ -204,53 +255,64 @@ __global__ void argreduce(int64_t* o, const T* a, int64_t len, int64_t sd, bool 
     T bv = p[0];
     for (int64_t j = 1; j < len; ++j) {
         const T x = p[j * sd];
-        if (is_max ? x > bv : x < bv) bv = x, best = j;
+        if (is_max ? x > bv : x < bv)
+            bv = x, best = j;
     }
     o[off[0]] = best;
 }
 template <class T>
 __global__ void softmax_rows_k(T* o, const T* a, int64_t cols, bool lg, int64_t rows) {
     const int64_t i = gid();
-    if (i >= rows) return;
+    if (i >= rows)
+        return;
     const T* x = a + i * cols;
     T* y = o + i * cols;
     T m = x[0];
-    for (int64_t j = 1; j < cols; ++j) m = x[j] > m ? x[j] : m;
+    for (int64_t j = 1; j < cols; ++j)
+        m = x[j] > m ? x[j] : m;
     double sum = 0;
     for (int64_t j = 0; j < cols; ++j) {
         const T e = kd::exp(T(x[j] - m));
         sum += e;
-        if (!lg) y[j] = e;
+        if (!lg)
+            y[j] = e;
     }
     if (lg) {
         const T lse = m + T(::log(sum));
-        for (int64_t j = 0; j < cols; ++j) y[j] = x[j] - lse;
+        for (int64_t j = 0; j < cols; ++j)
+            y[j] = x[j] - lse;
     } else {
         const T inv = T(1.0 / sum);
-        for (int64_t j = 0; j < cols; ++j) y[j] *= inv;
+        for (int64_t j = 0; j < cols; ++j)
+            y[j] *= inv;
     }
 }
 template <class T>
 __global__ void finite_k(const T* a, int64_t* flag, int64_t n, Geo<1> g) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     int64_t off[1] = {0};
     offsets(g, i, off);
-    if (!isfinite(double(a[off[0]]))) flag[0] = 1;
+    if (!isfinite(double(a[off[0]])))
+        flag[0] = 1;
 }
 // Index kernels: the same gathering formulation as the OpenCL ones (no atomics).
 __global__ void idx_check(const int64_t* idx, int64_t lim, int64_t id, int64_t dim, int64_t* st,
                           int64_t n) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     const int64_t t = idx[i];
-    if (t < 0 || t >= lim) st[1] = t, st[2] = lim, st[3] = dim, st[0] = id;
+    if (t < 0 || t >= lim)
+        st[1] = t, st[2] = lim, st[3] = dim, st[0] = id;
 }
 template <class T>
 __global__ void idx_k(IndexOp op, T* o, const T* s, const int64_t* idx, int64_t nj, int64_t lim,
                       int64_t inner, int64_t n) {
     const int64_t i = gid();
-    if (i >= n) return;
+    if (i >= n)
+        return;
     const int64_t k = i % inner;
     if (op == IndexOp::Select || op == IndexOp::Gather) {
         const int64_t r = i / (inner * nj);
@@ -262,16 +324,20 @@ __global__ void idx_k(IndexOp op, T* o, const T* s, const int64_t* idx, int64_t 
     T acc = T(0);
     for (int64_t j = 0; j < nj; ++j) {
         if (op == IndexOp::Add) {
-            if (idx[j] == t) acc += s[(r * nj + j) * inner + k];
+            if (idx[j] == t)
+                acc += s[(r * nj + j) * inner + k];
         } else {
             const int64_t q = (r * nj + j) * inner + k;
-            if (idx[q] == t) acc += s[q];
+            if (idx[q] == t)
+                acc += s[q];
         }
     }
     o[i] += acc;
 }
 
-unsigned blocks(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+unsigned blocks(int64_t n) {
+    return unsigned((n + kThreads - 1) / kThreads);
+}
 
 template <class T>
 T* ptr(const View& v) {
@@ -296,7 +362,8 @@ public:
 
     void* allocate(size_t nbytes) override {
         memory::detail::on_alloc(dev_, int64_t(nbytes));
-        const size_t cap = nbytes < kGranule ? kGranule : (nbytes + kGranule - 1) / kGranule * kGranule;
+        const size_t cap =
+            nbytes < kGranule ? kGranule : (nbytes + kGranule - 1) / kGranule * kGranule;
         std::lock_guard<std::mutex> lock(mu_);
         auto it = free_.lower_bound(cap);
         if (it != free_.end() && it->first <= cap + cap / 4) {
@@ -314,7 +381,8 @@ public:
             release_cache_locked();
             e = cudaMalloc(&p, cap);
         }
-        if (e != cudaSuccess) memory::detail::on_free(dev_, int64_t(nbytes));
+        if (e != cudaSuccess)
+            memory::detail::on_free(dev_, int64_t(nbytes));
         check(e, "cudaMalloc");
         capacity_[p] = cap;
         return p;
@@ -359,7 +427,8 @@ public:
         const View* v[2] = {&out, &in};
         const Geo<2> g = geo_of<2>(v);
         const int64_t n = numel(g);
-        if (n == 0) return;
+        if (n == 0)
+            return;
         for_dtype(out.dtype, [&](auto to) {
             for_dtype(in.dtype, [&](auto ti) {
                 using T = decltype(to);
@@ -374,7 +443,8 @@ public:
         const View* v[1] = {&out};
         const Geo<1> g = geo_of<1>(v);
         const int64_t n = numel(g);
-        if (n == 0) return;
+        if (n == 0)
+            return;
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             fill_s<T><<<blocks(n), kThreads>>>(ptr<T>(out), T(value), n, g);
@@ -386,19 +456,20 @@ public:
         const View* v[2] = {&out, &x};
         const Geo<2> g = geo_of<2>(v);
         const int64_t n = numel(g);
-        if (n == 0) return;
+        if (n == 0)
+            return;
         const bool flat = is_flat(g);
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *a = ptr<T>(x);
             const T tp = T(p), tq = T(q);
             switch (op) {
-#define TG_UNARY(name, expr)                                                        \
-    case UnaryOp::name:                                                             \
-        if (flat)                                                                   \
-            unary_c<kd::U_##name, T><<<blocks(n), kThreads>>>(o, a, tp, tq, n);     \
-        else                                                                        \
-            unary_s<kd::U_##name, T><<<blocks(n), kThreads>>>(o, a, tp, tq, n, g);  \
+#define TG_UNARY(name, expr)                                                       \
+    case UnaryOp::name:                                                            \
+        if (flat)                                                                  \
+            unary_c<kd::U_##name, T><<<blocks(n), kThreads>>>(o, a, tp, tq, n);    \
+        else                                                                       \
+            unary_s<kd::U_##name, T><<<blocks(n), kThreads>>>(o, a, tp, tq, n, g); \
         break;
 #include "backend/kernels.def"
             }
@@ -411,7 +482,8 @@ public:
         const View* v[3] = {&out, &a, &b};
         const Geo<3> g = geo_of<3>(v);
         const int64_t n = numel(g);
-        if (n == 0) return;
+        if (n == 0)
+            return;
         const bool flat = is_flat(g);
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
@@ -435,7 +507,8 @@ public:
         const View* v[4] = {&out, &cond, &a, &b};
         const Geo<4> g = geo_of<4>(v);
         const int64_t n = numel(g);
-        if (n == 0) return;
+        if (n == 0)
+            return;
         for_dtype(out.dtype, [&](auto tag) {
             for_dtype(cond.dtype, [&](auto ctag) {
                 using T = decltype(tag);
@@ -449,7 +522,8 @@ public:
     void reduce(ReduceOp op, const View& out, const View& in) override {
         use();
         const ReduceGeo r = make_reduce_geo(out, in);
-        if (r.n_out == 0) return;
+        if (r.n_out == 0)
+            return;
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             using A = typename Acc<T>::type;
@@ -458,13 +532,14 @@ public:
                                                               r.n_out, r.kept, r.red);
             } else {
                 unsigned l = 1;
-                while (l < unsigned(kThreads) && int64_t(l) < r.n_red) l *= 2;
+                while (l < unsigned(kThreads) && int64_t(l) < r.n_red)
+                    l *= 2;
                 if (op == ReduceOp::Sum)
-                    reduce_g<T, A><<<unsigned(r.n_out), l, l * sizeof(A)>>>(op, ptr<T>(out), ptr<T>(in),
-                                                                           r.n_red, r.kept, r.red);
+                    reduce_g<T, A><<<unsigned(r.n_out), l, l * sizeof(A)>>>(
+                        op, ptr<T>(out), ptr<T>(in), r.n_red, r.kept, r.red);
                 else
-                    reduce_g<T, T><<<unsigned(r.n_out), l, l * sizeof(T)>>>(op, ptr<T>(out), ptr<T>(in),
-                                                                           r.n_red, r.kept, r.red);
+                    reduce_g<T, T><<<unsigned(r.n_out), l, l * sizeof(T)>>>(
+                        op, ptr<T>(out), ptr<T>(in), r.n_red, r.kept, r.red);
             }
         });
         launched("reduce");
@@ -478,7 +553,8 @@ public:
         const View* v[2] = {&out, &in};
         const Geo<2> g = make_geo<2>(v, sz, in.ndim);
         const int64_t n = numel(g);
-        if (n == 0) return;
+        if (n == 0)
+            return;
         for_dtype(in.dtype, [&](auto tag) {
             using T = decltype(tag);
             argreduce<T><<<blocks(n), kThreads>>>(ptr<int64_t>(out), ptr<T>(in), len,
@@ -489,11 +565,14 @@ public:
     void softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,
                       bool log) override {
         use();
-        if (rows == 0 || cols == 0) return;
+        if (rows == 0 || cols == 0)
+            return;
         if (in.dtype == Dtype::Float32)
-            softmax_rows_k<float><<<blocks(rows), kThreads>>>(ptr<float>(out), ptr<float>(in), cols, log, rows);
+            softmax_rows_k<float>
+                <<<blocks(rows), kThreads>>>(ptr<float>(out), ptr<float>(in), cols, log, rows);
         else
-            softmax_rows_k<double><<<blocks(rows), kThreads>>>(ptr<double>(out), ptr<double>(in), cols, log, rows);
+            softmax_rows_k<double>
+                <<<blocks(rows), kThreads>>>(ptr<double>(out), ptr<double>(in), cols, log, rows);
         launched("softmax_rows");
     }
 
@@ -509,13 +588,14 @@ public:
         const auto t2 = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
         if (c.dtype == Dtype::Float32) {
             const float al = float(alpha), be = float(beta);
-            check_blas(cublasSgemm(blas_, t2, t1, int(n), int(m), int(k), &al, ptr<float>(b), int(ldb),
-                                   ptr<float>(a), int(lda), &be, ptr<float>(c), int(ldc)),
+            check_blas(cublasSgemm(blas_, t2, t1, int(n), int(m), int(k), &al, ptr<float>(b),
+                                   int(ldb), ptr<float>(a), int(lda), &be, ptr<float>(c), int(ldc)),
                        "cublasSgemm");
         } else {
-            check_blas(cublasDgemm(blas_, t2, t1, int(n), int(m), int(k), &alpha, ptr<double>(b),
-                                   int(ldb), ptr<double>(a), int(lda), &beta, ptr<double>(c), int(ldc)),
-                       "cublasDgemm");
+            check_blas(
+                cublasDgemm(blas_, t2, t1, int(n), int(m), int(k), &alpha, ptr<double>(b), int(ldb),
+                            ptr<double>(a), int(lda), &beta, ptr<double>(c), int(ldc)),
+                "cublasDgemm");
         }
     }
     void gemv(bool ta, int64_t m, int64_t n, double alpha, const View& a, int64_t lda,
@@ -539,14 +619,16 @@ public:
         use();
         auto prod = [](const int64_t* s, int from, int to) {
             int64_t p = 1;
-            for (int d = from; d < to; ++d) p *= s[d];
+            for (int d = from; d < to; ++d)
+                p *= s[d];
             return p;
         };
         const int64_t nidx = prod(idx.sizes, 0, idx.ndim);
         const bool by_row = op == IndexOp::Select || op == IndexOp::Add;
         const View& big = op == IndexOp::Select || op == IndexOp::Gather ? src : out;
         const int64_t lim = big.sizes[dim];
-        const int64_t inner = by_row ? prod(big.sizes, dim + 1, big.ndim) : prod(idx.sizes, dim + 1, idx.ndim);
+        const int64_t inner =
+            by_row ? prod(big.sizes, dim + 1, big.ndim) : prod(idx.sizes, dim + 1, idx.ndim);
         const int64_t nj = by_row ? nidx : idx.sizes[dim];
         if (nidx > 0) {
             std::lock_guard<std::mutex> lock(mu_);
@@ -556,16 +638,18 @@ public:
             idx_check<<<blocks(nidx), kThreads>>>(ptr<int64_t>(idx), lim, id, dim, status_, nidx);
         }
         const int64_t n = numel(out);
-        if (n == 0 || inner == 0) return;
+        if (n == 0 || inner == 0)
+            return;
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             idx_k<T><<<blocks(n), kThreads>>>(op, ptr<T>(out), ptr<T>(src), ptr<int64_t>(idx), nj,
-                                             lim, inner, n);
+                                              lim, inner, n);
         });
         launched(opname);
     }
     bool all_finite(const View& v) override {
-        if (v.dtype == Dtype::Int64) return true;
+        if (v.dtype == Dtype::Int64)
+            return true;
         use();
         const View* vs[1] = {&v};
         const Geo<1> g = geo_of<1>(vs);
@@ -606,28 +690,35 @@ private:
         int dim = 0;
     };
 
-    void use() { check(cudaSetDevice(index_), "cudaSetDevice"); }
+    void use() {
+        check(cudaSetDevice(index_), "cudaSetDevice");
+    }
     static void launched(const char* what) {
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
-            throw error(std::string("CUDA kernel launch (") + what + ") failed: " + cudaGetErrorString(e));
+            throw error(std::string("CUDA kernel launch (") + what +
+                        ") failed: " + cudaGetErrorString(e));
     }
     void read(void* dst, const void* src, size_t n) {
-        if (n == 0) return;
+        if (n == 0)
+            return;
         check(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost), "cudaMemcpy");
         memory::detail::on_transfer(dev_, false, int64_t(n));
     }
     void write(void* dst, const void* src, size_t n) {
-        if (n == 0) return;
+        if (n == 0)
+            return;
         check(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "cudaMemcpy");
         memory::detail::on_transfer(dev_, true, int64_t(n));
     }
     void check_index_status() {
-        if (!unchecked_) return;
+        if (!unchecked_)
+            return;
         unchecked_ = false;
         int64_t st[4] = {};
         read(st, status_, sizeof st);
-        if (st[0] == 0) return;
+        if (st[0] == 0)
+            return;
         check(cudaMemset(status_, 0, sizeof st), "cudaMemset");
         const Pending& p = pending_[size_t(st[0] % kRing)];
         const std::string op = p.id == st[0] ? p.op : std::string("index op");
@@ -636,7 +727,8 @@ private:
                           " (detected on " + dev_.str() + " at the next synchronisation)");
     }
     void release_cache_locked() {
-        for (auto& [cap, p] : free_) cudaFree(p);
+        for (auto& [cap, p] : free_)
+            cudaFree(p);
         free_.clear();
         cached_ = 0;
     }
@@ -660,14 +752,21 @@ CudaBackend* instance(int index, bool create) {
     static std::vector<CudaBackend*> inst;  // never destroyed: tensors may outlive statics
     std::lock_guard<std::mutex> lock(mu);
     const int n = cuda_device_count();
-    if (index < 0 || index >= n) return nullptr;
-    if (inst.empty()) inst.resize(size_t(n), nullptr);
+    if (index < 0 || index >= n)
+        return nullptr;
+    if (inst.empty())
+        inst.resize(size_t(n), nullptr);
     if (!inst[size_t(index)] && create) {
         inst[size_t(index)] = new CudaBackend(index);
-        memory::detail::set_cache_hooks(
-            DeviceType::CUDA,
-            {[](int i) { auto* b = instance(i, false); return b ? b->cached_bytes() : int64_t(0); },
-             [](int i) { if (auto* b = instance(i, false)) b->empty_cache(); }});
+        memory::detail::set_cache_hooks(DeviceType::CUDA, {[](int i) {
+                                                               auto* b = instance(i, false);
+                                                               return b ? b->cached_bytes()
+                                                                        : int64_t(0);
+                                                           },
+                                                           [](int i) {
+                                                               if (auto* b = instance(i, false))
+                                                                   b->empty_cache();
+                                                           }});
     }
     return inst[size_t(index)];
 }
@@ -687,11 +786,13 @@ int cuda_device_count() {
 }
 
 Backend& cuda(int index) {
-    if (CudaBackend* b = instance(index, true)) return *b;
+    if (CudaBackend* b = instance(index, true))
+        return *b;
     const int n = cuda_device_count();
     throw backend_unavailable(Device::cuda(index).str() + ": " +
-                              (n == 0 ? std::string("no CUDA device found (driver missing or no GPU)")
-                                      : "only " + std::to_string(n) + " CUDA device(s) found"));
+                              (n == 0
+                                   ? std::string("no CUDA device found (driver missing or no GPU)")
+                                   : "only " + std::to_string(n) + " CUDA device(s) found"));
 }
 
 }  // namespace tg::backend

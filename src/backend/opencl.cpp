@@ -26,7 +26,8 @@ namespace tg::backend {
 namespace {
 
 void check(cl_int err, const char* call, const std::string& extra = "") {
-    if (err == CL_SUCCESS) return;
+    if (err == CL_SUCCESS)
+        return;
     throw error(std::string("OpenCL ") + call + " failed with error " + std::to_string(err) +
                 (extra.empty() ? "" : ": " + extra));
 }
@@ -34,12 +35,14 @@ void check(cl_int err, const char* call, const std::string& extra = "") {
 std::vector<cl_device_id> all_devices() {
     std::vector<cl_device_id> out;
     cl_uint np = 0;
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return out;
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
+        return out;
     std::vector<cl_platform_id> ps(np);
     clGetPlatformIDs(np, ps.data(), nullptr);
     for (cl_platform_id p : ps) {
         cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0)
+            continue;
         std::vector<cl_device_id> ds(nd);
         clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ds.data(), nullptr);
         out.insert(out.end(), ds.begin(), ds.end());
@@ -57,7 +60,9 @@ struct Local {
     size_t bytes;
 };
 
-const char* dtype_tag(Dtype d) { return d == Dtype::Float32 ? "f32" : d == Dtype::Float64 ? "f64" : "i64"; }
+const char* dtype_tag(Dtype d) {
+    return d == Dtype::Float32 ? "f32" : d == Dtype::Float64 ? "f64" : "i64";
+}
 
 class OpenClBackend final : public Backend {
 public:
@@ -84,7 +89,8 @@ public:
     // ---- memory (a caching allocator: clCreateBuffer is slow)
     void* allocate(size_t nbytes) override {
         memory::detail::on_alloc(dev_, int64_t(nbytes));
-        const size_t cap = nbytes < kGranule ? kGranule : (nbytes + kGranule - 1) / kGranule * kGranule;
+        const size_t cap =
+            nbytes < kGranule ? kGranule : (nbytes + kGranule - 1) / kGranule * kGranule;
         std::lock_guard<std::mutex> lock(mu_);
         auto it = free_.lower_bound(cap);
         if (it != free_.end() && it->first <= cap + cap / 4) {
@@ -100,8 +106,10 @@ public:
             release_cache_locked();
             m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, cap, nullptr, &err);
         }
-        if (err != CL_SUCCESS) memory::detail::on_free(dev_, int64_t(nbytes));
-        check(err, "clCreateBuffer", dev_.str() + ": allocating " + std::to_string(nbytes) + " bytes");
+        if (err != CL_SUCCESS)
+            memory::detail::on_free(dev_, int64_t(nbytes));
+        check(err, "clCreateBuffer",
+              dev_.str() + ": allocating " + std::to_string(nbytes) + " bytes");
         capacity_[m] = cap;
         return m;
     }
@@ -160,7 +168,8 @@ public:
         set(k, 0, mem(out), off(out));
         set_scalar(k, 2, out.dtype, value);
         set(k, 3, cl_long(n));
-        if (!is_flat(g)) set(k, 4, g);
+        if (!is_flat(g))
+            set(k, 4, g);
         enqueue(k, n);
     }
     void unary(UnaryOp op, const View& out, const View& x, double p, double q) override {
@@ -174,7 +183,8 @@ public:
         set_scalar(k, 4, out.dtype, p);
         set_scalar(k, 5, out.dtype, q);
         set(k, 6, cl_long(n));
-        if (!flat) set(k, 7, g);
+        if (!flat)
+            set(k, 7, g);
         enqueue(k, n);
     }
     void binary(BinaryOp op, const View& out, const View& a, const View& b, double p,
@@ -189,7 +199,8 @@ public:
         set_scalar(k, 6, out.dtype, p);
         set_scalar(k, 7, out.dtype, q);
         set(k, 8, cl_long(n));
-        if (!flat) set(k, 9, g);
+        if (!flat)
+            set(k, 9, g);
         enqueue(k, n);
     }
     void where(const View& out, const View& cond, const View& a, const View& b) override {
@@ -205,7 +216,8 @@ public:
     void reduce(ReduceOp op, const View& out, const View& in) override {
         std::lock_guard<std::mutex> lock(mu_);
         const ReduceGeo r = make_reduce_geo(out, in);
-        if (r.n_out == 0) return;
+        if (r.n_out == 0)
+            return;
         const char* name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "min";
         const std::string base = std::string("reduce_") + name;
         // Short reductions, or enough outputs to fill the device: one work-item per output.
@@ -215,11 +227,14 @@ public:
             return;
         }
         size_t l = 1;
-        while (l < local_ && int64_t(l) < r.n_red) l *= 2;
-        const size_t acc = op == ReduceOp::Sum && (fp64_ || out.dtype != Dtype::Float32) ? 8
-                                                                                          : element_size(out.dtype);
+        while (l < local_ && int64_t(l) < r.n_red)
+            l *= 2;
+        const size_t acc = op == ReduceOp::Sum && (fp64_ || out.dtype != Dtype::Float32)
+                               ? 8
+                               : element_size(out.dtype);
         cl_kernel k = kernel(out.dtype, base + "_g");
-        set(k, 0, mem(out), off(out), mem(in), off(in), cl_long(r.n_red), r.kept, r.red, Local{l * acc});
+        set(k, 0, mem(out), off(out), mem(in), off(in), cl_long(r.n_red), r.kept, r.red,
+            Local{l * acc});
         enqueue(k, int64_t(r.n_out) * int64_t(l), l);
     }
     void arg_reduce(bool is_max, const View& out, const View& in, int dim) override {
@@ -237,12 +252,14 @@ public:
     void softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,
                       bool log) override {
         std::lock_guard<std::mutex> lock(mu_);
-        if (cols == 0) return;
+        if (cols == 0)
+            return;
         run(in.dtype, "softmax_rows", rows, mem(out), off(out), mem(in), off(in), cl_long(cols),
             cl_int(log), cl_long(rows));
     }
     bool all_finite(const View& v) override {
-        if (v.dtype == Dtype::Int64) return true;
+        if (v.dtype == Dtype::Int64)
+            return true;
         std::lock_guard<std::mutex> lock(mu_);
         const View* vs[1] = {&v};
         const Geo<1> g = geo_of<1>(vs);
@@ -266,11 +283,13 @@ public:
                                       size_t(count) * es, 0, nullptr, nullptr),
                   "clEnqueueFillBuffer");
         };
-        if (rows <= 0 || cols <= 0) return;
+        if (rows <= 0 || cols <= 0)
+            return;
         if (ld == cols) {
             fill(0, rows * cols);
         } else {
-            for (int64_t r = 0; r < rows; ++r) fill(r * ld, cols);
+            for (int64_t r = 0; r < rows; ++r)
+                fill(r * ld, cols);
         }
     }
     void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const View& a,
@@ -278,7 +297,8 @@ public:
               int64_t ldc) override {
         std::lock_guard<std::mutex> lock(mu_);
         need(c.dtype, "gemm");
-        if (beta == 0) zero_rows(c, m, n, ldc);  // Note [beta = 0 reads C]
+        if (beta == 0)
+            zero_rows(c, m, n, ldc);  // Note [beta = 0 reads C]
         const auto t1 = ta ? clblast::Transpose::kYes : clblast::Transpose::kNo;
         const auto t2 = tb ? clblast::Transpose::kYes : clblast::Transpose::kNo;
         clblast::StatusCode s;
@@ -298,7 +318,8 @@ public:
               const View& x, int64_t incx, double beta, const View& y, int64_t incy) override {
         std::lock_guard<std::mutex> lock(mu_);
         need(y.dtype, "gemv");
-        if (beta == 0) zero_rows(y, ta ? n : m, 1, incy);
+        if (beta == 0)
+            zero_rows(y, ta ? n : m, 1, incy);
         const auto t = ta ? clblast::Transpose::kYes : clblast::Transpose::kNo;
         clblast::StatusCode s;
         if (y.dtype == Dtype::Float32)
@@ -325,14 +346,16 @@ public:
         std::lock_guard<std::mutex> lock(mu_);
         auto prod = [](const int64_t* s, int from, int to) {
             int64_t p = 1;
-            for (int d = from; d < to; ++d) p *= s[d];
+            for (int d = from; d < to; ++d)
+                p *= s[d];
             return p;
         };
         const int64_t nidx = prod(idx.sizes, 0, idx.ndim);
         const bool by_row = op == IndexOp::Select || op == IndexOp::Add;
         const View& big = op == IndexOp::Select || op == IndexOp::Gather ? src : out;
         const int64_t lim = big.sizes[dim];
-        const int64_t inner = by_row ? prod(big.sizes, dim + 1, big.ndim) : prod(idx.sizes, dim + 1, idx.ndim);
+        const int64_t inner =
+            by_row ? prod(big.sizes, dim + 1, big.ndim) : prod(idx.sizes, dim + 1, idx.ndim);
         const int64_t nj = by_row ? nidx : idx.sizes[dim];
         if (nidx > 0) {
             const int64_t id = ++launch_id_;
@@ -342,9 +365,10 @@ public:
                 cl_long(dim), status_, cl_long(nidx));
         }
         const int64_t n = numel(out);
-        if (n == 0 || inner == 0) return;
-        const char* name = op == IndexOp::Select ? "idx_select"
-                           : op == IndexOp::Add  ? "idx_add"
+        if (n == 0 || inner == 0)
+            return;
+        const char* name = op == IndexOp::Select   ? "idx_select"
+                           : op == IndexOp::Add    ? "idx_add"
                            : op == IndexOp::Gather ? "idx_gather"
                                                    : "idx_scatter_add";
         run(out.dtype, name, n, mem(out), off(out), mem(src), off(src), mem(idx), off(idx),
@@ -389,9 +413,11 @@ private:
     cl_kernel kernel(Dtype d, const std::string& name) {
         need(d, name.c_str());
         Program& p = programs_[int(d)];
-        if (!p.prog) build(d, p);
+        if (!p.prog)
+            build(d, p);
         auto it = p.kernels.find(name);
-        if (it != p.kernels.end()) return it->second;
+        if (it != p.kernels.end())
+            return it->second;
         cl_int err = CL_SUCCESS;
         cl_kernel k = clCreateKernel(p.prog, name.c_str(), &err);
         check(err, "clCreateKernel", name + " (" + dtype_name(d) + ")");
@@ -430,12 +456,16 @@ private:
         (set_arg(k, i++, a), ...);
     }
     void set_scalar(cl_kernel k, cl_uint i, Dtype d, double v) {
-        if (d == Dtype::Float32) set_arg(k, i, cl_float(v));
-        else if (d == Dtype::Float64) set_arg(k, i, cl_double(v));
-        else set_arg(k, i, cl_long(v));
+        if (d == Dtype::Float32)
+            set_arg(k, i, cl_float(v));
+        else if (d == Dtype::Float64)
+            set_arg(k, i, cl_double(v));
+        else
+            set_arg(k, i, cl_long(v));
     }
     void enqueue(cl_kernel k, int64_t n, size_t local = 0) {
-        if (n <= 0) return;
+        if (n <= 0)
+            return;
         const size_t l = local ? local : local_;
         const size_t global = (size_t(n) + l - 1) / l * l;
         check(clEnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, &l, 0, nullptr, nullptr),
@@ -449,13 +479,15 @@ private:
     }
 
     void read(cl_mem m, size_t off, void* dst, size_t n) {
-        if (n == 0) return;
+        if (n == 0)
+            return;
         check(clEnqueueReadBuffer(queue_, m, CL_TRUE, off, n, dst, 0, nullptr, nullptr),
               "clEnqueueReadBuffer");
         memory::detail::on_transfer(dev_, false, int64_t(n));
     }
     void write(cl_mem m, size_t off, const void* src, size_t n) {
-        if (n == 0) return;
+        if (n == 0)
+            return;
         check(clEnqueueWriteBuffer(queue_, m, CL_TRUE, off, n, src, 0, nullptr, nullptr),
               "clEnqueueWriteBuffer");
         memory::detail::on_transfer(dev_, true, int64_t(n));
@@ -468,11 +500,13 @@ private:
 
     /// Note [Deferred index errors]: throws the first recorded out-of-range index, if any.
     void check_index_status() {
-        if (!unchecked_) return;
+        if (!unchecked_)
+            return;
         unchecked_ = false;
         cl_long st[4] = {};
         read(status_, 0, st, sizeof st);
-        if (st[0] == 0) return;
+        if (st[0] == 0)
+            return;
         zero(status_, sizeof st);
         const Pending& p = pending_[size_t(st[0] % kRing)];
         const std::string op = p.id == st[0] ? p.op : std::string("index op");
@@ -488,7 +522,8 @@ private:
     }
 
     void release_cache_locked() {
-        for (auto& [cap, m] : free_) clReleaseMemObject(m);
+        for (auto& [cap, m] : free_)
+            clReleaseMemObject(m);
         free_.clear();
         cached_ = 0;
     }
@@ -515,24 +550,34 @@ OpenClBackend* instance(int index, bool create) {
     static std::vector<OpenClBackend*> inst;  // never destroyed: tensors may outlive statics
     std::lock_guard<std::mutex> lock(mu);
     const int n = int(devices().size());
-    if (index < 0 || index >= n) return nullptr;
-    if (inst.empty()) inst.resize(size_t(n), nullptr);
+    if (index < 0 || index >= n)
+        return nullptr;
+    if (inst.empty())
+        inst.resize(size_t(n), nullptr);
     if (!inst[size_t(index)] && create) {
         inst[size_t(index)] = new OpenClBackend(index);
-        memory::detail::set_cache_hooks(
-            DeviceType::OpenCL,
-            {[](int i) { auto* b = instance(i, false); return b ? b->cached_bytes() : int64_t(0); },
-             [](int i) { if (auto* b = instance(i, false)) b->empty_cache(); }});
+        memory::detail::set_cache_hooks(DeviceType::OpenCL, {[](int i) {
+                                                                 auto* b = instance(i, false);
+                                                                 return b ? b->cached_bytes()
+                                                                          : int64_t(0);
+                                                             },
+                                                             [](int i) {
+                                                                 if (auto* b = instance(i, false))
+                                                                     b->empty_cache();
+                                                             }});
     }
     return inst[size_t(index)];
 }
 
 }  // namespace
 
-int opencl_device_count() { return int(devices().size()); }
+int opencl_device_count() {
+    return int(devices().size());
+}
 
 Backend& opencl(int index) {
-    if (OpenClBackend* b = instance(index, true)) return *b;
+    if (OpenClBackend* b = instance(index, true))
+        return *b;
     const int n = opencl_device_count();
     throw backend_unavailable(
         Device::opencl(index).str() + ": " +

@@ -28,18 +28,22 @@ Geo<K> make_geo(const View* const (&v)[K], const int64_t* sizes, int ndim) {
     Geo<K> g{};
     int nd = 0;
     for (int d = 0; d < ndim; ++d) {
-        if (sizes[d] == 1) continue;
+        if (sizes[d] == 1)
+            continue;
         if (nd > 0) {
             bool merge = true;
-            for (int k = 0; k < K; ++k) merge = merge && g.st[k][nd - 1] == v[k]->strides[d] * sizes[d];
+            for (int k = 0; k < K; ++k)
+                merge = merge && g.st[k][nd - 1] == v[k]->strides[d] * sizes[d];
             if (merge) {
                 g.size[nd - 1] *= sizes[d];
-                for (int k = 0; k < K; ++k) g.st[k][nd - 1] = v[k]->strides[d];
+                for (int k = 0; k < K; ++k)
+                    g.st[k][nd - 1] = v[k]->strides[d];
                 continue;
             }
         }
         g.size[nd] = sizes[d];
-        for (int k = 0; k < K; ++k) g.st[k][nd] = v[k]->strides[d];
+        for (int k = 0; k < K; ++k)
+            g.st[k][nd] = v[k]->strides[d];
         ++nd;
     }
     g.nd = nd;
@@ -54,23 +58,28 @@ Geo<K> geo_of(const View* const (&v)[K]) {
 /// Whether every operand walks memory contiguously (a flat kernel with offsets suffices).
 template <int K>
 bool is_flat(const Geo<K>& g) {
-    if (g.nd == 0) return true;
-    if (g.nd > 1) return false;
+    if (g.nd == 0)
+        return true;
+    if (g.nd > 1)
+        return false;
     for (int k = 0; k < K; ++k)
-        if (g.st[k][0] != 1) return false;
+        if (g.st[k][0] != 1)
+            return false;
     return true;
 }
 
 template <int K>
 int64_t numel(const Geo<K>& g) {
     int64_t n = 1;
-    for (int64_t d = 0; d < g.nd; ++d) n *= g.size[d];
+    for (int64_t d = 0; d < g.nd; ++d)
+        n *= g.size[d];
     return n;
 }
 
 inline int64_t numel(const View& v) {
     int64_t n = 1;
-    for (int d = 0; d < v.ndim; ++d) n *= v.sizes[d];
+    for (int d = 0; d < v.ndim; ++d)
+        n *= v.sizes[d];
     return n;
 }
 

@@ -39,7 +39,9 @@ __kernel void u_@_s(__global T* o, long oo, __global const T* a, long ao, T p, T
     TG_GID long off[2] = {oo, ao}; TG_OFFSETS(g, i, 2, off);
     o[off[0]] = fu_@(a[off[1]], p, q);
 }
-)CL", "@", name), "$", expr);
+)CL",
+                                   "@", name),
+                       "$", expr);
 }
 
 std::string binary_kernel(const std::string& name, const std::string& expr) {
@@ -54,7 +56,9 @@ __kernel void b_@_s(__global T* o, long oo, __global const T* a, long ao, __glob
     TG_GID long off[3] = {oo, ao, bo}; TG_OFFSETS(g, i, 3, off);
     o[off[0]] = fb_@(a[off[1]], b[off[2]], p, q);
 }
-)CL", "@", name), "$", expr);
+)CL",
+                                   "@", name),
+                       "$", expr);
 }
 
 // Kernels whose input element type S differs from T: copy with conversion and where's mask.
@@ -72,13 +76,15 @@ __kernel void where_@(__global T* o, long oo, __global const SRC_T* c, long co, 
     TG_GID long off[4] = {oo, co, ao, bo}; TG_OFFSETS(g, i, 4, off);
     o[off[0]] = c[off[1]] != (SRC_T)0 ? a[off[2]] : b[off[3]];
 }
-)CL", "@", tag), "SRC_T", S);
+)CL",
+                                   "@", tag),
+                       "SRC_T", S);
 }
 
 // Reductions: `_g` is one work-group per output (strided partial sums, then a tree in local
 // memory), `_s` one work-item per output looping over the reduced elements.
-std::string reduce_kernels(const std::string& name, const std::string& acc,
-                           const std::string& init, const std::string& op) {
+std::string reduce_kernels(const std::string& name, const std::string& acc, const std::string& init,
+                           const std::string& op) {
     std::string s = R"CL(
 #define OP_@(x, y) (^)
 __kernel void reduce_@_g(__global T* o, long oo, __global const T* a, long ao, long n_red,
@@ -208,7 +214,8 @@ __kernel void all_finite(__global const T* a, long ao, __global long* flag, long
 
 std::string opencl_program_source(Dtype d, bool fp64) {
     std::string s;
-    if (fp64) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+    if (fp64)
+        s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     const char* real = fp64 ? "double" : "float";
     switch (d) {
         case Dtype::Float32:
@@ -222,7 +229,8 @@ std::string opencl_program_source(Dtype d, bool fp64) {
         default:
             // int64 runs the same table; transcendental kernels go through floating point.
             s += "#define T long\n#define ACC long\n#define TG_LOWEST LONG_MIN\n"
-                 "#define TG_HIGHEST LONG_MAX\n#define TGF " + std::string(real) + "\n";
+                 "#define TG_HIGHEST LONG_MAX\n#define TGF " +
+                 std::string(real) + "\n";
             // (the builtins may be macros themselves: wrap them first, then rename)
             for (const std::string f : {"exp", "log", "sqrt", "tanh", "erf", "log1p"})
                 s += "long tg_" + f + "(long v) { return (long)" + f + "((TGF)v); }\n#undef " + f +
@@ -235,13 +243,15 @@ std::string opencl_program_source(Dtype d, bool fp64) {
 #define TG_BINARY(name, expr) s += binary_kernel(#name, #expr);
 #include "backend/kernels.def"
     s += typed_kernels("f32", "float");
-    if (fp64) s += typed_kernels("f64", "double");
+    if (fp64)
+        s += typed_kernels("f64", "double");
     s += typed_kernels("i64", "long");
     s += reduce_kernels("sum", "ACC", "0", "(x) + (y)");
     s += reduce_kernels("max", "T", "TG_LOWEST", "(y) > (x) ? (y) : (x)");
     s += reduce_kernels("min", "T", "TG_HIGHEST", "(y) < (x) ? (y) : (x)");
     s += kStructural;
-    if (d != Dtype::Int64) s += kFloating;
+    if (d != Dtype::Int64)
+        s += kFloating;
     return s;
 }
 

@@ -25,7 +25,8 @@ uint64_t mix(uint64_t x) {
 uint64_t below(std::mt19937_64& gen, uint64_t n) {
     const uint64_t limit = ~uint64_t(0) - (~uint64_t(0) % n);
     uint64_t r;
-    do r = gen();
+    do
+        r = gen();
     while (r >= limit);
     return r % n;
 }
@@ -69,7 +70,8 @@ Example DataLoader::batch(int64_t i) const {
                           std::to_string(size()) + ")");
     const int64_t start = i * options_.batch_size();
     const int64_t len = std::min(options_.batch_size(), n_ - start);
-    if (!options_.shuffle()) return {data_.narrow(0, start, len), targets_.narrow(0, start, len)};
+    if (!options_.shuffle())
+        return {data_.narrow(0, start, len), targets_.narrow(0, start, len)};
     std::vector<int64_t> rows(order_.begin() + start, order_.begin() + start + len);
     Tensor index = tg::tensor(rows, TensorOptions(kInt64).device(data_.device()));
     return {tg::index_select(data_, 0, index), tg::index_select(targets_, 0, index)};

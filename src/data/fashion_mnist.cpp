@@ -2,6 +2,7 @@
 #include "tapegrad/data/fashion_mnist.hpp"
 
 #include <sys/stat.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -22,9 +23,11 @@ bool exists(const std::string& path) {
 /// root/name.gz, or root/name when only the uncompressed file is there; throws when neither is.
 std::string find_file(const std::string& root, const std::string& name) {
     std::string gz = root + "/" + name + ".gz";
-    if (exists(gz)) return gz;
+    if (exists(gz))
+        return gz;
     std::string plain = root + "/" + name;
-    if (exists(plain)) return plain;
+    if (exists(plain))
+        return plain;
     throw io_error("FashionMNIST: " + gz + ": file not found (pass the data directory, or set " +
                    "TG_FASHION_MNIST, or install the Debian package dataset-fashion-mnist)");
 }
@@ -49,7 +52,8 @@ FashionMNIST::FashionMNIST(bool train, std::string root, Normalize normalize)
 
     if (img.shape.size() != 3 || img.shape[1] != kRows || img.shape[2] != kCols) {
         std::string dims;
-        for (auto d : img.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+        for (auto d : img.shape)
+            dims += (dims.empty() ? "" : "x") + std::to_string(d);
         throw io_error("FashionMNIST: " + image_path +
                        ": expected N x 28 x 28 images, file holds " + dims);
     }
@@ -74,11 +78,13 @@ FashionMNIST::FashionMNIST(bool train, std::string root, Normalize normalize)
 
     // x / 255 then (x - mean) / std, folded into one multiply-add per pixel through a table.
     float table[256];
-    for (int v = 0; v < 256; ++v) table[v] = float((v / 255.0 - normalize.mean) / normalize.std);
+    for (int v = 0; v < 256; ++v)
+        table[v] = float((v / 255.0 - normalize.mean) / normalize.std);
     images_ = tg::empty({n, 1, kRows, kCols}, kFloat32);
     float* x = images_.data_ptr<float>();
     const size_t count = img.data.size();
-    for (size_t i = 0; i < count; ++i) x[i] = table[img.data[i]];
+    for (size_t i = 0; i < count; ++i)
+        x[i] = table[img.data[i]];
 }
 
 const std::array<const char*, 10>& FashionMNIST::class_names() {

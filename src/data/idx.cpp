@@ -6,9 +6,9 @@
 // which catches trailing bytes, truncated gzip streams and CRC errors in one place.
 #include "tapegrad/data/idx.hpp"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
-#include <sys/stat.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -27,7 +27,8 @@ namespace {
 
 std::string dims_str(const std::vector<int64_t>& dims) {
     std::string s;
-    for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+    for (size_t i = 0; i < dims.size(); ++i)
+        s += (i ? "x" : "") + std::to_string(dims[i]);
     return s;
 }
 
@@ -38,7 +39,8 @@ public:
         struct stat st {};
         if (::stat(path.c_str(), &st) != 0)
             fail(path_, std::string("cannot open: ") + std::strerror(errno));
-        if (S_ISDIR(st.st_mode)) fail(path_, "cannot open: is a directory");
+        if (S_ISDIR(st.st_mode))
+            fail(path_, "cannot open: is a directory");
         errno = 0;
         file_ = gzopen(path.c_str(), "rb");
         if (!file_)
@@ -47,7 +49,8 @@ public:
         gzbuffer(file_, 1 << 17);
     }
     ~GzReader() {
-        if (file_) gzclose_r(file_);
+        if (file_)
+            gzclose_r(file_);
     }
     GzReader(const GzReader&) = delete;
     GzReader& operator=(const GzReader&) = delete;
@@ -58,8 +61,10 @@ public:
         while (done < n) {
             unsigned chunk = unsigned(std::min<size_t>(n - done, 1u << 24));
             int got = gzread(file_, dst + done, chunk);
-            if (got < 0) check_error();
-            if (got <= 0) break;
+            if (got < 0)
+                check_error();
+            if (got <= 0)
+                break;
             done += size_t(got);
         }
         check_error();  // a short read may come with a deferred error (truncated stream)
@@ -70,13 +75,17 @@ private:
     void check_error() {
         int code = Z_OK;
         const char* msg = gzerror(file_, &code);
-        if (code == Z_OK) return;
+        if (code == Z_OK)
+            return;
         std::string what = msg ? msg : "unknown zlib error";
         if (what.rfind(path_ + ": ", 0) == 0)
             what.erase(0, path_.size() + 2);  // zlib prefixes the path
-        if (code == Z_ERRNO) what = std::strerror(errno);
-        if (code == Z_BUF_ERROR) what = "gzip stream truncated (" + what + ")";
-        if (code == Z_DATA_ERROR) what = "corrupt gzip data (" + what + ")";
+        if (code == Z_ERRNO)
+            what = std::strerror(errno);
+        if (code == Z_BUF_ERROR)
+            what = "gzip stream truncated (" + what + ")";
+        if (code == Z_DATA_ERROR)
+            what = "corrupt gzip data (" + what + ")";
         fail(path_, what);
     }
 
@@ -90,7 +99,8 @@ IdxArray read_idx(const std::string& path) {
     GzReader in(path);
     uint8_t magic[4];
     size_t got = in.read(magic, 4);
-    if (got == 0) fail(path, "empty file");
+    if (got == 0)
+        fail(path, "empty file");
     if (got < 4)
         fail(path,
              "truncated: " + std::to_string(got) + " bytes, shorter than the 4-byte magic number");
@@ -108,7 +118,8 @@ IdxArray read_idx(const std::string& path) {
              std::string("unsupported element type code ") + hex + " (only 0x08, unsigned byte)");
     }
     const int ndim = magic[3];
-    if (ndim == 0) fail(path, "IDX header declares 0 dims");
+    if (ndim == 0)
+        fail(path, "IDX header declares 0 dims");
 
     std::vector<uint8_t> raw(size_t(ndim) * 4);
     got = in.read(raw.data(), raw.size());
@@ -123,7 +134,8 @@ IdxArray read_idx(const std::string& path) {
         const uint8_t* b = &raw[size_t(i) * 4];
         uint64_t d = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
         out.shape.push_back(int64_t(d));
-        if (d != 0 && count > std::numeric_limits<uint64_t>::max() / 2 / d) overflow = true;
+        if (d != 0 && count > std::numeric_limits<uint64_t>::max() / 2 / d)
+            overflow = true;
         count *= d;
     }
     if (overflow || count > uint64_t(std::numeric_limits<int64_t>::max()))

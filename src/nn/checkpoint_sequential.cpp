@@ -87,7 +87,8 @@ public:
             const bool is_last = i + 1 == e;
             // the recomputed output x_e' is held by the closure throughout: count it apart
             // (plain() already leaves out x_n, which is the caller's)
-            if (is_last && p_.layers[i].saves_output && e < n()) st.next.kept -= ob(e);
+            if (is_last && p_.layers[i].saves_output && e < n())
+                st.next.kept -= ob(e);
             const int64_t fwd = base + s.kept + (s.top_counted ? 0 : live(i)) +
                                 (ws_ ? p_.layers[i].forward_peak : 0);
             peak = std::max(peak, fwd);
@@ -160,21 +161,26 @@ CheckpointPlan solve(const Model& m, const std::vector<std::vector<int64_t>>& lo
     dp[idx(0, 1, 0)].kept = 0;
     auto relax = [&](size_t e, const State& s, size_t c, size_t b, int f, size_t cb, bool ck) {
         Cell& cell = dp[idx(e, s.top_counted ? 1 : 0, c)];
-        if (s.kept < cell.kept) cell = {s.kept, b, f, cb, ck};
+        if (s.kept < cell.kept)
+            cell = {s.kept, b, f, cb, ck};
     };
     for (size_t b = 0; b < n; ++b)
         for (int f = 0; f < 2; ++f)
             for (size_t c = 0; c < C; ++c) {
                 const Cell& cell = dp[idx(b, f, c)];
-                if (cell.kept >= kInf) continue;
+                if (cell.kept >= kInf)
+                    continue;
                 const State s{cell.kept, f == 1};
                 Step st = m.plain(b, s);
-                if (st.peak <= cap) relax(b + 1, st.next, c, b, f, c, false);
+                if (st.peak <= cap)
+                    relax(b + 1, st.next, c, b, f, c, false);
                 for (size_t e = b + 1; e <= n; ++e) {
                     const size_t c2 = min_cost ? c + (e - b) : 0;
-                    if (c2 >= C) break;
+                    if (c2 >= C)
+                        break;
                     st = m.checkpointed(b, e, s, local[b][e]);
-                    if (st.peak <= cap) relax(e, st.next, c2, b, f, c, true);
+                    if (st.peak <= cap)
+                        relax(e, st.next, c2, b, f, c, true);
                 }
             }
     CheckpointPlan plan;
@@ -183,11 +189,14 @@ CheckpointPlan solve(const Model& m, const std::vector<std::vector<int64_t>>& lo
         int64_t best = kInf;
         for (int f = 0; f < 2; ++f) {
             const Cell& cell = dp[idx(n, f, c)];
-            if (cell.kept >= kInf) continue;
+            if (cell.kept >= kInf)
+                continue;
             const int64_t fin = m.final_kept(State{cell.kept, f == 1});
-            if (fin <= budget && fin < best) best = fin, best_f = f;
+            if (fin <= budget && fin < best)
+                best = fin, best_f = f;
         }
-        if (best_f < 0) continue;
+        if (best_f < 0)
+            continue;
         size_t b = n, cc = c;
         int f = best_f;
         std::vector<CheckpointPlan::Segment> rev;
@@ -208,7 +217,8 @@ std::vector<std::vector<int64_t>> local_table(const Model& m) {
     const size_t n = m.n();
     std::vector<std::vector<int64_t>> t(n + 1, std::vector<int64_t>(n + 1, 0));
     for (size_t b = 0; b < n; ++b)
-        for (size_t e = b + 1; e <= n; ++e) t[b][e] = m.checkpointed_local(b, e);
+        for (size_t e = b + 1; e <= n; ++e)
+            t[b][e] = m.checkpointed_local(b, e);
     return t;
 }
 
@@ -256,13 +266,15 @@ double CheckpointPlan::recompute_fraction() const {
 
 std::vector<size_t> CheckpointPlan::boundaries() const {
     std::vector<size_t> b;
-    for (const auto& s : segments) b.push_back(s.begin);
+    for (const auto& s : segments)
+        b.push_back(s.begin);
     return b;
 }
 
 std::ostream& operator<<(std::ostream& os, const CheckpointPlan& p) {
     os << "CheckpointPlan: " << p.num_layers << " layers in " << p.segments.size() << " segments";
-    if (p.budget_bytes > 0) os << ", budget " << mb(p.budget_bytes);
+    if (p.budget_bytes > 0)
+        os << ", budget " << mb(p.budget_bytes);
     os << "\n  segments:";
     for (const auto& s : p.segments)
         os << " [" << s.begin << "," << s.end << ")" << (s.checkpointed ? "ckpt" : "plain");
@@ -274,7 +286,8 @@ std::ostream& operator<<(std::ostream& os, const CheckpointPlan& p) {
 }
 
 SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
-    if (seq->is_empty()) throw error("profile_sequential: the Sequential has no modules");
+    if (seq->is_empty())
+        throw error("profile_sequential: the Sequential has no modules");
     SequentialProfile prof;
     prof.input_bytes = int64_t(x.impl()->storage->nbytes);
     const std::mt19937_64 rng = tg::detail::generator();
@@ -284,10 +297,12 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
     for (Tensor& p : params) {
         old_grads.push_back(p.grad());
         param_storage.insert(p.impl()->storage.get());
-        if (p.requires_grad()) p.set_grad(zeros_like(p));
+        if (p.requires_grad())
+            p.set_grad(zeros_like(p));
     }
     auto restore = [&] {
-        for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(old_grads[i]);
+        for (size_t i = 0; i < params.size(); ++i)
+            params[i].set_grad(old_grads[i]);
         tg::detail::generator() = rng;
     };
     auto cur = [] { return memory::stats().current_bytes; };
@@ -299,7 +314,8 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
             LayerProfile l;
             l.name = m->label();
             Tensor d = h.detach();
-            if (needs) d.requires_grad_(true);
+            if (needs)
+                d.requires_grad_(true);
             const std::mt19937_64 layer_rng = tg::detail::generator();
             {
                 NoGradGuard no_grad;
@@ -334,7 +350,8 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
                             l.saved_bytes += s.bytes;
                     }
                     for (const auto& e : nd->next_)
-                        if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+                        if (e.fn && seen.insert(e.fn.get()).second)
+                            stack.push_back(e.fn.get());
                 }
             }
             if (y.requires_grad()) {
@@ -360,7 +377,8 @@ CheckpointPlan predict(const SequentialProfile& profile, CheckpointPlan plan) {
     plan.num_layers = profile.layers.size();
     plan.recomputed_layers = 0;
     for (const auto& s : plan.segments)
-        if (s.checkpointed) plan.recomputed_layers += int64_t(s.end - s.begin);
+        if (s.checkpointed)
+            plan.recomputed_layers += int64_t(s.end - s.begin);
     plan.predicted_peak_bytes = Model(profile, true).simulate(plan);
     plan.predicted_saved_bytes = Model(profile, false).simulate(plan);
     CheckpointPlan all;
@@ -374,12 +392,14 @@ CheckpointPlan sqrt_plan(const SequentialProfile& profile, int64_t segments) {
 }
 
 int64_t min_checkpoint_budget(const SequentialProfile& profile) {
-    if (profile.layers.empty()) throw error("min_checkpoint_budget: empty profile");
+    if (profile.layers.empty())
+        throw error("min_checkpoint_budget: empty profile");
     const Model m(profile, true);
     const auto local = local_table(m);
     // bisection on the feasibility DP (no cost dimension): O(n^2) per probe
     int64_t lo = 0, hi = predict(profile, sqrt_plan(profile, 0)).predicted_peak_bytes;
-    while (solve(m, local, hi, false).segments.empty()) hi *= 2;
+    while (solve(m, local, hi, false).segments.empty())
+        hi *= 2;
     while (lo + 1 < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
         (solve(m, local, mid, false).segments.empty() ? lo : hi) = mid;
@@ -388,7 +408,8 @@ int64_t min_checkpoint_budget(const SequentialProfile& profile) {
 }
 
 CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget) {
-    if (profile.layers.empty()) throw error("plan_checkpoints: empty profile");
+    if (profile.layers.empty())
+        throw error("plan_checkpoints: empty profile");
     const Model m(profile, true);
     CheckpointPlan plan = solve(m, local_table(m), budget.bytes, true);
     if (plan.segments.empty()) {
@@ -412,10 +433,12 @@ Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, 
     Tensor h = x;
     for (const auto& seg : plan.segments) {
         std::vector<std::shared_ptr<Module>> mods;
-        for (size_t i = seg.begin; i < seg.end; ++i) mods.push_back(seq->ptr(i));
+        for (size_t i = seg.begin; i < seg.end; ++i)
+            mods.push_back(seq->ptr(i));
         auto run = [mods](const std::vector<Tensor>& in) {
             Tensor y = in[0];
-            for (const auto& m : mods) y = (*m)(y);
+            for (const auto& m : mods)
+                y = (*m)(y);
             return y;
         };
         h = seg.checkpointed ? checkpoint(run, {h}) : run({h});
@@ -424,7 +447,8 @@ Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, 
 }
 
 Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& x) {
-    if (seq->is_empty()) return x;
+    if (seq->is_empty())
+        return x;
     return checkpoint_sequential(seq, equal_plan(seq->size(), segments), x);
 }
 

@@ -18,7 +18,8 @@ Tensor tanh(const Tensor& x) {
     if (should_record({&x}))
         record("tanh", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
-            if (GradMode::is_enabled()) return Grads{dy * (1 - yy * yy)};
+            if (GradMode::is_enabled())
+                return Grads{dy * (1 - yy * yy)};
             return Grads{ops::binary(BinaryOp::tanh_backward, dy, yy, "tanh")};
         });
     return y;
@@ -30,7 +31,8 @@ Tensor sigmoid(const Tensor& x) {
     if (should_record({&x}))
         record("sigmoid", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
-            if (GradMode::is_enabled()) return Grads{dy * yy * (1 - yy)};
+            if (GradMode::is_enabled())
+                return Grads{dy * yy * (1 - yy)};
             return Grads{ops::binary(BinaryOp::sigmoid_backward, dy, yy, "sigmoid")};
         });
     return y;
@@ -41,7 +43,8 @@ Tensor relu(const Tensor& x) {
     if (should_record({&x}))
         record("relu", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();  // y > 0 exactly where x > 0
-            if (GradMode::is_enabled()) return Grads{dy * ops::unary(UnaryOp::gt_scalar, yy, 0)};
+            if (GradMode::is_enabled())
+                return Grads{dy * ops::unary(UnaryOp::gt_scalar, yy, 0)};
             return Grads{ops::binary(BinaryOp::relu_backward, dy, yy, "relu")};
         });
     return y;
@@ -80,7 +83,8 @@ Tensor gelu(const Tensor& x) {
     if (should_record({&x}))
         record("gelu", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();
-            if (GradMode::is_enabled()) return Grads{dy * gelu_prime(xx)};
+            if (GradMode::is_enabled())
+                return Grads{dy * gelu_prime(xx)};
             return Grads{ops::binary(BinaryOp::gelu_backward, dy, xx, "gelu")};
         });
     return y;
@@ -94,7 +98,8 @@ Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())
                 return Grads{where(gt(xx * beta, threshold), dy, dy * sigmoid(xx * beta))};
-            return Grads{ops::binary(BinaryOp::softplus_backward, dy, xx, "softplus", beta, threshold)};
+            return Grads{
+                ops::binary(BinaryOp::softplus_backward, dy, xx, "softplus", beta, threshold)};
         });
     return y;
 }
@@ -111,7 +116,8 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
     Tensor y = ops::empty_as(xc);
     const int64_t cols = x.dim() == 0 ? 1 : xc.size(-1);
     ops::be(x).softmax_rows(ops::view(y), ops::view(xc), cols ? xc.numel() / cols : 0, cols, log);
-    if (d != last && x.dim() > 0) y = y.transpose(d, last).contiguous();
+    if (d != last && x.dim() > 0)
+        y = y.transpose(d, last).contiguous();
     return y;
 }
 }  // namespace
@@ -139,8 +145,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 Tensor dropout(const Tensor& x, double p, bool train) {
     if (p < 0 || p > 1)
         throw shape_error("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
-    if (!train || p == 0) return x;
-    if (p == 1) return x * 0.0;
+    if (!train || p == 0)
+        return x;
+    if (p == 1)
+        return x * 0.0;
     ops::check_floating("dropout", x);
     Tensor u = ops::empty_as(x.detach());
     ops::be(u).random(ops::view(u), false, 0, 1, detail::generator());

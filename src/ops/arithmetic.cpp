@@ -54,15 +54,17 @@ Tensor div(const Tensor& a, const Tensor& b) {
                [sa = b.requires_grad() ? save(a) : Saved(), sb = save(b)](const Tensor& dy,
                                                                           const Node& n) {
                    const Tensor bb = sb.get();
-                   return Grads{needs(n, 0) ? grad_for(n, 0, dy / bb) : Tensor(),
-                                needs(n, 1) ? grad_for(n, 1, -dy * sa.get() / (bb * bb)) : Tensor()};
+                   return Grads{
+                       needs(n, 0) ? grad_for(n, 0, dy / bb) : Tensor(),
+                       needs(n, 1) ? grad_for(n, 1, -dy * sa.get() / (bb * bb)) : Tensor()};
                });
     return y;
 }
 
 Tensor add(const Tensor& a, Scalar s) {
     Tensor y = ops::unary(UnaryOp::add_scalar, a, s);
-    if (should_record({&a})) record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
+    if (should_record({&a}))
+        record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
     return y;
 }
 
@@ -84,7 +86,8 @@ Tensor rdiv(Scalar s, const Tensor& a) {
 
 Tensor neg(const Tensor& x) {
     Tensor y = ops::unary(UnaryOp::neg, x);
-    if (should_record({&x})) record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
+    if (should_record({&x}))
+        record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
     return y;
 }
 
@@ -125,7 +128,8 @@ Tensor sqrt(const Tensor& x) {
     if (should_record({&x}))
         record("sqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
-            if (GradMode::is_enabled()) return Grads{dy / (yy * 2)};
+            if (GradMode::is_enabled())
+                return Grads{dy / (yy * 2)};
             return Grads{ops::binary(BinaryOp::sqrt_backward, dy, yy, "sqrt")};
         });
     return y;
@@ -135,9 +139,8 @@ Tensor exp(const Tensor& x) {
     ops::check_floating("exp", x);
     Tensor y = ops::unary(UnaryOp::exp, x);
     if (should_record({&x}))
-        record("exp", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
-            return Grads{dy * sy.get()};
-        });
+        record("exp", {&x}, y,
+               [sy = save_output(y)](const Tensor& dy) { return Grads{dy * sy.get()}; });
     return y;
 }
 
@@ -154,7 +157,8 @@ Tensor abs(const Tensor& x) {
     if (should_record({&x}))
         record("abs", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();
-            if (GradMode::is_enabled()) return Grads{dy * ops::unary(UnaryOp::sign, xx)};
+            if (GradMode::is_enabled())
+                return Grads{dy * ops::unary(UnaryOp::sign, xx)};
             return Grads{ops::binary(BinaryOp::abs_backward, dy, xx, "abs")};
         });
     return y;
@@ -168,7 +172,8 @@ Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
         record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())  // the mask is a constant of the second derivative
-                return Grads{dy * ops::binary(BinaryOp::clamp_backward, ones_like(xx), xx, "clamp", lo, hi)};
+                return Grads{
+                    dy * ops::binary(BinaryOp::clamp_backward, ones_like(xx), xx, "clamp", lo, hi)};
             return Grads{ops::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
         });
     return y;
@@ -186,28 +191,36 @@ Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
     const char* name = is_max ? "maximum" : "minimum";
     Tensor y = ops::binary(is_max ? BinaryOp::maximum : BinaryOp::minimum, a, b, name);
     if (should_record({&a, &b}))
-        record(name, {&a, &b}, y, [sa = save(a), sb = save(b), is_max](const Tensor& dy, const Node& n) {
-            const Tensor aa = sa.get(), bb = sb.get();
-            // share(u, v) = (u > v) + (u == v)/2: the part of dy that goes to u
-            auto share = [&](const Tensor& u, const Tensor& v) {
-                return ops::binary(BinaryOp::max_grad_share, u, v, "maximum");
-            };
-            return Grads{needs(n, 0) ? grad_for(n, 0, dy * (is_max ? share(aa, bb) : share(bb, aa))) : Tensor(),
-                         needs(n, 1) ? grad_for(n, 1, dy * (is_max ? share(bb, aa) : share(aa, bb))) : Tensor()};
-        });
+        record(name, {&a, &b}, y,
+               [sa = save(a), sb = save(b), is_max](const Tensor& dy, const Node& n) {
+                   const Tensor aa = sa.get(), bb = sb.get();
+                   // share(u, v) = (u > v) + (u == v)/2: the part of dy that goes to u
+                   auto share = [&](const Tensor& u, const Tensor& v) {
+                       return ops::binary(BinaryOp::max_grad_share, u, v, "maximum");
+                   };
+                   return Grads{
+                       needs(n, 0) ? grad_for(n, 0, dy * (is_max ? share(aa, bb) : share(bb, aa)))
+                                   : Tensor(),
+                       needs(n, 1) ? grad_for(n, 1, dy * (is_max ? share(bb, aa) : share(aa, bb)))
+                                   : Tensor()};
+               });
     return y;
 }
 }  // namespace
-Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+    return extremum(a, b, true);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+    return extremum(a, b, false);
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     ops::check_same("where", a, b);
     if (cond.device() != a.device())
         throw device_error("where: condition on " + cond.device().str() + ", values on " +
                            a.device().str());
-    const Shape s = broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"),
-                                     "where");
+    const Shape s =
+        broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"), "where");
     Tensor y = ops::empty(s, a.dtype(), a.device());
     Shape sc, sa, sb;
     ops::be(y).where(ops::view(y), ops::broadcast_view(cond, s, sc), ops::broadcast_view(a, s, sa),
@@ -222,32 +235,73 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     return y;
 }
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, Scalar s) { return add(a, s); }
-Tensor operator-(const Tensor& a, Scalar s) { return add(a, -s); }
-Tensor operator*(const Tensor& a, Scalar s) { return mul(a, s); }
-Tensor operator/(const Tensor& a, Scalar s) { return mul(a, 1.0 / s); }
-Tensor operator+(Scalar s, const Tensor& a) { return add(a, s); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+    return add(a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+    return sub(a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+    return mul(a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+    return div(a, b);
+}
+Tensor operator+(const Tensor& a, Scalar s) {
+    return add(a, s);
+}
+Tensor operator-(const Tensor& a, Scalar s) {
+    return add(a, -s);
+}
+Tensor operator*(const Tensor& a, Scalar s) {
+    return mul(a, s);
+}
+Tensor operator/(const Tensor& a, Scalar s) {
+    return mul(a, 1.0 / s);
+}
+Tensor operator+(Scalar s, const Tensor& a) {
+    return add(a, s);
+}
 Tensor operator-(Scalar s, const Tensor& a) {
     Tensor y = ops::unary(UnaryOp::rsub_scalar, a, s);
-    if (should_record({&a})) record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
+    if (should_record({&a}))
+        record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
     return y;
 }
-Tensor operator*(Scalar s, const Tensor& a) { return mul(a, s); }
-Tensor operator/(Scalar s, const Tensor& a) { return rdiv(s, a); }
-Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator*(Scalar s, const Tensor& a) {
+    return mul(a, s);
+}
+Tensor operator/(Scalar s, const Tensor& a) {
+    return rdiv(s, a);
+}
+Tensor operator-(const Tensor& x) {
+    return neg(x);
+}
 
 // ---- comparisons (not differentiable)
-Tensor eq(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::eq, a, b, "eq"); }
-Tensor ne(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::ne, a, b, "ne"); }
-Tensor gt(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::gt, a, b, "gt"); }
-Tensor lt(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::lt, a, b, "lt"); }
-Tensor ge(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::ge, a, b, "ge"); }
-Tensor le(const Tensor& a, const Tensor& b) { return ops::compare(BinaryOp::le, a, b, "le"); }
-Tensor gt(const Tensor& a, Scalar s) { return ops::unary(UnaryOp::gt_scalar, a, s).to(kInt64); }
-Tensor lt(const Tensor& a, Scalar s) { return ops::unary(UnaryOp::lt_scalar, a, s).to(kInt64); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+    return ops::compare(BinaryOp::eq, a, b, "eq");
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+    return ops::compare(BinaryOp::ne, a, b, "ne");
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+    return ops::compare(BinaryOp::gt, a, b, "gt");
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+    return ops::compare(BinaryOp::lt, a, b, "lt");
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+    return ops::compare(BinaryOp::ge, a, b, "ge");
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+    return ops::compare(BinaryOp::le, a, b, "le");
+}
+Tensor gt(const Tensor& a, Scalar s) {
+    return ops::unary(UnaryOp::gt_scalar, a, s).to(kInt64);
+}
+Tensor lt(const Tensor& a, Scalar s) {
+    return ops::unary(UnaryOp::lt_scalar, a, s).to(kInt64);
+}
 
 }  // namespace tg

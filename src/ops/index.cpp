@@ -8,8 +8,8 @@ namespace tg {
 namespace {
 void check_index(const char* op, const Tensor& x, const Tensor& index) {
     if (index.dtype() != kInt64)
-        throw dtype_error(std::string(op) + ": index must be int64, got " + dtype_name(index.dtype()) +
-                          " " + shape_str(index.sizes()));
+        throw dtype_error(std::string(op) + ": index must be int64, got " +
+                          dtype_name(index.dtype()) + " " + shape_str(index.sizes()));
     if (index.device() != x.device())
         throw device_error(std::string(op) + ": index on " + index.device().str() + ", input on " +
                            x.device().str());
@@ -24,10 +24,12 @@ Tensor run_index(backend::IndexOp op, const char* name, Tensor out, const Tensor
 
 void check_gather_shapes(const char* op, const Shape& big, const Tensor& index, int64_t d) {
     Shape a = big, b = index.sizes();
-    if (a.size() == b.size()) a[size_t(d)] = b[size_t(d)];
+    if (a.size() == b.size())
+        a[size_t(d)] = b[size_t(d)];
     if (a != b)
-        throw shape_error(std::string(op) + ": index " + shape_str(index.sizes()) + " must match input " +
-                          shape_str(big) + " in every dim but " + std::to_string(d));
+        throw shape_error(std::string(op) + ": index " + shape_str(index.sizes()) +
+                          " must match input " + shape_str(big) + " in every dim but " +
+                          std::to_string(d));
 }
 }  // namespace
 
@@ -38,8 +40,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
         throw shape_error("index_select: index must be 1-D, got " + shape_str(index.sizes()));
     Shape s = x.sizes();
     s[size_t(d)] = index.numel();
-    Tensor y = run_index(backend::IndexOp::Select, "index_select", ops::empty(s, x.dtype(), x.device()),
-                         x, d, index);
+    Tensor y = run_index(backend::IndexOp::Select, "index_select",
+                         ops::empty(s, x.dtype(), x.device()), x, d, index);
     if (should_record({&x}))
         record("index_select", {&x}, y, [d, index](const Tensor& dy, const Node& n) {
             return Grads{index_add(dy, in_shape(n, 0), d, index)};
@@ -50,9 +52,11 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 Tensor index_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index) {
     check_index("index_add", x, index);
     const int64_t d = wrap_dim(dim, int64_t(shape.size()), "index_add");
-    Tensor y = run_index(backend::IndexOp::Add, "index_add", zeros(shape, x.options()), x, d, index);
+    Tensor y =
+        run_index(backend::IndexOp::Add, "index_add", zeros(shape, x.options()), x, d, index);
     if (should_record({&x}))
-        record("index_add", {&x}, y, [d, index](const Tensor& dy) { return Grads{index_select(dy, d, index)}; });
+        record("index_add", {&x}, y,
+               [d, index](const Tensor& dy) { return Grads{index_select(dy, d, index)}; });
     return y;
 }
 
@@ -76,9 +80,11 @@ Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tenso
         throw shape_error("scatter_add: source " + shape_str(x.sizes()) + " and index " +
                           shape_str(index.sizes()) + " differ");
     check_gather_shapes("scatter_add", shape, index, d);
-    Tensor y = run_index(backend::IndexOp::ScatterAdd, "scatter_add", zeros(shape, x.options()), x, d, index);
+    Tensor y = run_index(backend::IndexOp::ScatterAdd, "scatter_add", zeros(shape, x.options()), x,
+                         d, index);
     if (should_record({&x}))
-        record("scatter_add", {&x}, y, [d, index](const Tensor& dy) { return Grads{gather(dy, d, index)}; });
+        record("scatter_add", {&x}, y,
+               [d, index](const Tensor& dy) { return Grads{gather(dy, d, index)}; });
     return y;
 }
 

@@ -14,8 +14,8 @@ namespace tg {
 namespace {
 template <class OutOfPlace, class Kernel>
 Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k) {
-    const bool rec = GradMode::is_enabled() &&
-                     (self.requires_grad() || (other && other->requires_grad()));
+    const bool rec =
+        GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
     if (rec) {
         if (self.is_leaf() && self.requires_grad())
             throw autograd_error(std::string(name) + ": a leaf tensor that requires grad (shape " +
@@ -50,38 +50,49 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
-    return inplace(*this, "add_", &o, [&](const Tensor& old) { return old + o * alpha; }, [&] {
-        ops::binary_into(ops::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0);
-    });
+    return inplace(
+        *this, "add_", &o, [&](const Tensor& old) { return old + o * alpha; },
+        [&] { ops::binary_into(ops::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0); });
 }
-Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) { return add_(o, -alpha); }
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
+    return add_(o, -alpha);
+}
 Tensor& Tensor::add_(Scalar s) {
-    return inplace(*this, "add_", nullptr, [&](const Tensor& old) { return old + s; },
-                   [&] { ops::unary_into(ops::UnaryOp::add_scalar, *this, *this, s, 0); });
+    return inplace(
+        *this, "add_", nullptr, [&](const Tensor& old) { return old + s; },
+        [&] { ops::unary_into(ops::UnaryOp::add_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
-    return inplace(*this, "mul_", &o, [&](const Tensor& old) { return old * o; }, [&] {
-        ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0);
-    });
+    return inplace(
+        *this, "mul_", &o, [&](const Tensor& old) { return old * o; },
+        [&] { ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0); });
 }
 Tensor& Tensor::mul_(Scalar s) {
-    return inplace(*this, "mul_", nullptr, [&](const Tensor& old) { return old * s; },
-                   [&] { ops::unary_into(ops::UnaryOp::mul_scalar, *this, *this, s, 0); });
+    return inplace(
+        *this, "mul_", nullptr, [&](const Tensor& old) { return old * s; },
+        [&] { ops::unary_into(ops::UnaryOp::mul_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
-    return inplace(*this, "div_", &o, [&](const Tensor& old) { return old / o; }, [&] {
-        ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0);
-    });
+    return inplace(
+        *this, "div_", &o, [&](const Tensor& old) { return old / o; },
+        [&] { ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0); });
 }
-Tensor& Tensor::div_(Scalar s) { return mul_(1.0 / s); }
+Tensor& Tensor::div_(Scalar s) {
+    return mul_(1.0 / s);
+}
 Tensor& Tensor::fill_(Scalar s) {
-    return inplace(*this, "fill_", nullptr, [&](const Tensor&) { return full(sizes(), s, options()); },
-                   [&] { ops::be(*this).fill(ops::view(*this), s); });
+    return inplace(
+        *this, "fill_", nullptr, [&](const Tensor&) { return full(sizes(), s, options()); },
+        [&] { ops::be(*this).fill(ops::view(*this), s); });
 }
-Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::zero_() {
+    return fill_(0);
+}
 Tensor& Tensor::copy_(const Tensor& src) {
-    return inplace(*this, "copy_", &src, [&](const Tensor&) { return tg::expand(src.to(dtype()), sizes()).clone(); },
-                   [&] { ops::copy_into(*this, src); });
+    return inplace(
+        *this, "copy_", &src,
+        [&](const Tensor&) { return tg::expand(src.to(dtype()), sizes()).clone(); },
+        [&] { ops::copy_into(*this, src); });
 }
 
 }  // namespace tg

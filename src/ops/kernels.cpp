@@ -6,7 +6,8 @@ namespace tg::ops {
 
 Tensor empty(const Shape& s, Dtype d, Device dev) {
     for (int64_t n : s)
-        if (n < 0) throw shape_error("empty: negative dimension in shape " + shape_str(s));
+        if (n < 0)
+            throw shape_error("empty: negative dimension in shape " + shape_str(s));
     if (s.size() > size_t(backend::kMaxDims))
         throw shape_error("tensor of shape " + shape_str(s) + " has more than " +
                           std::to_string(backend::kMaxDims) + " dims");
@@ -18,11 +19,13 @@ Tensor empty(const Shape& s, Dtype d, Device dev) {
     return Tensor(std::move(impl));
 }
 
-backend::Backend& be(const Tensor& t) { return backend::get(t.device()); }
+backend::Backend& be(const Tensor& t) {
+    return backend::get(t.device());
+}
 
 backend::View view(const Tensor& t) {
     const TensorImpl* i = t.impl();
-    return {i->storage->data, i->offset, i->sizes.data(), i->strides.data(),
+    return {i->storage->data,     i->offset, i->sizes.data(), i->strides.data(),
             int(i->sizes.size()), i->dtype};
 }
 
@@ -75,8 +78,7 @@ void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double
     be(out).unary(op, view(out), broadcast_view(x, out.sizes(), st), p, q);
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p,
-              double q) {
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p, double q) {
     check_same(name, a, b);
     if (a.sizes() == b.sizes()) {
         Tensor y = empty_as(a);
@@ -86,13 +88,13 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, d
     }
     Tensor y = empty(broadcast_shapes(a.sizes(), b.sizes(), name), a.dtype(), a.device());
     Shape sa, sb;
-    be(a).binary(op, view(y), broadcast_view(a, y.sizes(), sa), broadcast_view(b, y.sizes(), sb),
-                 p, q);
+    be(a).binary(op, view(y), broadcast_view(a, y.sizes(), sa), broadcast_view(b, y.sizes(), sb), p,
+                 q);
     return y;
 }
 
-void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
-                 const char* name, double p, double q) {
+void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const char* name,
+                 double p, double q) {
     check_same(name, out, a);
     check_same(name, out, b);
     const Shape& s = out.sizes();
@@ -114,11 +116,14 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     be(dst).copy(view(dst), broadcast_view(src, dst.sizes(), st));
 }
 
-bool all_finite(const Tensor& t) { return be(t).all_finite(view(t)); }
+bool all_finite(const Tensor& t) {
+    return be(t).all_finite(view(t));
+}
 
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
     Tensor m = binary(op, a, b, name);
-    if (m.dtype() == Dtype::Int64) return m;
+    if (m.dtype() == Dtype::Int64)
+        return m;
     Tensor r = empty(m.sizes(), Dtype::Int64, m.device());
     be(m).copy(view(r), view(m));
     return r;

@@ -12,7 +12,9 @@ using backend::UnaryOp;
 
 /// A new contiguous tensor (uninitialised).
 Tensor empty(const Shape& s, Dtype d, Device dev);
-inline Tensor empty_as(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
+inline Tensor empty_as(const Tensor& t) {
+    return empty(t.sizes(), t.dtype(), t.device());
+}
 backend::Backend& be(const Tensor& t);
 backend::View view(const Tensor& t);
 /// t read as `shape` by broadcasting: stride 0 on broadcast dims; `st` holds the strides.
@@ -28,8 +30,8 @@ Tensor unary(UnaryOp op, const Tensor& x, double p = 0, double q = 0);
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p = 0,
               double q = 0);
 /// out = op(a, b) with a and b broadcast to out's shape (out may alias a).
-void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
-                 const char* name, double p, double q);
+void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const char* name,
+                 double p, double q);
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q);
 /// dst = src broadcast to dst's shape, converting dtype.
 void copy_into(const Tensor& dst, const Tensor& src);

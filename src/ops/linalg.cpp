@@ -17,30 +17,36 @@ struct Operand {
 Operand operand(const Tensor& x) {
     const int64_t r = x.size(0), c = x.size(1), s0 = x.stride(0), s1 = x.stride(1);
     const int64_t rc = std::max<int64_t>(c, 1), rr = std::max<int64_t>(r, 1);
-    if ((c <= 1 || s1 == 1) && (r <= 1 || s0 >= rc)) return {x, false, r <= 1 ? rc : s0};
-    if ((r <= 1 || s0 == 1) && (c <= 1 || s1 >= rr)) return {x, true, c <= 1 ? rr : s1};
+    if ((c <= 1 || s1 == 1) && (r <= 1 || s0 >= rc))
+        return {x, false, r <= 1 ? rc : s0};
+    if ((r <= 1 || s0 == 1) && (c <= 1 || s1 >= rr))
+        return {x, true, c <= 1 ? rr : s1};
     return {x.detach().contiguous(), false, rc};
 }
 
 /// c = alpha * a·b + beta * c for 2-D a [m,k], b [k,n] and contiguous c [m,n].
 void mm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta) {
     const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-    if (m == 0 || n == 0) return;
+    if (m == 0 || n == 0)
+        return;
     if (k == 0) {
-        if (beta == 0) ops::be(c).fill(ops::view(c), 0);
+        if (beta == 0)
+            ops::be(c).fill(ops::view(c), 0);
         return;
     }
     const Operand oa = operand(a), ob = operand(b);
     backend::View va = ops::view(oa.t), vb = ops::view(ob.t), vc = ops::view(c);
-    ops::be(c).gemm(oa.trans, ob.trans, m, n, k, alpha, va, oa.ld, vb, ob.ld, beta, vc, c.stride(0));
+    ops::be(c).gemm(oa.trans, ob.trans, m, n, k, alpha, va, oa.ld, vb, ob.ld, beta, vc,
+                    c.stride(0));
 }
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
     ops::check_same(op, a, b);
     ops::check_floating(op, a);
     if (ka != kb)
-        throw shape_error(std::string(op) + ": " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
-                          ": inner dimensions " + std::to_string(ka) + " != " + std::to_string(kb));
+        throw shape_error(std::string(op) + ": " + shape_str(a.sizes()) + " x " +
+                          shape_str(b.sizes()) + ": inner dimensions " + std::to_string(ka) +
+                          " != " + std::to_string(kb));
 }
 
 /// [m,k]·[k,n];  da = dy·bᵀ, db = aᵀ·dy
@@ -49,8 +55,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
     mm_into(a.detach(), b.detach(), y, 1, 0);
     if (should_record({&a, &b}))
         record("mm", {&a, &b}, y,
-               [sa = b.requires_grad() ? save(a) : Saved(), sb = a.requires_grad() ? save(b) : Saved()](
-                   const Tensor& dy, const Node& n) {
+               [sa = b.requires_grad() ? save(a) : Saved(),
+                sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
                    return Grads{needs(n, 0) ? mm(dy, sb.get().t()) : Tensor(),
                                 needs(n, 1) ? mm(sa.get().t(), dy) : Tensor()};
                });
@@ -67,8 +73,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
                 y.narrow(0, i, 1).squeeze(0), 1, 0);
     if (should_record({&a, &b}))
         record("bmm", {&a, &b}, y,
-               [sa = b.requires_grad() ? save(a) : Saved(), sb = a.requires_grad() ? save(b) : Saved()](
-                   const Tensor& dy, const Node& n) {
+               [sa = b.requires_grad() ? save(a) : Saved(),
+                sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
                    return Grads{needs(n, 0) ? bmm(dy, sb.get().transpose(1, 2)) : Tensor(),
                                 needs(n, 1) ? bmm(sa.get().transpose(1, 2), dy) : Tensor()};
                });
@@ -82,21 +88,28 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         throw shape_error("matmul: " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
                           ": operands must have 1, 2 or 3 dims");
     check_mm("matmul", a, b, a.size(-1), db == 1 ? b.size(0) : b.size(-2));
-    if (da == 1 && db == 1) return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
-    if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
-    if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
-    if (da == 2 && db == 2) return mm(a, b);
+    if (da == 1 && db == 1)
+        return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+    if (da == 2 && db == 1)
+        return mm(a, b.unsqueeze(1)).squeeze(1);
+    if (da == 1 && db == 2)
+        return mm(a.unsqueeze(0), b).squeeze(0);
+    if (da == 2 && db == 2)
+        return mm(a, b);
     if (da == 3 && db <= 2 && a.size(1) > 0) {  // fold the batch into rows: one GEMM
         const Tensor b2 = db == 1 ? b.unsqueeze(1) : b;
-        Tensor y = mm(a.reshape({a.size(0) * a.size(1), a.size(2)}), b2).reshape({a.size(0), a.size(1), b2.size(1)});
+        Tensor y = mm(a.reshape({a.size(0) * a.size(1), a.size(2)}), b2)
+                       .reshape({a.size(0), a.size(1), b2.size(1)});
         return db == 1 ? y.squeeze(2) : y;
     }
     const Tensor a3 = da == 3 ? a : (da == 2 ? a.unsqueeze(0) : a.unsqueeze(0).unsqueeze(0));
     const Tensor b3 = db == 3 ? b : (db == 2 ? b.unsqueeze(0) : b.unsqueeze(1).unsqueeze(0));
     const int64_t B = broadcast_shapes({a3.size(0)}, {b3.size(0)}, "matmul")[0];
     Tensor y = bmm(a3.expand({B, a3.size(1), a3.size(2)}), b3.expand({B, b3.size(1), b3.size(2)}));
-    if (da == 1) y = y.squeeze(1);
-    if (db == 1) y = y.squeeze(-1);
+    if (da == 1)
+        y = y.squeeze(1);
+    if (db == 1)
+        y = y.squeeze(-1);
     return y;
 }
 
@@ -104,15 +117,17 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     if (w.dim() != 2)
         throw shape_error("linear: weight must be 2-D [out,in], got " + shape_str(w.sizes()));
     if (x.dim() == 0 || x.size(-1) != w.size(1))
-        throw shape_error("linear: input " + shape_str(x.sizes()) + " x weight " + shape_str(w.sizes()) +
-                          ": expected the input's last dim to be " + std::to_string(w.size(1)));
+        throw shape_error("linear: input " + shape_str(x.sizes()) + " x weight " +
+                          shape_str(w.sizes()) + ": expected the input's last dim to be " +
+                          std::to_string(w.size(1)));
     ops::check_same("linear", x, w);
     ops::check_floating("linear", x);
     if (b.defined()) {
         ops::check_same("linear", x, b);
         if (b.dim() != 1 || b.size(0) != w.size(0))
             throw shape_error("linear: bias " + shape_str(b.sizes()) + " does not match weight " +
-                              shape_str(w.sizes()) + " (expected [" + std::to_string(w.size(0)) + "])");
+                              shape_str(w.sizes()) + " (expected [" + std::to_string(w.size(0)) +
+                              "])");
     }
     if (x.dim() != 2) {  // [*, in]: fold the leading dims into rows
         Shape out = x.sizes();
@@ -121,7 +136,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     }
     const int64_t N = x.size(0), out = w.size(0);
     Tensor y = ops::empty({N, out}, x.dtype(), x.device());
-    if (b.defined()) ops::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
+    if (b.defined())
+        ops::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
     mm_into(x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);
     if (should_record({&x, &w, &b})) {
         const Tensor* in[3] = {&x, &w, &b};
@@ -130,9 +146,12 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                    const Tensor xx = sx.get(), ww = sw.get();
                    Grads g(3);
                    if (GradMode::is_enabled()) {  // create_graph: the same formulas, recorded
-                       if (needs(n, 0)) g[0] = matmul(dy, ww);
-                       if (needs(n, 1)) g[1] = matmul(dy.t(), xx);
-                       if (needs(n, 2)) g[2] = sum(dy, {0});
+                       if (needs(n, 0))
+                           g[0] = matmul(dy, ww);
+                       if (needs(n, 1))
+                           g[1] = matmul(dy.t(), xx);
+                       if (needs(n, 2))
+                           g[2] = sum(dy, {0});
                        return g;
                    }
                    if (needs(n, 0)) {  // dx = dy·W            [N,out] x [out,in]
@@ -148,8 +167,9 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                        g[2] = ops::empty({cols}, dy.dtype(), dy.device());
                        const Tensor one = ones({rows}, dy.options());
                        const Operand od = operand(dy);
-                       ops::be(dy).gemv(!od.trans, od.trans ? cols : rows, od.trans ? rows : cols, 1,
-                                        ops::view(od.t), od.ld, ops::view(one), 1, 0, ops::view(g[2]), 1);
+                       ops::be(dy).gemv(!od.trans, od.trans ? cols : rows, od.trans ? rows : cols,
+                                        1, ops::view(od.t), od.ld, ops::view(one), 1, 0,
+                                        ops::view(g[2]), 1);
                    }
                    return g;
                });

@@ -8,7 +8,8 @@ namespace tg {
 
 namespace {
 Tensor reduce(const Tensor& l, Reduction r) {
-    if (r == Reduction::None) return l;
+    if (r == Reduction::None)
+        return l;
     return r == Reduction::Sum ? sum(l) : mean(l);
 }
 
@@ -62,8 +63,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
         lp = log_softmax(logits, 1);
         picked = ops::empty({N, 1}, lp.dtype(), lp.device());
         const Tensor idx = labels.reshape({N, 1}).contiguous();
-        ops::be(lp).index(backend::IndexOp::Gather, ops::view(picked), ops::view(lp), 1, ops::view(idx),
-                          "cross_entropy");
+        ops::be(lp).index(backend::IndexOp::Gather, ops::view(picked), ops::view(lp), 1,
+                          ops::view(idx), "cross_entropy");
     }
     Tensor loss = ops::unary(ops::UnaryOp::neg, picked.reshape({N}));
     if (r != Reduction::None) {
@@ -73,11 +74,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
     if (should_record({&logits}))
         record("cross_entropy", {&logits}, loss,
                [slp = save(lp), sx = save(logits), labels, r, N, C](const Tensor& dy) {
-                   const Tensor w = r == Reduction::None ? dy.reshape({N, 1})
-                                    : r == Reduction::Sum ? dy : dy * (1.0 / double(N));
+                   const Tensor w = r == Reduction::None  ? dy.reshape({N, 1})
+                                    : r == Reduction::Sum ? dy
+                                                          : dy * (1.0 / double(N));
                    const Tensor p = GradMode::is_enabled() ? softmax(sx.get(), 1) : exp(slp.get());
-                   const Tensor onehot = scatter_add(ones({N, 1}, p.options()), {N, C}, 1,
-                                                     labels.reshape({N, 1}));
+                   const Tensor onehot =
+                       scatter_add(ones({N, 1}, p.options()), {N, C}, 1, labels.reshape({N, 1}));
                    return Grads{(p - onehot) * w};
                });
     return loss;

@@ -12,10 +12,12 @@ namespace {
 std::vector<int64_t> norm_dims(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
     std::vector<int64_t> r;
     if (dims.empty()) {
-        for (int64_t d = 0; d < x.dim(); ++d) r.push_back(d);
+        for (int64_t d = 0; d < x.dim(); ++d)
+            r.push_back(d);
         return r;
     }
-    for (int64_t d : dims) r.push_back(wrap_dim(d, x.dim(), op));
+    for (int64_t d : dims)
+        r.push_back(wrap_dim(d, x.dim(), op));
     std::sort(r.begin(), r.end());
     if (std::adjacent_find(r.begin(), r.end()) != r.end())
         throw shape_error(std::string(op) + ": dim repeated in the reduction list of a " +
@@ -25,14 +27,16 @@ std::vector<int64_t> norm_dims(const Tensor& x, const std::vector<int64_t>& dims
 
 Shape kept_shape(const Tensor& x, const std::vector<int64_t>& dims) {
     Shape s = x.sizes();
-    for (int64_t d : dims) s[size_t(d)] = 1;
+    for (int64_t d : dims)
+        s[size_t(d)] = 1;
     return s;
 }
 
 Shape dropped_shape(const Tensor& x, const std::vector<int64_t>& dims) {
     Shape s;
     for (int64_t d = 0; d < x.dim(); ++d)
-        if (!std::binary_search(dims.begin(), dims.end(), d)) s.push_back(x.size(d));
+        if (!std::binary_search(dims.begin(), dims.end(), d))
+            s.push_back(x.size(d));
     return s;
 }
 
@@ -40,8 +44,10 @@ Shape dropped_shape(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor reduce_keep(backend::ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims) {
     Tensor y = ops::empty(kept_shape(x, dims), x.dtype(), x.device());
     Shape st = y.strides();
-    for (int64_t d : dims) st[size_t(d)] = 0;
-    backend::View out{y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), y.dtype()};
+    for (int64_t d : dims)
+        st[size_t(d)] = 0;
+    backend::View out{
+        y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), y.dtype()};
     ops::be(x).reduce(op, out, ops::view(x));
     return y;
 }
@@ -55,16 +61,18 @@ Tensor extremum_grad(const Tensor& dy_keep, const Tensor& x, const Tensor& y_kee
 
 Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, bool is_max) {
     const char* name = is_max ? "max" : "min";
-    if (x.numel() == 0) throw shape_error(std::string(name) + ": empty tensor " + shape_str(x.sizes()));
+    if (x.numel() == 0)
+        throw shape_error(std::string(name) + ": empty tensor " + shape_str(x.sizes()));
     const auto dims = norm_dims(x, dims_in, name);
     Tensor yk = reduce_keep(is_max ? backend::ReduceOp::Max : backend::ReduceOp::Min, x, dims);
     Tensor y = keepdim ? yk : yk.view(dropped_shape(x, dims));
     if (should_record({&x}))
-        record(name, {&x}, y, [sx = save(x), syk = save_output(yk), dims](const Tensor& dy, const Node& n) {
-            const Tensor dyk = dy.reshape(kept_shape(sx.get(), dims));
-            (void)n;
-            return Grads{extremum_grad(dyk, sx.get(), syk.get(), dims)};
-        });
+        record(name, {&x}, y,
+               [sx = save(x), syk = save_output(yk), dims](const Tensor& dy, const Node& n) {
+                   const Tensor dyk = dy.reshape(kept_shape(sx.get(), dims));
+                   (void)n;
+                   return Grads{extremum_grad(dyk, sx.get(), syk.get(), dims)};
+               });
     return y;
 }
 }  // namespace
@@ -72,72 +80,98 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     const auto dims = norm_dims(x, dims_in, "sum");
     Tensor yk = reduce_keep(backend::ReduceOp::Sum, x, dims);
-    Tensor y = keepdim ? yk : ops::alias(yk, dropped_shape(x, dims),
-                                         contiguous_strides(dropped_shape(x, dims)), 0);
+    Tensor y = keepdim ? yk
+                       : ops::alias(yk, dropped_shape(x, dims),
+                                    contiguous_strides(dropped_shape(x, dims)), 0);
     if (should_record({&x}))
         record("sum", {&x}, y, [dims](const Tensor& dy, const Node& n) {
             const Shape& xs = in_shape(n, 0);
             Shape ks = xs;
-            for (int64_t d : dims) ks[size_t(d)] = 1;
+            for (int64_t d : dims)
+                ks[size_t(d)] = 1;
             return Grads{expand(dy.reshape(ks), xs)};
         });
     return y;
 }
-Tensor sum(const Tensor& x) { return sum(x, {}, false); }
+Tensor sum(const Tensor& x) {
+    return sum(x, {}, false);
+}
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     ops::check_floating("mean", x);
     const auto dims = norm_dims(x, dims_in, "mean");
     int64_t n = 1;
-    for (int64_t d : dims) n *= x.size(d);
+    for (int64_t d : dims)
+        n *= x.size(d);
     return sum(x, dims, keepdim) * (1.0 / double(n));
 }
-Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+Tensor mean(const Tensor& x) {
+    return mean(x, {}, false);
+}
 
-Tensor max(const Tensor& x) { return extremum(x, {}, false, true); }
-Tensor max(const Tensor& x, int64_t dim, bool keepdim) { return extremum(x, {dim}, keepdim, true); }
-Tensor min(const Tensor& x) { return extremum(x, {}, false, false); }
-Tensor min(const Tensor& x, int64_t dim, bool keepdim) { return extremum(x, {dim}, keepdim, false); }
+Tensor max(const Tensor& x) {
+    return extremum(x, {}, false, true);
+}
+Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+    return extremum(x, {dim}, keepdim, true);
+}
+Tensor min(const Tensor& x) {
+    return extremum(x, {}, false, false);
+}
+Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
+    return extremum(x, {dim}, keepdim, false);
+}
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, bool keepdim) {
     ops::check_floating("var", x);
     const auto dims = norm_dims(x, dims_in, "var");
     int64_t n = 1;
-    for (int64_t d : dims) n *= x.size(d);
+    for (int64_t d : dims)
+        n *= x.size(d);
     const Tensor c = x - mean(x, dims, true);
     return sum(c * c, dims, keepdim) * (1.0 / double(n - (unbiased ? 1 : 0)));
 }
 Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
     return var(x, std::vector<int64_t>(dims), unbiased, keepdim);
 }
-Tensor var(const Tensor& x, bool unbiased) { return var(x, {}, unbiased, false); }
+Tensor var(const Tensor& x, bool unbiased) {
+    return var(x, {}, unbiased, false);
+}
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
-    if (x.sizes() == shape) return x;
+    if (x.sizes() == shape)
+        return x;
     const int64_t lead = x.dim() - int64_t(shape.size());
     if (lead < 0)
-        throw shape_error("sum_to: cannot reduce " + shape_str(x.sizes()) + " to " + shape_str(shape));
+        throw shape_error("sum_to: cannot reduce " + shape_str(x.sizes()) + " to " +
+                          shape_str(shape));
     std::vector<int64_t> dims;
     for (int64_t d = 0; d < x.dim(); ++d)
-        if (d < lead || (shape[size_t(d - lead)] == 1 && x.size(d) != 1)) dims.push_back(d);
+        if (d < lead || (shape[size_t(d - lead)] == 1 && x.size(d) != 1))
+            dims.push_back(d);
     Tensor r = dims.empty() ? x : sum(x, dims, true);
     return r.reshape(shape);
 }
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
     const int64_t d = wrap_dim(dim, x.dim(), "argmax");
-    if (x.dim() == 0) return zeros({}, kInt64);
-    if (x.size(d) == 0) throw shape_error("argmax: empty dim " + std::to_string(d) + " of " + shape_str(x.sizes()));
+    if (x.dim() == 0)
+        return zeros({}, kInt64);
+    if (x.size(d) == 0)
+        throw shape_error("argmax: empty dim " + std::to_string(d) + " of " + shape_str(x.sizes()));
     Tensor y = ops::empty(kept_shape(x, {d}), kInt64, x.device());
     Shape st = y.strides();
     st[size_t(d)] = 0;
-    backend::View out{y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), kInt64};
+    backend::View out{
+        y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), kInt64};
     ops::be(x).arg_reduce(true, out, ops::view(x), int(d));
     return keepdim ? y : y.squeeze(d);
 }
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
     return argmax(-x.detach(), dim, keepdim);
 }
-Tensor argmax(const Tensor& x) { return argmax(x.detach().reshape({-1}), 0, false); }
+Tensor argmax(const Tensor& x) {
+    return argmax(x.detach().reshape({-1}), 0, false);
+}
 
 }  // namespace tg

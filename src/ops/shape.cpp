@@ -13,7 +13,8 @@ Shape infer_shape(const Tensor& x, Shape s, const char* op) {
     int64_t known = 1, infer = -1;
     for (size_t i = 0; i < s.size(); ++i) {
         if (s[i] == -1) {
-            if (infer >= 0) throw shape_error(std::string(op) + ": only one dim can be -1 in " + shape_str(s));
+            if (infer >= 0)
+                throw shape_error(std::string(op) + ": only one dim can be -1 in " + shape_str(s));
             infer = int64_t(i);
         } else if (s[i] < 0) {
             throw shape_error(std::string(op) + ": invalid size in " + shape_str(s));
@@ -23,20 +24,22 @@ Shape infer_shape(const Tensor& x, Shape s, const char* op) {
     }
     if (infer >= 0) {
         if (known == 0 || x.numel() % known != 0)
-            throw shape_error(std::string(op) + ": shape " + shape_str(s) + " is invalid for input of shape " +
-                              shape_str(x.sizes()));
+            throw shape_error(std::string(op) + ": shape " + shape_str(s) +
+                              " is invalid for input of shape " + shape_str(x.sizes()));
         s[size_t(infer)] = x.numel() / known;
     }
     if (numel_of(s) != x.numel())
-        throw shape_error(std::string(op) + ": shape " + shape_str(s) + " is invalid for input of shape " +
-                          shape_str(x.sizes()) + " (" + std::to_string(x.numel()) + " elements)");
+        throw shape_error(std::string(op) + ": shape " + shape_str(s) +
+                          " is invalid for input of shape " + shape_str(x.sizes()) + " (" +
+                          std::to_string(x.numel()) + " elements)");
     return s;
 }
 
 /// Strides that view x's memory as `ns`, if any (the chunk-matching rule PyTorch uses).
 std::optional<Shape> view_strides(const Tensor& x, const Shape& ns) {
     const Shape &os = x.sizes(), &ost = x.strides();
-    if (x.numel() == 0 || os.empty() || x.is_contiguous()) return contiguous_strides(ns);
+    if (x.numel() == 0 || os.empty() || x.is_contiguous())
+        return contiguous_strides(ns);
     Shape nst(ns.size());
     int64_t view_d = int64_t(ns.size()) - 1;
     int64_t chunk = ost.back(), tensor_numel = 1, view_numel = 1;
@@ -48,23 +51,27 @@ std::optional<Shape> view_strides(const Tensor& x, const Shape& ns) {
                 view_numel *= ns[size_t(view_d)];
                 --view_d;
             }
-            if (view_numel != tensor_numel) return std::nullopt;
+            if (view_numel != tensor_numel)
+                return std::nullopt;
             if (d > 0) {
                 chunk = ost[size_t(d - 1)];
                 tensor_numel = view_numel = 1;
             }
         }
     }
-    if (view_d != -1) return std::nullopt;
+    if (view_d != -1)
+        return std::nullopt;
     return nst;
 }
 
 /// A view of x with new geometry whose backward is `back(dy, input shape)`.
 template <class Back>
-Tensor make_view(const char* name, const Tensor& x, Shape sizes, Shape strides, int64_t offset, Back back) {
+Tensor make_view(const char* name, const Tensor& x, Shape sizes, Shape strides, int64_t offset,
+                 Back back) {
     Tensor y = ops::alias(x, std::move(sizes), std::move(strides), offset);
     if (should_record({&x}))
-        record(name, {&x}, y, [back](const Tensor& dy, const Node& n) { return Grads{back(dy, in_shape(n, 0))}; });
+        record(name, {&x}, y,
+               [back](const Tensor& dy, const Node& n) { return Grads{back(dy, in_shape(n, 0))}; });
     return y;
 }
 
@@ -78,26 +85,33 @@ Tensor view(const Tensor& x, Shape shape) {
     Shape s = infer_shape(x, std::move(shape), "view");
     auto st = view_strides(x, s);
     if (!st)
-        throw shape_error("view: shape " + shape_str(s) + " is not compatible with input of shape " +
-                          shape_str(x.sizes()) + " and strides " + shape_str(x.strides()) +
+        throw shape_error("view: shape " + shape_str(s) +
+                          " is not compatible with input of shape " + shape_str(x.sizes()) +
+                          " and strides " + shape_str(x.strides()) +
                           "; use reshape (which copies)");
     return reshape_view("view", x, s, *st);
 }
 
 Tensor reshape(const Tensor& x, Shape shape) {
     Shape s = infer_shape(x, std::move(shape), "reshape");
-    if (s == x.sizes()) return x;
-    if (auto st = view_strides(x, s)) return reshape_view("reshape", x, s, *st);
+    if (s == x.sizes())
+        return x;
+    if (auto st = view_strides(x, s))
+        return reshape_view("reshape", x, s, *st);
     return view(x.contiguous(), s);
 }
 
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
-    if (x.dim() == 0) return x.reshape({1});
+    if (x.dim() == 0)
+        return x.reshape({1});
     const int64_t s = wrap_dim(start, x.dim(), "flatten"), e = wrap_dim(end, x.dim(), "flatten");
-    if (s > e) throw shape_error("flatten: start dim " + std::to_string(start) + " after end dim " + std::to_string(end));
+    if (s > e)
+        throw shape_error("flatten: start dim " + std::to_string(start) + " after end dim " +
+                          std::to_string(end));
     Shape ns(x.sizes().begin(), x.sizes().begin() + s);
     int64_t m = 1;
-    for (int64_t d = s; d <= e; ++d) m *= x.size(d);
+    for (int64_t d = s; d <= e; ++d)
+        m *= x.size(d);
     ns.push_back(m);
     ns.insert(ns.end(), x.sizes().begin() + e + 1, x.sizes().end());
     return reshape(x, ns);
@@ -106,12 +120,14 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
 Tensor squeeze(const Tensor& x) {
     Shape s;
     for (int64_t n : x.sizes())
-        if (n != 1) s.push_back(n);
+        if (n != 1)
+            s.push_back(n);
     return reshape(x, s);
 }
 Tensor squeeze(const Tensor& x, int64_t dim) {
     const int64_t d = wrap_dim(dim, x.dim(), "squeeze");
-    if (x.dim() == 0 || x.size(d) != 1) return x;
+    if (x.dim() == 0 || x.size(d) != 1)
+        return x;
     Shape s = x.sizes();
     s.erase(s.begin() + d);
     return reshape(x, s);
@@ -126,12 +142,15 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 Tensor expand(const Tensor& x, const Shape& shape) {
     const int64_t nd = int64_t(shape.size()), lead = nd - x.dim();
     if (lead < 0)
-        throw shape_error("expand: cannot expand " + shape_str(x.sizes()) + " to fewer dims " + shape_str(shape));
+        throw shape_error("expand: cannot expand " + shape_str(x.sizes()) + " to fewer dims " +
+                          shape_str(shape));
     Shape s(static_cast<size_t>(nd)), st(static_cast<size_t>(nd), 0);
     for (int64_t d = 0; d < nd; ++d) {
         const int64_t want = shape[size_t(d)];
         if (d < lead) {
-            if (want < 0) throw shape_error("expand: -1 not allowed for new leading dims in " + shape_str(shape));
+            if (want < 0)
+                throw shape_error("expand: -1 not allowed for new leading dims in " +
+                                  shape_str(shape));
             s[size_t(d)] = want;
             continue;
         }
@@ -142,20 +161,23 @@ Tensor expand(const Tensor& x, const Shape& shape) {
         } else if (have == 1) {
             s[size_t(d)] = want;
         } else {
-            throw shape_error("expand: cannot expand " + shape_str(x.sizes()) + " to " + shape_str(shape) +
-                              " (dim " + std::to_string(d) + ": " + std::to_string(have) + " vs " +
-                              std::to_string(want) + ")");
+            throw shape_error("expand: cannot expand " + shape_str(x.sizes()) + " to " +
+                              shape_str(shape) + " (dim " + std::to_string(d) + ": " +
+                              std::to_string(have) + " vs " + std::to_string(want) + ")");
         }
     }
-    if (s == x.sizes()) return x;
+    if (s == x.sizes())
+        return x;
     return make_view("expand", x, s, st, x.storage_offset(),
                      [](const Tensor& dy, const Shape& xs) { return sum_to(dy, xs); });
 }
 
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
-    if (x.dim() == 0) return x;
+    if (x.dim() == 0)
+        return x;
     const int64_t a = wrap_dim(d0, x.dim(), "transpose"), b = wrap_dim(d1, x.dim(), "transpose");
-    if (a == b) return x;
+    if (a == b)
+        return x;
     Shape s = x.sizes(), st = x.strides();
     std::swap(s[size_t(a)], s[size_t(b)]);
     std::swap(st[size_t(a)], st[size_t(b)]);
@@ -165,19 +187,21 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
 
 Tensor t(const Tensor& x) {
     if (x.dim() > 2)
-        throw shape_error("t: expects a tensor with <= 2 dims, got " + shape_str(x.sizes()) + "; use transpose");
+        throw shape_error("t: expects a tensor with <= 2 dims, got " + shape_str(x.sizes()) +
+                          "; use transpose");
     return x.dim() < 2 ? x : transpose(x, 0, 1);
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     if (int64_t(dims.size()) != x.dim())
-        throw shape_error("permute: " + std::to_string(dims.size()) + " dims given for a tensor of shape " +
-                          shape_str(x.sizes()));
+        throw shape_error("permute: " + std::to_string(dims.size()) +
+                          " dims given for a tensor of shape " + shape_str(x.sizes()));
     std::vector<int64_t> p(dims.size()), inv(dims.size(), -1);
     Shape s(dims.size()), st(dims.size());
     for (size_t i = 0; i < dims.size(); ++i) {
         p[i] = wrap_dim(dims[i], x.dim(), "permute");
-        if (inv[size_t(p[i])] != -1) throw shape_error("permute: repeated dim in permutation of " + shape_str(x.sizes()));
+        if (inv[size_t(p[i])] != -1)
+            throw shape_error("permute: repeated dim in permutation of " + shape_str(x.sizes()));
         inv[size_t(p[i])] = int64_t(i);
         s[i] = x.size(p[i]);
         st[i] = x.stride(p[i]);
@@ -189,14 +213,17 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
     const int64_t d = wrap_dim(dim, x.dim(), "narrow");
     const int64_t n = x.size(d);
-    if (start < 0) start += n;
+    if (start < 0)
+        start += n;
     if (start < 0 || length < 0 || start + length > n)
-        throw shape_error("narrow: [" + std::to_string(start) + ", " + std::to_string(start + length) +
-                          ") is out of range for dim " + std::to_string(d) + " of " + shape_str(x.sizes()));
+        throw shape_error("narrow: [" + std::to_string(start) + ", " +
+                          std::to_string(start + length) + ") is out of range for dim " +
+                          std::to_string(d) + " of " + shape_str(x.sizes()));
     Shape s = x.sizes();
     s[size_t(d)] = length;
-    return make_view("narrow", x, s, x.strides(), x.storage_offset() + start * x.stride(d),
-                     [d, start](const Tensor& dy, const Shape& xs) { return narrow_scatter(dy, xs, d, start); });
+    return make_view(
+        "narrow", x, s, x.strides(), x.storage_offset() + start * x.stride(d),
+        [d, start](const Tensor& dy, const Shape& xs) { return narrow_scatter(dy, xs, d, start); });
 }
 
 Tensor narrow_scatter(const Tensor& x, const Shape& shape, int64_t dim, int64_t start) {
@@ -210,9 +237,11 @@ Tensor narrow_scatter(const Tensor& x, const Shape& shape, int64_t dim, int64_t 
 }
 
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
-    if (xs.empty()) throw shape_error("cat: expected a non-empty list of tensors");
+    if (xs.empty())
+        throw shape_error("cat: expected a non-empty list of tensors");
     const Tensor& x0 = xs[0];
-    if (x0.dim() == 0) throw shape_error("cat: zero-dimensional tensor cannot be concatenated");
+    if (x0.dim() == 0)
+        throw shape_error("cat: zero-dimensional tensor cannot be concatenated");
     const int64_t d = wrap_dim(dim, x0.dim(), "cat");
     Shape s = x0.sizes();
     s[size_t(d)] = 0;
@@ -220,8 +249,9 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
         ops::check_same("cat", x0, xs[i]);
         Shape a = xs[i].sizes(), b = x0.sizes();
         if (a.size() != b.size() || (a[size_t(d)] = b[size_t(d)], a != b))
-            throw shape_error("cat: tensor " + std::to_string(i) + " has shape " + shape_str(xs[i].sizes()) +
-                              ", expected " + shape_str(x0.sizes()) + " except in dim " + std::to_string(d));
+            throw shape_error("cat: tensor " + std::to_string(i) + " has shape " +
+                              shape_str(xs[i].sizes()) + ", expected " + shape_str(x0.sizes()) +
+                              " except in dim " + std::to_string(d));
         s[size_t(d)] += xs[i].size(d);
     }
     Tensor y = ops::empty(s, x0.dtype(), x0.device());
@@ -231,15 +261,18 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
         off += x.size(d);
     }
     bool rec = false;
-    for (const Tensor& x : xs) rec = rec || should_record({&x});
+    for (const Tensor& x : xs)
+        rec = rec || should_record({&x});
     if (rec) {
         std::vector<int64_t> lens;
-        for (const Tensor& x : xs) lens.push_back(x.size(d));
+        for (const Tensor& x : xs)
+            lens.push_back(x.size(d));
         autograd::detail::record_list("cat", xs, {&y}, [d, lens](Grads& dys, const Node& n) {
             Grads dx(lens.size());
             int64_t o = 0;
             for (size_t i = 0; i < lens.size(); o += lens[i], ++i)
-                if (needs(n, i)) dx[i] = narrow(dys[0], d, o, lens[i]);
+                if (needs(n, i))
+                    dx[i] = narrow(dys[0], d, o, lens[i]);
             return dx;
         });
     }
@@ -247,44 +280,100 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
-    if (xs.empty()) throw shape_error("stack: expected a non-empty list of tensors");
+    if (xs.empty())
+        throw shape_error("stack: expected a non-empty list of tensors");
     const int64_t d = wrap_dim(dim, xs[0].dim() + 1, "stack");
     std::vector<Tensor> us;
     for (const Tensor& x : xs) {
         if (x.sizes() != xs[0].sizes())
-            throw shape_error("stack: shapes " + shape_str(xs[0].sizes()) + " and " + shape_str(x.sizes()) + " differ");
+            throw shape_error("stack: shapes " + shape_str(xs[0].sizes()) + " and " +
+                              shape_str(x.sizes()) + " differ");
         us.push_back(unsqueeze(x, d));
     }
     return cat(us, d);
 }
 
 // ---- Tensor method spellings
-Tensor Tensor::reshape(Shape s) const { return tg::reshape(*this, std::move(s)); }
-Tensor Tensor::view(Shape s) const { return tg::view(*this, std::move(s)); }
-Tensor Tensor::flatten(int64_t s, int64_t e) const { return tg::flatten(*this, s, e); }
-Tensor Tensor::squeeze(int64_t d) const { return tg::squeeze(*this, d); }
-Tensor Tensor::unsqueeze(int64_t d) const { return tg::unsqueeze(*this, d); }
-Tensor Tensor::expand(Shape s) const { return tg::expand(*this, s); }
-Tensor Tensor::t() const { return tg::t(*this); }
-Tensor Tensor::transpose(int64_t a, int64_t b) const { return tg::transpose(*this, a, b); }
-Tensor Tensor::permute(std::vector<int64_t> d) const { return tg::permute(*this, d); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return tg::narrow(*this, d, s, l); }
-Tensor Tensor::sum() const { return tg::sum(*this); }
-Tensor Tensor::sum(std::vector<int64_t> d, bool k) const { return tg::sum(*this, d, k); }
-Tensor Tensor::mean() const { return tg::mean(*this); }
-Tensor Tensor::mean(std::vector<int64_t> d, bool k) const { return tg::mean(*this, d, k); }
-Tensor Tensor::max() const { return tg::max(*this); }
-Tensor Tensor::min() const { return tg::min(*this); }
-Tensor Tensor::argmax(int64_t d, bool k) const { return tg::argmax(*this, d, k); }
-Tensor Tensor::matmul(const Tensor& o) const { return tg::matmul(*this, o); }
-Tensor Tensor::pow(Scalar e) const { return tg::pow(*this, e); }
-Tensor Tensor::sqrt() const { return tg::sqrt(*this); }
-Tensor Tensor::exp() const { return tg::exp(*this); }
-Tensor Tensor::log() const { return tg::log(*this); }
-Tensor Tensor::abs() const { return tg::abs(*this); }
-Tensor Tensor::tanh() const { return tg::tanh(*this); }
-Tensor Tensor::sigmoid() const { return tg::sigmoid(*this); }
-Tensor Tensor::relu() const { return tg::relu(*this); }
-Tensor Tensor::eq(const Tensor& o) const { return tg::eq(*this, o); }
+Tensor Tensor::reshape(Shape s) const {
+    return tg::reshape(*this, std::move(s));
+}
+Tensor Tensor::view(Shape s) const {
+    return tg::view(*this, std::move(s));
+}
+Tensor Tensor::flatten(int64_t s, int64_t e) const {
+    return tg::flatten(*this, s, e);
+}
+Tensor Tensor::squeeze(int64_t d) const {
+    return tg::squeeze(*this, d);
+}
+Tensor Tensor::unsqueeze(int64_t d) const {
+    return tg::unsqueeze(*this, d);
+}
+Tensor Tensor::expand(Shape s) const {
+    return tg::expand(*this, s);
+}
+Tensor Tensor::t() const {
+    return tg::t(*this);
+}
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+    return tg::transpose(*this, a, b);
+}
+Tensor Tensor::permute(std::vector<int64_t> d) const {
+    return tg::permute(*this, d);
+}
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+    return tg::narrow(*this, d, s, l);
+}
+Tensor Tensor::sum() const {
+    return tg::sum(*this);
+}
+Tensor Tensor::sum(std::vector<int64_t> d, bool k) const {
+    return tg::sum(*this, d, k);
+}
+Tensor Tensor::mean() const {
+    return tg::mean(*this);
+}
+Tensor Tensor::mean(std::vector<int64_t> d, bool k) const {
+    return tg::mean(*this, d, k);
+}
+Tensor Tensor::max() const {
+    return tg::max(*this);
+}
+Tensor Tensor::min() const {
+    return tg::min(*this);
+}
+Tensor Tensor::argmax(int64_t d, bool k) const {
+    return tg::argmax(*this, d, k);
+}
+Tensor Tensor::matmul(const Tensor& o) const {
+    return tg::matmul(*this, o);
+}
+Tensor Tensor::pow(Scalar e) const {
+    return tg::pow(*this, e);
+}
+Tensor Tensor::sqrt() const {
+    return tg::sqrt(*this);
+}
+Tensor Tensor::exp() const {
+    return tg::exp(*this);
+}
+Tensor Tensor::log() const {
+    return tg::log(*this);
+}
+Tensor Tensor::abs() const {
+    return tg::abs(*this);
+}
+Tensor Tensor::tanh() const {
+    return tg::tanh(*this);
+}
+Tensor Tensor::sigmoid() const {
+    return tg::sigmoid(*this);
+}
+Tensor Tensor::relu() const {
+    return tg::relu(*this);
+}
+Tensor Tensor::eq(const Tensor& o) const {
+    return tg::eq(*this, o);
+}
 
 }  // namespace tg

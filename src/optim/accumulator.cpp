@@ -17,8 +17,10 @@ Accumulator::Accumulator(Optimizer& optimizer, int64_t global_batch, bool set_to
 void Accumulator::backward(const Tensor& loss, int64_t micro_batch, Reduction reduction) {
     const std::string who =
         "Accumulator::backward(micro_batch=" + std::to_string(micro_batch) + ")";
-    if (micro_batch < 1) throw error(who + ": micro_batch must be >= 1");
-    if (!loss.defined()) throw error(who + ": undefined loss");
+    if (micro_batch < 1)
+        throw error(who + ": micro_batch must be >= 1");
+    if (!loss.defined())
+        throw error(who + ": undefined loss");
     if (seen_ + micro_batch > global_)
         throw error(who + ": " + std::to_string(seen_) + " of " + std::to_string(global_) +
                     " samples already seen; this micro-batch would bring the step to " +
