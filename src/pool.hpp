@@ -1,8 +1,9 @@
 #pragma once
 // A thread-local free-list allocator for the small objects every op creates (tensor headers,
 // storages, tape nodes): popping a list is far cheaper than malloc's general path, and autograd
-// overhead on small tensors is mostly allocation. Blocks are never returned to the system; the
-// lists are bounded by the peak number of live objects. Use with std::allocate_shared.
+// overhead on small tensors is mostly allocation. Blocks are carved from slabs (Note [Pool slabs]
+// in pool.cpp) and never returned to the system; the lists are bounded by the peak number of
+// live objects. Use with std::allocate_shared.
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -20,6 +21,9 @@ struct FreeLists {
     static constexpr size_t kGranule = 16, kClasses = 64;  // blocks of 16..1008 bytes
     void* head[kClasses] = {};
 };
+/// Carves a new slab for size class c into the free list (in address order, so objects made
+/// one after another sit next to each other) and returns its first block.
+void* refill(size_t c);
 inline FreeLists& free_lists() {
     thread_local FreeLists f;
     return f;
@@ -42,7 +46,7 @@ struct PoolAllocator {
             h = *static_cast<void**>(p);
             return static_cast<T*>(p);
         }
-        return static_cast<T*>(::operator new(cls() * FreeLists::kGranule));
+        return static_cast<T*>(refill(cls()));
     }
     void deallocate(T* p, size_t n) {
         if (!kPoolEnabled || n != 1 || cls() >= FreeLists::kClasses || alignof(T) > 16) {
