@@ -1,5 +1,5 @@
 // Losses. cross_entropy and binary_cross_entropy_with_logits are primitives for numerical
-// stability; the rest are compositions.
+// stability, mse_loss for memory; the rest are compositions.
 #include "autograd/record.hpp"
 #include "ops/kernels.hpp"
 #include "tapegrad/ops.hpp"
@@ -31,10 +31,35 @@ void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
 }
 }  // namespace
 
+/// loss = reduce((x - y)²);  dx = s·(x - y)·dl, dy = -dx, s = 2 (2/N for mean). One node that
+/// saves x and y (alive anyway), not x - y: the loss keeps nothing of its own, and its backward
+/// allocates one buffer (the composite kept x - y and made three in backward).
 Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r) {
     check_pair("mse_loss", x, y);
-    const Tensor d = x - y;
-    return reduce(d * d, r);
+    Tensor out;
+    {
+        NoGradGuard no_grad;
+        Tensor d = ops::binary(backend::BinaryOp::sub, x, y, "mse_loss");
+        ops::unary_into(backend::UnaryOp::square, d, d, 0, 0);
+        out = reduce(d, r);
+    }
+    if (should_record({&x, &y})) {
+        const double s = r == Reduction::Mean && x.numel() > 0 ? 2.0 / double(x.numel()) : 2.0;
+        record("mse_loss", {&x, &y}, out,
+               [sx = save(x), sy = save(y), s](const Tensor& dl, const Node& n) {
+                   const Tensor xx = sx.get(), yy = sy.get();
+                   Tensor dx;
+                   if (GradMode::is_enabled()) {  // create_graph: the same formula, recorded
+                       dx = (xx - yy) * dl * s;
+                   } else {
+                       dx = ops::binary(backend::BinaryOp::sub, xx, yy, "mse_loss");
+                       ops::binary_into(backend::BinaryOp::mul_scaled, dx, dx, dl, "mse_loss", s,
+                                        0);
+                   }
+                   return Grads{needs(n, 0) ? dx : Tensor(), needs(n, 1) ? -dx : Tensor()};
+               });
+    }
+    return out;
 }
 
 Tensor l1_loss(const Tensor& x, const Tensor& y, Reduction r) {
