@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "tapegrad/memory.hpp"
 #include "tapegrad/nn.hpp"
 #include "test_util.hpp"
 
@@ -86,6 +87,56 @@ BOOST_AUTO_TEST_CASE(linear_forward_is_x_wt_plus_b) {
     tg::Tensor expected = tg::matmul(x, fc->weight().t()) + fc->bias();
     check_close(fc(x), expected, 1e-12, 1e-12);
     BOOST_TEST(tg::shape_str(fc(make_const({2, 5, 3}, 6)).sizes()) == "[2,5,2]");
+}
+
+// Note [Gradient accumulated in place]: a second backward adds dW and db straight into the
+// existing .grad() buffers (no temporary of the weight's size), with the same values as adding.
+BOOST_AUTO_TEST_CASE(linear_accumulates_into_existing_grad_in_place) {
+    tg::manual_seed(3);
+    tg::nn::Linear lin(256, 128);
+    lin->to(tg::kFloat64);
+    const tg::Tensor x = make_const({4, 256}, 5), t = make_const({4, 128}, 6);
+    auto loss = [&] { return tg::mse_loss(lin(x), t); };
+    loss().backward();
+    const tg::Tensor w = lin->weight(), b = lin->bias();
+    const std::vector<double> gw1 = values_of(w.grad()), gb1 = values_of(b.grad());
+    std::vector<double> twice_b;
+    for (double v : gb1)
+        twice_b.push_back(2 * v);
+    const void* wbuf = w.grad().data_ptr<double>();
+    const void* bbuf = b.grad().data_ptr<double>();
+
+    tg::memory::reset_peak(tg::Device::cpu());
+    const int64_t before = tg::memory::stats(tg::Device::cpu()).current_bytes;
+    loss().backward();
+    const int64_t peak = tg::memory::stats(tg::Device::cpu()).peak_bytes - before;
+    BOOST_TEST(w.grad().data_ptr<double>() == wbuf);
+    BOOST_TEST(b.grad().data_ptr<double>() == bbuf);
+    // the forward output, the loss's temporaries and dy, but no 128x256 weight-gradient temporary
+    BOOST_TEST(peak < int64_t(128 * 256 * sizeof(double)) / 4);
+    std::vector<double> twice;
+    for (double v : gw1)
+        twice.push_back(2 * v);
+    check_close(w.grad(), twice, 1e-15, 1e-12);
+    check_close(b.grad(), twice_b, 1e-15, 1e-12);
+
+    // autograd::grad returns the gradient and leaves .grad() alone
+    const std::vector<double> gw2 = values_of(w.grad());
+    auto g = tg::autograd::grad({loss()}, {w});
+    check_close(g[0], gw1, 1e-15, 1e-12);
+    check_close(w.grad(), gw2, 0, 0);
+
+    // a hook on the weight still sees the gradient (the in-place path steps aside)
+    int calls = 0;
+    w.register_hook([&](const tg::Tensor& gr) {
+        ++calls;
+        return gr;
+    });
+    loss().backward();
+    BOOST_TEST(calls == 1);
+    for (size_t i = 0; i < twice.size(); ++i)
+        twice[i] = 3 * gw1[i];
+    check_close(w.grad(), twice, 1e-15, 1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(linear_default_init_is_libtorch) {

@@ -14,6 +14,7 @@ namespace {
 thread_local bool t_anomaly = false;
 thread_local std::string t_scope;
 thread_local Node* t_current_node = nullptr;
+thread_local bool t_into_grad = false;  // the running pass accumulates into leaves' .grad()
 std::atomic<uint64_t> g_seq{1};
 }  // namespace
 
@@ -123,6 +124,31 @@ struct AccumulateGrad final : Node {
     }
     void release() override {}  // nothing saved; shared by every graph the leaf is used in
 };
+
+// Note [Gradient accumulated in place]: when a leaf already has a .grad(), the backward of an
+// op that computes its gradient with a BLAS call (linear's dW = dyᵀ·x, db = dyᵀ·1) can add
+// straight into it with beta = 1, as the Neanderthal seed's backward pass does, instead of
+// writing a temporary that AccumulateGrad then adds: one buffer of the weight's size and one
+// pass over it fewer per layer and step (a 4 MiB transient per 1024x1024 layer, which is what
+// kept the planner's 25% budget out of reach). It is allowed only where the result is the one
+// AccumulateGrad would produce: a backward() (not autograd::grad, which must not touch .grad),
+// not create_graph, no anomaly checks or hooks to run on the gradient, and a plain .grad() of
+// the leaf's shape, dtype and device. The op then returns an undefined gradient for the input.
+Tensor grad_buffer(const Node& n, size_t i) {
+    if (!t_into_grad || t_anomaly || GradMode::is_enabled() || i >= n.next_.size())
+        return {};
+    const auto* acc = dynamic_cast<const AccumulateGrad*>(n.next_[i].fn.get());
+    if (!acc || !acc->pre_hooks_.empty())
+        return {};
+    auto impl = acc->leaf.lock();
+    if (!impl || !impl->hooks.empty() || !impl->grad)
+        return {};
+    Tensor g(impl->grad);
+    if (g.requires_grad() || !g.is_contiguous() || g.sizes() != impl->sizes ||
+        g.dtype() != impl->dtype || g.device() != impl->storage->device)
+        return {};
+    return g;
+}
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
     TensorImpl* impl = leaf.impl();
@@ -292,6 +318,11 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
         root_nodes.push_back(std::move(n));
     }
     AutoGradMode mode(create);
+    struct IntoGrad {  // Note [Gradient accumulated in place]; restored for nested passes
+        bool prev = t_into_grad;
+        ~IntoGrad() { t_into_grad = prev; }
+    } into_grad;
+    t_into_grad = cap == nullptr && !create;
     Node* const prev_current = t_current_node;
     while (!heap.empty()) {
         Node* const n = heap.top().node;

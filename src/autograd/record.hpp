@@ -91,6 +91,11 @@ inline const Shape& in_shape(const Node& n, size_t i) {
     return n.inputs_[i].sizes;
 }
 
+/// The .grad() of the leaf behind input i of n if the running backward lets the op add the
+/// input's gradient into it directly (and then return an undefined gradient for it); else an
+/// undefined tensor. Note [Gradient accumulated in place] in engine.cpp.
+Tensor grad_buffer(const Node& n, size_t i);
+
 /// Hands the SavedInfo of the Saved objects built since the last call to n (Saved's constructor
 /// notes them; record() runs right after the closure that holds them is built).
 void take_saved(Node& n);
@@ -130,6 +135,7 @@ void record_list(const char* name, const std::vector<Tensor>& inputs, std::vecto
 }  // namespace tg::autograd::detail
 
 namespace tg {
+using autograd::detail::grad_buffer;
 using autograd::detail::in_shape;
 using autograd::detail::needs;
 using autograd::detail::record;

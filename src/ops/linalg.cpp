@@ -158,18 +158,30 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                        g[0] = ops::empty(xx.sizes(), xx.dtype(), xx.device());
                        mm_into(dy, ww, g[0], 1, 0);
                    }
+                   // dW and db go straight into .grad() with beta = 1 when the engine allows
+                   // it (Note [Gradient accumulated in place]); g[1], g[2] stay undefined then
                    if (needs(n, 1)) {  // dW = dyᵀ·x           [out,N] x [N,in]
-                       g[1] = ops::empty(ww.sizes(), ww.dtype(), ww.device());
-                       mm_into(dy.t(), xx, g[1], 1, 0);
+                       Tensor into = grad_buffer(n, 1);
+                       const bool add = into.defined();
+                       if (!add)
+                           into = g[1] = ops::empty(ww.sizes(), ww.dtype(), ww.device());
+                       mm_into(dy.t(), xx, into, 1, add ? 1 : 0);
+                       if (add)
+                           ++into.impl()->storage->version;
                    }
                    if (needs(n, 2)) {  // db = dyᵀ·1 (gemv)    [out,N] x [N]
                        const int64_t rows = dy.size(0), cols = dy.size(1);
-                       g[2] = ops::empty({cols}, dy.dtype(), dy.device());
+                       Tensor into = grad_buffer(n, 2);
+                       const bool add = into.defined();
+                       if (!add)
+                           into = g[2] = ops::empty({cols}, dy.dtype(), dy.device());
                        const Tensor one = ones({rows}, dy.options());
                        const Operand od = operand(dy);
                        ops::be(dy).gemv(!od.trans, od.trans ? cols : rows, od.trans ? rows : cols,
-                                        1, ops::view(od.t), od.ld, ops::view(one), 1, 0,
-                                        ops::view(g[2]), 1);
+                                        1, ops::view(od.t), od.ld, ops::view(one), 1, add ? 1 : 0,
+                                        ops::view(into), 1);
+                       if (add)
+                           ++into.impl()->storage->version;
                    }
                    return g;
                });
