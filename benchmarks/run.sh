@@ -2,7 +2,8 @@
 # Runs every benchmark with OpenBLAS's fast kernel and writes CSV + markdown to benchmarks/results/.
 #
 #   benchmarks/run.sh                # everything (about 10 minutes on the 2-core dev VM)
-#   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist seed-size
+#   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
+#                                    # seed-size checkpoint
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
@@ -20,10 +21,11 @@ mkdir -p "$RES"
 if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
-    cmake --build "$BUILD" -j2 --target bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch
+    cmake --build "$BUILD" -j2 --target bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch \
+        bench_checkpoint
 fi
 B=$BUILD/benchmarks
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint}
 
 machine() {  # markdown lines describing the machine
     echo "- machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs," \
@@ -63,6 +65,12 @@ for w in $WHAT; do
     seed-size)
         OPENBLAS_NUM_THREADS=2 "$B/bench_mlp" --threads 2 --seed-size \
             --csv "$RES/mlp_seed_size.csv" --md "$RES/mlp_seed_size.md" >/dev/null ;;
+    checkpoint)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_checkpoint" --out "$RES" >/dev/null
+        if command -v gnuplot >/dev/null; then
+            gnuplot -e "csv='$RES/checkpoint.csv'; out='$RES/checkpoint.png'" \
+                "$ROOT/scripts/plot_checkpoint.gp"
+        fi ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
@@ -79,4 +87,4 @@ done
         sed 's/^# /## /' "$RES/$f.md"
     done
 } > "$RES/mlp.md"
-echo "results in $RES: autograd.md mlp.md and the CSV files"
+echo "results in $RES: autograd.md mlp.md checkpoint.md and the CSV files"
