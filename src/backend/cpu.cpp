@@ -189,6 +189,31 @@ Iter<N> iter_of(const View* const (&v)[N]) {
     return make_iter<N>(v, v[0]->sizes, v[0]->ndim);
 }
 
+// Note [Wider SIMD]: the library is built for baseline x86-64 (SSE2) so that one binary runs on
+// any x86-64 CPU. The contiguous float32 loops of the table kernels are also compiled for AVX2
+// and AVX-512, and the loader picks the widest the CPU has (GCC's target_clones: an ifunc
+// resolved once). The compute-bound kernels (exp, tanh, sigmoid, adam_direction) gain most.
+// cpu.cpp is compiled with -ffp-contract=off, so no clone fuses a*b+c into an FMA: every
+// clone rounds exactly as the SSE2 loop does and results do not depend on the CPU.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TG_SIMD_CLONES
+#endif
+
+template <class K>
+TG_SIMD_CLONES void unary_flat(float* o, const float* a, int64_t n, float p, float q) {
+    for (int64_t i = 0; i < n; ++i)
+        o[i] = K::f(a[i], p, q);
+}
+
+template <class K>
+TG_SIMD_CLONES void binary_flat(float* o, const float* a, const float* b, int64_t n, float p,
+                                float q) {
+    for (int64_t i = 0; i < n; ++i)
+        o[i] = K::f(a[i], b[i], p, q);
+}
+
 template <class K, class T>
 void unary_loop(const View& out, const View& x, T p, T q) {
     const View* v[2] = {&out, &x};
@@ -198,8 +223,11 @@ void unary_loop(const View& out, const View& x, T p, T q) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         if (s[0] == 1 && s[1] == 1) {
-            for (int64_t i = 0; i < n; ++i)
-                po[i] = K::f(pa[i], p, q);
+            if constexpr (std::is_same_v<T, float>)
+                unary_flat<K>(po, pa, n, p, q);
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = K::f(pa[i], p, q);
         } else {
             for (int64_t i = 0; i < n; ++i)
                 po[i * s[0]] = K::f(pa[i * s[1]], p, q);
@@ -218,8 +246,11 @@ void binary_loop(const View& out, const View& x, const View& y, T p, T q) {
         const T* pa = a + off[1];
         const T* pb = b + off[2];
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-            for (int64_t i = 0; i < n; ++i)
-                po[i] = K::f(pa[i], pb[i], p, q);
+            if constexpr (std::is_same_v<T, float>)
+                binary_flat<K>(po, pa, pb, n, p, q);
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = K::f(pa[i], pb[i], p, q);
         } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
             const T bv = pb[0];
             for (int64_t i = 0; i < n; ++i)
