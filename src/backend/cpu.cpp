@@ -11,6 +11,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu_allocator.hpp"
+#include "backend/cpu_threads.hpp"
 #include "memory_internal.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/shape.hpp"
@@ -149,11 +150,13 @@ Iter<N> make_iter(const View* const (&v)[N], const int64_t* sizes, int ndim) {
     return it;
 }
 
-/// Calls row(offsets[N], n, inner_strides[N]) for each innermost row.
+/// Calls row(offsets[N], n, inner_strides[N]) for each innermost row; offsets start at base.
 template <int N, class Row>
-void for_each_row(const Iter<N>& it, Row&& row) {
+void for_each_row(const Iter<N>& it, Row&& row, const int64_t* base = nullptr) {
     int64_t off[N] = {};
     int64_t ist[N] = {};
+    for (int k = 0; base && k < N; ++k)
+        off[k] = base[k];
     if (it.nd == 0) {
         row(off, int64_t(1), ist);
         return;
@@ -177,6 +180,40 @@ void for_each_row(const Iter<N>& it, Row&& row) {
             idx[d] = 0;
         }
     }
+}
+
+/// for_each_row, with the outermost dim (or a single row) split into one slice per thread when
+/// the kernel is large (Note [Elementwise threads] in cpu_threads.cpp). Operand 0 is the output:
+/// where its stride along dim 0 is 0 (a reduction, or an expanded output) slices would write the
+/// same elements, so that runs on one thread.
+template <int N, class Row>
+void parallel_rows(const Iter<N>& it, Row&& row) {
+    int64_t total = 1;
+    for (int d = 0; d < it.nd; ++d)
+        total *= it.size[d];
+    const bool split = it.nd > 0 && it.st[0][0] != 0 && total >= kParallelMin;
+    const int threads = split ? cpu_threads() : 1;
+    if (threads < 2) {
+        for_each_row(it, row);
+        return;
+    }
+    const int64_t n0 = it.size[0];
+    const int parts = int(std::min<int64_t>(threads, n0));
+    const int64_t align = it.nd == 1 ? 16 : 1;  // slices of one row start on 64-byte lines
+    auto start = [&](int i) {
+        return i >= parts ? n0 : std::min(n0, (n0 * i / parts + align - 1) / align * align);
+    };
+    cpu_parallel(parts, [&](int i) {
+        const int64_t b = start(i), e = start(i + 1);
+        if (e <= b)
+            return;
+        Iter<N> slice = it;
+        slice.size[0] = e - b;
+        int64_t base[N];
+        for (int k = 0; k < N; ++k)
+            base[k] = b * it.st[k][0];
+        for_each_row(slice, row, base);
+    });
 }
 
 template <class T>
@@ -219,7 +256,7 @@ void unary_loop(const View& out, const View& x, T p, T q) {
     const View* v[2] = {&out, &x};
     T* o = ptr<T>(out);
     const T* a = ptr<T>(x);
-    for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         if (s[0] == 1 && s[1] == 1) {
@@ -241,7 +278,7 @@ void binary_loop(const View& out, const View& x, const View& y, T p, T q) {
     T* o = ptr<T>(out);
     const T* a = ptr<T>(x);
     const T* b = ptr<T>(y);
-    for_each_row<3>(iter_of<3>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<3>(iter_of<3>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         const T* pb = b + off[2];
@@ -271,7 +308,7 @@ void copy_loop(const View& out, const View& in) {
     const View* v[2] = {&out, &in};
     To* o = ptr<To>(out);
     const Ti* a = ptr<Ti>(in);
-    for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         To* po = o + off[0];
         const Ti* pa = a + off[1];
         if (s[0] == 1 && s[1] == 1) {
@@ -308,7 +345,7 @@ void reduce_loop(ReduceOp op, const View& out, const View& in) {
                                 o[off[0] + i * s[0]] = init;
                         });
     }
-    for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         if (s[0] == 0) {  // the row reduces into one element
@@ -497,7 +534,7 @@ public:
             const T v = static_cast<T>(value);
             const View* vs[1] = {&out};
             T* o = ptr<T>(out);
-            for_each_row<1>(iter_of<1>(vs), [&](const int64_t* off, int64_t n, const int64_t* s) {
+            parallel_rows<1>(iter_of<1>(vs), [&](const int64_t* off, int64_t n, const int64_t* s) {
                 for (int64_t i = 0; i < n; ++i)
                     o[off[0] + i * s[0]] = v;
             });
@@ -538,8 +575,8 @@ public:
                 const C* c = ptr<C>(cond);
                 const T* pa = ptr<T>(a);
                 const T* pb = ptr<T>(b);
-                for_each_row<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n,
-                                                   const int64_t* s) {
+                parallel_rows<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n,
+                                                    const int64_t* s) {
                     for (int64_t i = 0; i < n; ++i)
                         o[off[0] + i * s[0]] = c[off[1] + i * s[1]] != C(0) ? pa[off[2] + i * s[2]]
                                                                             : pb[off[3] + i * s[3]];
