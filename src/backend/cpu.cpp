@@ -11,6 +11,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu_allocator.hpp"
+#include "backend/cpu_threads.hpp"
 #include "memory_internal.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/shape.hpp"
@@ -149,11 +150,13 @@ Iter<N> make_iter(const View* const (&v)[N], const int64_t* sizes, int ndim) {
     return it;
 }
 
-/// Calls row(offsets[N], n, inner_strides[N]) for each innermost row.
+/// Calls row(offsets[N], n, inner_strides[N]) for each innermost row; offsets start at base.
 template <int N, class Row>
-void for_each_row(const Iter<N>& it, Row&& row) {
+void for_each_row(const Iter<N>& it, Row&& row, const int64_t* base = nullptr) {
     int64_t off[N] = {};
     int64_t ist[N] = {};
+    for (int k = 0; base && k < N; ++k)
+        off[k] = base[k];
     if (it.nd == 0) {
         row(off, int64_t(1), ist);
         return;
@@ -179,6 +182,40 @@ void for_each_row(const Iter<N>& it, Row&& row) {
     }
 }
 
+/// for_each_row, with the outermost dim (or a single row) split into one slice per thread when
+/// the kernel is large (Note [Elementwise threads] in cpu_threads.cpp). Operand 0 is the output:
+/// where its stride along dim 0 is 0 (a reduction, or an expanded output) slices would write the
+/// same elements, so that runs on one thread.
+template <int N, class Row>
+void parallel_rows(const Iter<N>& it, Row&& row) {
+    int64_t total = 1;
+    for (int d = 0; d < it.nd; ++d)
+        total *= it.size[d];
+    const bool split = it.nd > 0 && it.st[0][0] != 0 && total >= kParallelMin;
+    const int threads = split ? cpu_threads() : 1;
+    if (threads < 2) {
+        for_each_row(it, row);
+        return;
+    }
+    const int64_t n0 = it.size[0];
+    const int parts = int(std::min<int64_t>(threads, n0));
+    const int64_t align = it.nd == 1 ? 16 : 1;  // slices of one row start on 64-byte lines
+    auto start = [&](int i) {
+        return i >= parts ? n0 : std::min(n0, (n0 * i / parts + align - 1) / align * align);
+    };
+    cpu_parallel(parts, [&](int i) {
+        const int64_t b = start(i), e = start(i + 1);
+        if (e <= b)
+            return;
+        Iter<N> slice = it;
+        slice.size[0] = e - b;
+        int64_t base[N];
+        for (int k = 0; k < N; ++k)
+            base[k] = b * it.st[k][0];
+        for_each_row(slice, row, base);
+    });
+}
+
 template <class T>
 T* ptr(const View& v) {
     return static_cast<T*>(v.data) + v.offset;
@@ -189,17 +226,45 @@ Iter<N> iter_of(const View* const (&v)[N]) {
     return make_iter<N>(v, v[0]->sizes, v[0]->ndim);
 }
 
+// Note [Wider SIMD]: the library is built for baseline x86-64 (SSE2) so that one binary runs on
+// any x86-64 CPU. The contiguous float32 loops of the table kernels are also compiled for AVX2
+// and AVX-512, and the loader picks the widest the CPU has (GCC's target_clones: an ifunc
+// resolved once). The compute-bound kernels (exp, tanh, sigmoid, adam_direction) gain most.
+// cpu.cpp is compiled with -ffp-contract=off, so no clone fuses a*b+c into an FMA: every
+// clone rounds exactly as the SSE2 loop does and results do not depend on the CPU.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TG_SIMD_CLONES
+#endif
+
+template <class K>
+TG_SIMD_CLONES void unary_flat(float* o, const float* a, int64_t n, float p, float q) {
+    for (int64_t i = 0; i < n; ++i)
+        o[i] = K::f(a[i], p, q);
+}
+
+template <class K>
+TG_SIMD_CLONES void binary_flat(float* o, const float* a, const float* b, int64_t n, float p,
+                                float q) {
+    for (int64_t i = 0; i < n; ++i)
+        o[i] = K::f(a[i], b[i], p, q);
+}
+
 template <class K, class T>
 void unary_loop(const View& out, const View& x, T p, T q) {
     const View* v[2] = {&out, &x};
     T* o = ptr<T>(out);
     const T* a = ptr<T>(x);
-    for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         if (s[0] == 1 && s[1] == 1) {
-            for (int64_t i = 0; i < n; ++i)
-                po[i] = K::f(pa[i], p, q);
+            if constexpr (std::is_same_v<T, float>)
+                unary_flat<K>(po, pa, n, p, q);
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = K::f(pa[i], p, q);
         } else {
             for (int64_t i = 0; i < n; ++i)
                 po[i * s[0]] = K::f(pa[i * s[1]], p, q);
@@ -213,13 +278,16 @@ void binary_loop(const View& out, const View& x, const View& y, T p, T q) {
     T* o = ptr<T>(out);
     const T* a = ptr<T>(x);
     const T* b = ptr<T>(y);
-    for_each_row<3>(iter_of<3>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<3>(iter_of<3>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         const T* pb = b + off[2];
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-            for (int64_t i = 0; i < n; ++i)
-                po[i] = K::f(pa[i], pb[i], p, q);
+            if constexpr (std::is_same_v<T, float>)
+                binary_flat<K>(po, pa, pb, n, p, q);
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = K::f(pa[i], pb[i], p, q);
         } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
             const T bv = pb[0];
             for (int64_t i = 0; i < n; ++i)
@@ -240,7 +308,7 @@ void copy_loop(const View& out, const View& in) {
     const View* v[2] = {&out, &in};
     To* o = ptr<To>(out);
     const Ti* a = ptr<Ti>(in);
-    for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         To* po = o + off[0];
         const Ti* pa = a + off[1];
         if (s[0] == 1 && s[1] == 1) {
@@ -277,7 +345,7 @@ void reduce_loop(ReduceOp op, const View& out, const View& in) {
                                 o[off[0] + i * s[0]] = init;
                         });
     }
-    for_each_row<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
         T* po = o + off[0];
         const T* pa = a + off[1];
         if (s[0] == 0) {  // the row reduces into one element
@@ -466,7 +534,7 @@ public:
             const T v = static_cast<T>(value);
             const View* vs[1] = {&out};
             T* o = ptr<T>(out);
-            for_each_row<1>(iter_of<1>(vs), [&](const int64_t* off, int64_t n, const int64_t* s) {
+            parallel_rows<1>(iter_of<1>(vs), [&](const int64_t* off, int64_t n, const int64_t* s) {
                 for (int64_t i = 0; i < n; ++i)
                     o[off[0] + i * s[0]] = v;
             });
@@ -507,8 +575,8 @@ public:
                 const C* c = ptr<C>(cond);
                 const T* pa = ptr<T>(a);
                 const T* pb = ptr<T>(b);
-                for_each_row<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n,
-                                                   const int64_t* s) {
+                parallel_rows<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n,
+                                                    const int64_t* s) {
                     for (int64_t i = 0; i < n; ++i)
                         o[off[0] + i * s[0]] = c[off[1] + i * s[1]] != C(0) ? pa[off[2] + i * s[2]]
                                                                             : pb[off[3] + i * s[3]];

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "ops/kernels.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
@@ -22,6 +23,8 @@ std::unique_ptr<OptimizerParamState> AdamParamState::clone() const {
 }
 
 namespace {
+
+using backend::BinaryOp;
 
 /// The options Adam and AdamW share, read from either options type.
 struct AdamHyper {
@@ -48,8 +51,20 @@ AdamHyper hyper_of(const Options& o, bool decoupled, const char* name) {
     return h;
 }
 
-// Note [Optimizer updates are tensor ops] (optimizer.hpp). Temporaries per parameter: g² (then
-// freed), √v (reused in place as denom) and m/denom; at most two parameter-sized ones at once.
+/// out = op(a, b) written in place (out may be a), bumping out's version as in-place ops do.
+void update(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double p, double q) {
+    ops::binary_into(op, out, a, b, "Adam", p, q);
+    ++out.impl()->storage->version;
+}
+
+// Note [Optimizer updates are tensor ops] (optimizer.hpp). The update is four passes over
+// memory with fused kernels from kernels.def (it was ten single-op passes):
+//   m = β1·m + (1-β1)·g              axpby
+//   v = β2·v + (1-β2)·g²             axpby_square
+//   d = m / (√v · 1/√bc2 + eps)      adam_direction (the one temporary)
+//   p = p - lr/bc1 · d               axpy (add_)
+// Each kernel rounds exactly as the unfused ops did (mul_, add_, sqrt, div_ by a scalar, which
+// multiplies by its inverse, add_(eps), div), so results are bit-identical to them.
 void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const AdamHyper& h) {
     st.step(st.step() + 1);
     if (!st.exp_avg.defined())
@@ -61,15 +76,13 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
 
     Tensor g = grad;
     if (h.weight_decay != 0) {
-        if (h.decoupled) {
+        if (h.decoupled)
             Tensor(p).mul_(1 - h.lr * h.weight_decay);
-        } else {
-            g = mul(p, h.weight_decay);  // g = grad + wd·p, leaving .grad untouched
-            g.add_(grad);
-        }
+        else  // g = grad + wd·p, leaving .grad untouched
+            g = ops::binary(BinaryOp::axpy, grad, p, "Adam", h.weight_decay);
     }
-    st.exp_avg.mul_(h.beta1).add_(g, 1 - h.beta1);
-    st.exp_avg_sq.mul_(h.beta2).add_(mul(g, g), 1 - h.beta2);
+    update(BinaryOp::axpby, st.exp_avg, st.exp_avg, g, h.beta1, 1 - h.beta1);
+    update(BinaryOp::axpby_square, st.exp_avg_sq, st.exp_avg_sq, g, h.beta2, 1 - h.beta2);
 
     const double t = double(st.step());
     const double bias_correction1 = 1 - std::pow(h.beta1, t);
@@ -77,12 +90,12 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
     const double step_size = h.lr / bias_correction1;
     Tensor v = st.exp_avg_sq;
     if (h.amsgrad) {
-        st.max_exp_avg_sq.copy_(maximum(st.max_exp_avg_sq, st.exp_avg_sq));
+        update(BinaryOp::maximum, st.max_exp_avg_sq, st.max_exp_avg_sq, st.exp_avg_sq, 0, 0);
         v = st.max_exp_avg_sq;
     }
-    Tensor denom = sqrt(v);
-    denom.div_(std::sqrt(bias_correction2)).add_(h.eps);
-    Tensor(p).add_(div(st.exp_avg, denom), -step_size);
+    const Tensor d = ops::binary(BinaryOp::adam_direction, st.exp_avg, v, "Adam",
+                                 1.0 / std::sqrt(bias_correction2), h.eps);
+    Tensor(p).add_(d, -step_size);
 }
 
 template <class Options>

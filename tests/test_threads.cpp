@@ -1,0 +1,110 @@
+/// The CPU backend splits large elementwise kernels and reductions over OpenBLAS's thread count
+/// (Note [Elementwise threads] in src/backend/cpu_threads.cpp). Each element is computed by the
+/// same code whichever thread runs it, so results with 2 threads must equal those with 1
+/// exactly, for contiguous, transposed, broadcast and reduced operands.
+#define BOOST_TEST_MODULE test_threads
+#include <boost/test/unit_test.hpp>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tapegrad/optim.hpp"
+#include "tapegrad/tapegrad.hpp"
+#include "test_util.hpp"
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+using namespace tgtest;
+
+namespace {
+
+/// Runs f with OpenBLAS (and so tapegrad's elementwise kernels) on `threads` threads.
+std::vector<double> run_with(int threads, const std::function<tg::Tensor()>& f) {
+    openblas_set_num_threads(threads);
+    std::vector<double> v = values_of(f());
+    openblas_set_num_threads(1);
+    return v;
+}
+
+void check_same_on_1_and_2_threads(const std::string& what, const std::function<tg::Tensor()>& f) {
+    const std::vector<double> one = run_with(1, f), two = run_with(2, f);
+    BOOST_TEST_CONTEXT(what) {
+        BOOST_TEST_REQUIRE(one.size() == two.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < one.size(); ++i)
+            differ += one[i] != two[i];
+        BOOST_TEST(differ == 0u);
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(large_kernels_match_one_thread) {
+    tg::NoGradGuard guard;
+    const int64_t R = 300, C = 501;  // 150,300 elements: above the threshold, odd sizes
+    for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
+        const tg::Tensor a = make_const({R, C}, 1).to(dt), b = make_const({R, C}, 2).to(dt);
+        const tg::Tensor row = make_const({C}, 3).to(dt), at = make_const({C, R}, 4).to(dt).t();
+        const std::string d = dt == tg::kFloat32 ? " f32" : " f64";
+        check_same_on_1_and_2_threads("tanh" + d, [&] { return tg::tanh(a); });
+        check_same_on_1_and_2_threads("sigmoid transposed" + d, [&] { return tg::sigmoid(at); });
+        check_same_on_1_and_2_threads("mul" + d, [&] { return a * b; });
+        check_same_on_1_and_2_threads("add broadcast row" + d, [&] { return a + row; });
+        check_same_on_1_and_2_threads("sub transposed" + d, [&] { return at - a; });
+        check_same_on_1_and_2_threads("contiguous copy" + d, [&] { return at.contiguous(); });
+        check_same_on_1_and_2_threads("flat" + d, [&] { return tg::exp(a.reshape({R * C})); });
+        check_same_on_1_and_2_threads("where" + d, [&] { return tg::where(tg::gt(a, b), a, b); });
+        check_same_on_1_and_2_threads("sum dim 0" + d, [&] { return a.sum({0}); });
+        check_same_on_1_and_2_threads("sum dim 1" + d, [&] { return a.sum({1}); });
+        check_same_on_1_and_2_threads("sum transposed" + d, [&] { return at.sum({1}); });
+        check_same_on_1_and_2_threads("max dim 1" + d, [&] { return tg::max(a, 1); });
+        check_same_on_1_and_2_threads("sum all" + d, [&] { return a.sum(); });
+        check_same_on_1_and_2_threads("fill" + d, [&] {
+            return tg::full({R, C}, 0.5, a.options());
+        });
+        check_same_on_1_and_2_threads("in-place add_" + d, [&] {
+            tg::Tensor c = a.clone();
+            c.add_(b, 0.25);
+            return c;
+        });
+    }
+}
+
+BOOST_AUTO_TEST_CASE(adam_steps_match_one_thread) {
+    auto train = [] {
+        tg::Tensor w = make_input({400, 300}, 5).to(tg::kFloat32).detach().requires_grad_(true);
+        const tg::Tensor x = make_const({64, 300}, 6).to(tg::kFloat32);
+        tg::optim::Adam opt({w}, tg::optim::AdamOptions(0.01));
+        for (int i = 0; i < 3; ++i) {
+            opt.zero_grad();
+            tg::tanh(tg::matmul(x, w.t())).pow(2).mean().backward();
+            opt.step();
+        }
+        return w.detach();
+    };
+    check_same_on_1_and_2_threads("Adam", train);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_callers) {
+    // Two user threads running large kernels at once: one uses the pool, the other runs alone.
+    tg::NoGradGuard guard;
+    const tg::Tensor a = make_const({200, 1000}, 7).to(tg::kFloat32);
+    const std::vector<double> expected = values_of(tg::tanh(a) * a);
+    openblas_set_num_threads(2);
+    std::vector<std::vector<double>> got(2);
+    {
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 2; ++t)
+            ts.emplace_back([&, t] {
+                tg::NoGradGuard g;
+                for (int i = 0; i < 20; ++i)
+                    got[size_t(t)] = values_of(tg::tanh(a) * a);
+            });
+        for (auto& th : ts)
+            th.join();
+    }
+    openblas_set_num_threads(1);
+    BOOST_TEST((got[0] == expected));
+    BOOST_TEST((got[1] == expected));
+}
