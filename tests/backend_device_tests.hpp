@@ -1,7 +1,8 @@
 #pragma once
 /// The device test cases shared by test_backend_opencl.cpp and test_backend_cuda.cpp: include
 /// after defining `const tg::Device kDev` (the device under test). Each case needing the device
-/// skips cleanly (a Boost.Test precondition) when it is not available.
+/// skips cleanly (a Boost.Test precondition) when it is not available. The engine suite
+/// (backend_device_engine.hpp) is included at the end.
 #include "backend_conformance.hpp"
 
 namespace {
@@ -149,3 +150,5 @@ BOOST_AUTO_TEST_CASE(anomaly_check_on_device, *boost::unit_test::precondition(Ne
     tg::autograd::AnomalyMode guard;
     tgtest::check_throws<tg::autograd_error>([&] { tg::log(x).sum().backward(); }, {"log"});
 }
+
+#include "backend_device_engine.hpp"
