@@ -2,7 +2,8 @@
 /// The device test cases shared by test_backend_opencl.cpp and test_backend_cuda.cpp: include
 /// after defining `const tg::Device kDev` (the device under test). Each case needing the device
 /// skips cleanly (a Boost.Test precondition) when it is not available. The engine suite
-/// (backend_device_engine.hpp) is included at the end.
+/// (backend_device_engine.hpp) and the layers/optimizers/checkpointing/save-load suite
+/// (backend_device_nn.hpp) are included at the end.
 #include "backend_conformance.hpp"
 
 namespace {
@@ -220,3 +221,4 @@ BOOST_AUTO_TEST_CASE(anomaly_check_on_device, *boost::unit_test::precondition(Ne
 }
 
 #include "backend_device_engine.hpp"
+#include "backend_device_nn.hpp"
