@@ -2,8 +2,8 @@
 /// The device test cases shared by test_backend_opencl.cpp and test_backend_cuda.cpp: include
 /// after defining `const tg::Device kDev` (the device under test). Each case needing the device
 /// skips cleanly (a Boost.Test precondition) when it is not available. The engine suite
-/// (backend_device_engine.hpp) and the layers/optimizers/checkpointing/save-load suite
-/// (backend_device_nn.hpp) are included at the end.
+/// (backend_device_engine.hpp), the layers/optimizers/save-load suite (backend_device_nn.hpp)
+/// and the checkpointing cases (backend_device_checkpoint.hpp) are included at the end.
 #include "backend_conformance.hpp"
 
 namespace {
@@ -220,5 +220,6 @@ BOOST_AUTO_TEST_CASE(anomaly_check_on_device, *boost::unit_test::precondition(Ne
     tgtest::check_throws<tg::autograd_error>([&] { tg::log(x).sum().backward(); }, {"log"});
 }
 
+#include "backend_device_checkpoint.hpp"
 #include "backend_device_engine.hpp"
 #include "backend_device_nn.hpp"
