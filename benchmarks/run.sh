@@ -3,12 +3,13 @@
 #
 #   benchmarks/run.sh                # everything (about 10 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint
+#                                    # seed-size checkpoint opencl (opencl needs TG_OPENCL and an
+#                                    # OpenCL device, e.g. PoCL)
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 15),
-# REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3).
+# REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3), REPS_OPENCL (default 10).
 # Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on this CPU unless
 # OPENBLAS_CORETYPE is set, so it is set to SkylakeX unless the caller set it.
 set -euo pipefail
@@ -25,7 +26,7 @@ if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
         bench_checkpoint
 fi
 B=$BUILD/benchmarks
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl}
 
 machine() {  # markdown lines describing the machine
     echo "- machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs," \
@@ -71,11 +72,23 @@ for w in $WHAT; do
             gnuplot -e "csv='$RES/checkpoint.csv'; out='$RES/checkpoint.png'" \
                 "$ROOT/scripts/plot_checkpoint.gp"
         fi ;;
+    opencl)
+        if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+            OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --device opencl --reps "${REPS_OPENCL:-10}" \
+                --csv "$RES/bench_mlp_opencl.csv" --md "$RES/bench_mlp_opencl.md" >/dev/null
+        else
+            echo "run.sh: opencl skipped (built with TG_OPENCL=OFF)" >&2
+        fi ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
 
-# mlp.md: every bench_mlp section that exists, behind one machine header.
+# mlp.md: every bench_mlp section that exists, behind one machine header (rewritten only when a
+# section of it was run).
+case " $WHAT " in
+*" mlp "* | *" deep-memory"* | *" fmnist "* | *" seed-size "*) ;;
+*) echo "results in $RES"; exit 0 ;;
+esac
 {
     echo "# bench_mlp results"
     echo

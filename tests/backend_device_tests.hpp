@@ -1,7 +1,9 @@
 #pragma once
 /// The device test cases shared by test_backend_opencl.cpp and test_backend_cuda.cpp: include
 /// after defining `const tg::Device kDev` (the device under test). Each case needing the device
-/// skips cleanly (a Boost.Test precondition) when it is not available.
+/// skips cleanly (a Boost.Test precondition) when it is not available. The engine suite
+/// (backend_device_engine.hpp), the layers/optimizers/save-load suite (backend_device_nn.hpp)
+/// and the checkpointing cases (backend_device_checkpoint.hpp) are included at the end.
 #include "backend_conformance.hpp"
 
 namespace {
@@ -108,6 +110,74 @@ BOOST_AUTO_TEST_CASE(mixing_devices_throws, *boost::unit_test::precondition(Need
     tgtest::check_throws<tg::device_error>([&] { (void)b.data_ptr<float>(); }, {kDev.str()});
 }
 
+BOOST_AUTO_TEST_CASE(every_multi_input_op_rejects_mixed_devices,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    // a backend must never be handed another device's buffer: each op throws device_error
+    // (clip_grad_norm_ accepts gradients on several devices, as PyTorch's does)
+    using tg::Tensor;
+    const Tensor c = tg::ones({2, 3}), d = tg::ones({2, 3}).to(kDev);
+    const Tensor li_c = tg::tensor(std::vector<int64_t>{0, 1}), li_d = li_c.to(kDev);
+    const Tensor sq_c = tg::ones({3, 3}), sq_d = sq_c.to(kDev);
+    const std::vector<std::pair<std::string, std::function<void()>>> probes = {
+        {"sub", [&] { (void)(d - c); }},
+        {"mul", [&] { (void)(c * d); }},
+        {"div", [&] { (void)(d / c); }},
+        {"pow", [&] { (void)tg::pow(d, c); }},
+        {"maximum", [&] { (void)tg::maximum(c, d); }},
+        {"minimum", [&] { (void)tg::minimum(d, c); }},
+        {"where cond", [&] { (void)tg::where(tg::gt(c, 0.0), d, d); }},
+        {"where a", [&] { (void)tg::where(tg::gt(d, 0.0), c, d); }},
+        {"where b", [&] { (void)tg::where(tg::gt(d, 0.0), d, c); }},
+        {"matmul", [&] { (void)tg::matmul(d, sq_c); }},
+        {"linear weight", [&] { (void)tg::linear(d, c); }},
+        {"linear bias", [&] { (void)tg::linear(d, d, tg::ones({2})); }},
+        {"cat",
+         [&] {
+             (void)tg::cat({d, c});
+         }},
+        {"stack",
+         [&] {
+             (void)tg::stack({c, d});
+         }},
+        {"index_select", [&] { (void)tg::index_select(d, 0, li_c); }},
+        {"gather",
+         [&] {
+             (void)tg::gather(d, 1, li_c.reshape({2, 1}).expand({2, 2}));
+         }},
+        {"index_add",
+         [&] {
+             (void)tg::index_add(d, {3, 3}, 0, li_c);
+         }},
+        {"scatter_add",
+         [&] {
+             (void)tg::scatter_add(d, {2, 4}, 1, tg::zeros({2, 3}, tg::kInt64));
+         }},
+        {"eq", [&] { (void)tg::eq(d, c); }},
+        {"lt", [&] { (void)tg::lt(c, d); }},
+        {"mse_loss", [&] { (void)tg::mse_loss(d, c); }},
+        {"l1_loss", [&] { (void)tg::l1_loss(c, d); }},
+        {"nll_loss", [&] { (void)tg::nll_loss(d, li_c); }},
+        {"nll_loss labels", [&] { (void)tg::nll_loss(c, li_d); }},
+        {"cross_entropy", [&] { (void)tg::cross_entropy(d, li_c); }},
+        {"cross_entropy labels", [&] { (void)tg::cross_entropy(c, li_d); }},
+        {"bce_with_logits", [&] { (void)tg::binary_cross_entropy_with_logits(d, c); }},
+        {"add_", [&] { Tensor(d.clone()).add_(c); }},
+        {"mul_", [&] { Tensor(c.clone()).mul_(d); }},
+        {"backward gradient",
+         [&] {
+             Tensor x = tg::ones({2, 3}).to(kDev).requires_grad_();
+             (x * 2.0).backward(c);
+         }},
+        {"autograd::grad grad_outputs",
+         [&] {
+             Tensor x = tg::ones({2, 3}).to(kDev).requires_grad_();
+             (void)tg::autograd::grad({x * 2.0}, {x}, {c});
+         }},
+    };
+    for (const auto& [name, f] : probes)
+        tgtest::check_throws<tg::device_error>(f, {}, name);
+}
+
 BOOST_AUTO_TEST_CASE(bad_index_reported_at_sync, *boost::unit_test::precondition(NeedsDevice())) {
     // Note [Deferred index errors] in src/backend/opencl.cpp (and cuda.cu)
     const tg::Tensor x = tg::ones({3, 2}).to(kDev);
@@ -149,3 +219,7 @@ BOOST_AUTO_TEST_CASE(anomaly_check_on_device, *boost::unit_test::precondition(Ne
     tg::autograd::AnomalyMode guard;
     tgtest::check_throws<tg::autograd_error>([&] { tg::log(x).sum().backward(); }, {"log"});
 }
+
+#include "backend_device_checkpoint.hpp"
+#include "backend_device_engine.hpp"
+#include "backend_device_nn.hpp"

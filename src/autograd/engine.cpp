@@ -308,6 +308,10 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
             throw autograd_error(std::string(who) + ": gradient " + shape_str(g.sizes()) + " " +
                                  dtype_name(g.dtype()) + " does not match output " +
                                  shape_str(r.sizes()) + " " + dtype_name(r.dtype()));
+        } else if (g.device() != r.device()) {
+            throw device_error(std::string(who) + ": gradient " + shape_str(g.sizes()) + " on " +
+                               g.device().str() + " for output " + shape_str(r.sizes()) + " on " +
+                               r.device().str() + ": tensors are on different devices");
         }
         std::shared_ptr<Node> n = root_node(r, who);
         accumulate_into(*n, r.grad_fn() ? r.output_nr() : 0, std::move(g));

@@ -64,8 +64,8 @@ void load(nn::Module& m, const std::string& path) {
                            "\" in the file is not in the model");
     // everything validated: convert all, then copy (a copy into the model cannot fail on shape)
     std::vector<Tensor> values;
-    for (auto& [name, p] : params)
-        values.push_back(tensor_of(*by_name.at(name)));
+    for (auto& [name, p] : params)  // read on the host, then moved to the parameter's device
+        values.push_back(tensor_of(*by_name.at(name)).to(p.device()));
     NoGradGuard guard;
     for (size_t i = 0; i < params.size(); ++i)
         Tensor(params[i].second).copy_(values[i]);

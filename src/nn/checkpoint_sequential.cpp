@@ -305,7 +305,10 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
             params[i].set_grad(old_grads[i]);
         tg::detail::generator() = rng;
     };
-    auto cur = [] { return memory::stats().current_bytes; };
+    // the input's device: a model on a device allocates there, not on the CPU
+    const Device dev = x.device();
+    auto cur = [dev] { return memory::stats(dev).current_bytes; };
+    auto peak = [dev] { return memory::stats(dev).peak_bytes; };
     try {
         AutoGradMode grad_on(true);
         Tensor h = x.detach();
@@ -320,15 +323,15 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
             {
                 NoGradGuard no_grad;
                 const int64_t c0 = cur();
-                memory::reset_peak();
+                memory::reset_peak(dev);
                 { Tensor y0 = (*m)(d); }
-                l.nograd_peak = memory::stats().peak_bytes - c0;
+                l.nograd_peak = peak() - c0;
             }
             tg::detail::generator() = layer_rng;
             int64_t c0 = cur();
-            memory::reset_peak();
+            memory::reset_peak(dev);
             Tensor y = (*m)(d);
-            l.forward_peak = memory::stats().peak_bytes - c0;
+            l.forward_peak = peak() - c0;
             l.out_bytes = int64_t(y.impl()->storage->nbytes);
             const void* in_st = d.impl()->storage.get();
             const void* out_st = y.impl()->storage.get();
@@ -357,9 +360,9 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
             if (y.requires_grad()) {
                 Tensor dy = ones_like(y);
                 const int64_t c1 = cur();
-                memory::reset_peak();
+                memory::reset_peak(dev);
                 autograd::backward({y}, {dy});
-                l.backward_peak = memory::stats().peak_bytes - c1;
+                l.backward_peak = peak() - c1;
             }
             needs = y.requires_grad();
             h = y.detach();

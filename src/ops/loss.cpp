@@ -27,6 +27,10 @@ void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
     if (x.dim() != 2 || labels.dim() != 1 || labels.size(0) != x.size(0))
         throw shape_error(std::string(op) + ": expected input [N,C] and labels [N], got " +
                           shape_str(x.sizes()) + " and " + shape_str(labels.sizes()));
+    if (labels.device() != x.device())  // a backend must never see another device's buffer
+        throw device_error(std::string(op) + ": input " + shape_str(x.sizes()) + " on " +
+                           x.device().str() + " and labels " + shape_str(labels.sizes()) + " on " +
+                           labels.device().str() + ": tensors are on different devices");
     ops::check_floating(op, x);
 }
 }  // namespace
