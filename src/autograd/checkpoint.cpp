@@ -94,15 +94,18 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
             }
         }
         gen = outer;
+        // The outputs and their gradients are handed over, not copied: the engine frees each
+        // as soon as its node has run, so neither lives through the whole segment's backward.
         std::vector<Tensor> roots, grads;
         for (size_t i = 0; i < ys.size() && i < dys.size(); ++i)
             if (dys[i].defined() && ys[i].defined() && ys[i].requires_grad()) {
-                roots.push_back(ys[i]);
-                grads.push_back(dys[i]);
+                roots.push_back(std::move(ys[i]));
+                grads.push_back(std::move(dys[i]));
             }
+        ys.clear();
         // Parameters inside fn are leaves: this accumulates into their grad() directly.
         if (!roots.empty())
-            autograd::backward(roots, grads, false, GradMode::is_enabled());
+            backward_owned(std::move(roots), std::move(grads), GradMode::is_enabled());
         Grads dx;
         for (const Tensor& x : xs)
             dx.push_back(x.defined() && x.requires_grad() ? x.grad() : Tensor());

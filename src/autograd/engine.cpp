@@ -277,8 +277,11 @@ std::shared_ptr<Node> root_node(const Tensor& t, const char* who) {
     return t.grad_fn() ? t.grad_fn() : detail::grad_accumulator(t);
 }
 
-void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain,
-         bool create, Capture* cap, const char* who) {
+/// Note [Roots released]: run owns its roots and gradients and drops them once they are queued,
+/// so a caller that hands them over (checkpoint's recomputation) does not keep the incoming
+/// gradient and the recomputed output alive through the whole pass.
+void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, bool create,
+         Capture* cap, const char* who) {
     if (!grads.empty() && grads.size() != roots.size())
         throw autograd_error(std::string(who) + ": got " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(roots.size()) + " outputs");
@@ -296,7 +299,7 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
     } cleanup{heap};
     for (size_t i = 0; i < roots.size(); ++i) {
         const Tensor& r = roots[i];
-        Tensor g = i < grads.size() ? grads[i] : Tensor();
+        Tensor g = i < grads.size() ? std::move(grads[i]) : Tensor();
         if (!g.defined()) {
             if (r.numel() != 1)
                 throw autograd_error(std::string(who) +
@@ -321,6 +324,8 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
         }
         root_nodes.push_back(std::move(n));
     }
+    roots.clear();
+    grads.clear();
     AutoGradMode mode(create);
     struct IntoGrad {  // Note [Gradient accumulated in place]; restored for nested passes
         bool prev = t_into_grad;
@@ -389,9 +394,15 @@ void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, boo
 
 }  // namespace
 
+void detail::backward_owned(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads,
+                            bool create_graph) {
+    run(std::move(roots), std::move(grads), create_graph, create_graph, nullptr, "backward");
+}
+
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
               bool create_graph) {
-    run(roots, grads, retain_graph || create_graph, create_graph, nullptr, "backward");
+    run(std::vector<Tensor>(roots), std::vector<Tensor>(grads), retain_graph || create_graph,
+        create_graph, nullptr, "backward");
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
@@ -437,7 +448,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                 cap.needed.insert(n);
                 break;
             }
-    run(outputs, grad_outputs, retain_graph || create_graph, create_graph, &cap, "autograd::grad");
+    run(std::vector<Tensor>(outputs), std::vector<Tensor>(grad_outputs),
+        retain_graph || create_graph, create_graph, &cap, "autograd::grad");
     for (size_t i = 0; i < inputs.size(); ++i)
         if (!cap.results[i].defined() && !allow_unused)
             throw autograd_error("autograd::grad: input " + std::to_string(i) + " (shape " +

@@ -96,6 +96,10 @@ inline const Shape& in_shape(const Node& n, size_t i) {
 /// undefined tensor. Note [Gradient accumulated in place] in engine.cpp.
 Tensor grad_buffer(const Node& n, size_t i);
 
+/// backward() that takes its roots and gradients over and drops them once queued (Note [Roots
+/// released] in engine.cpp); retain_graph is create_graph.
+void backward_owned(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool create_graph);
+
 /// Hands the SavedInfo of the Saved objects built since the last call to n (Saved's constructor
 /// notes them; record() runs right after the closure that holds them is built).
 void take_saved(Node& n);

@@ -7,7 +7,8 @@
 //     its forward peaks at kept + x_i + forward_peak, its backward at kept(<= i) + dy +
 //     backward_peak;
 //   - a checkpointed segment [b,e) keeps x_b only; its backward recomputes it as plain layers on
-//     top of kept(< b) + x_b + dy_e + the recomputed output x_e' (held until its backward ends);
+//     top of kept(< b) + x_b + dy_e, then backpropagates them as plain layers, dy_e and the
+//     recomputed output x_e' being freed with the segment's last layer (Note [Roots released]);
 //   - x_0 is the caller's (not counted), x_n is held by the caller's loss (counted).
 // A buffer kept by two layers (a tanh output that the next linear saves as its input) is counted
 // once; it is freed with the earlier of its two keepers, which is what the state flag tracks.
@@ -85,8 +86,8 @@ public:
         for (size_t i = b; i < e; ++i) {
             Step st = plain(i, s);
             const bool is_last = i + 1 == e;
-            // the recomputed output x_e' is held by the closure throughout: count it apart
-            // (plain() already leaves out x_n, which is the caller's)
+            // the recomputed output x_e' is counted apart below (plain() already leaves out
+            // x_n, which is the caller's: a recomputed x_n' is a second buffer)
             if (is_last && p_.layers[i].saves_output && e < n())
                 st.next.kept -= ob(e);
             const int64_t fwd = base + s.kept + (s.top_counted ? 0 : live(i)) +
@@ -95,10 +96,13 @@ public:
             kept_upto[i - b] = st.next.kept;
             s = st.next;
         }
+        // dy_e and x_e' are handed to the inner backward and freed once the last layer's
+        // backward has run (Note [Roots released]); x_e' is alive until then only if it saves it
         for (size_t i = b; i < e; ++i) {
             const bool is_last = i + 1 == e;
-            const int64_t bwd = base + ob(e) + kept_upto[i - b] + (is_last ? 0 : dy(i + 1)) +
-                                (ws_ ? p_.layers[i].backward_peak : 0);
+            const int64_t held_out = is_last && p_.layers[i].saves_output ? ob(e) : 0;
+            const int64_t bwd =
+                held_out + kept_upto[i - b] + dy(i + 1) + (ws_ ? p_.layers[i].backward_peak : 0);
             peak = std::max(peak, bwd);
         }
         return peak;
