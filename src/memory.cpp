@@ -12,10 +12,17 @@ namespace tg::memory {
 namespace {
 struct Counters {
     std::atomic<int64_t> current{0}, peak{0}, allocs{0}, to_device{0}, to_host{0};
+    std::atomic<int64_t> saved{0}, peak_saved{0};
 };
 Counters& counters(Device d) {
     static Counters c[3][8];
     return c[int(d.type)][d.index & 7];
+}
+
+void raise_peak(std::atomic<int64_t>& peak, int64_t now) {
+    int64_t p = peak.load(std::memory_order_relaxed);
+    while (now > p && !peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
+    }
 }
 }  // namespace
 
@@ -24,9 +31,11 @@ void on_alloc(Device d, int64_t bytes) {
     Counters& c = counters(d);
     const int64_t now = c.current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     c.allocs.fetch_add(1, std::memory_order_relaxed);
-    int64_t p = c.peak.load(std::memory_order_relaxed);
-    while (now > p && !c.peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
-    }
+    raise_peak(c.peak, now);
+}
+void on_saved(Device d, int64_t bytes) {
+    Counters& c = counters(d);
+    raise_peak(c.peak_saved, c.saved.fetch_add(bytes, std::memory_order_relaxed) + bytes);
 }
 void on_free(Device d, int64_t bytes) {
     counters(d).current.fetch_sub(bytes, std::memory_order_relaxed);
@@ -50,11 +59,13 @@ Stats stats(Device d) {
     const int64_t cached = d.is_cpu()       ? backend::cpu_cached_bytes()
                            : h.cached_bytes ? h.cached_bytes(d.index)
                                             : 0;
-    return {c.current.load(), c.peak.load(), c.allocs.load(), cached};
+    return {c.current.load(), c.peak.load(),  c.allocs.load(),
+            cached,           c.saved.load(), c.peak_saved.load()};
 }
 void reset_peak(Device d) {
     Counters& c = counters(d);
     c.peak.store(c.current.load());
+    c.peak_saved.store(c.saved.load());
 }
 void empty_cache(Device d) {
     if (d.is_cpu())

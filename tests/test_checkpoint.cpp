@@ -176,3 +176,54 @@ BOOST_AUTO_TEST_CASE(saved_report_names_ops_and_scopes) {
     BOOST_TEST(r.entries[0].bytes == 32);
     BOOST_TEST(r.total_bytes == 32 + 32);
 }
+
+BOOST_AUTO_TEST_CASE(saved_bytes_count_activations_once_and_free_with_the_graph) {
+    // Linear(64,64) + tanh, twice, on [32,64] float64 (16 KiB per activation). Activation
+    // memory: both tanh outputs (the first is also the second linear's input, the second the
+    // loss's input: one buffer each); not x or the weights, leaves the caller holds anyway.
+    Mlp m(2, 64);
+    const Tensor x = tg::randn({32, 64}, tg::kFloat64);
+    const int64_t act = 32 * 64 * 8;
+    const auto s0 = tg::memory::stats();
+    Tensor loss = forward(m, x, 1, 2, false, 0);
+    const auto s1 = tg::memory::stats();
+    BOOST_TEST(s1.saved_bytes - s0.saved_bytes == 2 * act);
+    BOOST_TEST(s1.peak_saved_bytes >= s1.saved_bytes);
+    loss.backward();
+    BOOST_TEST(tg::memory::stats().saved_bytes == s0.saved_bytes);  // freed with the graph
+    tg::memory::reset_peak();
+    BOOST_TEST(tg::memory::stats().peak_saved_bytes == s0.saved_bytes);
+
+    // eight layers, plain: eight tanh outputs, all alive when backward starts
+    Mlp m8(8, 64);
+    tg::memory::reset_peak();
+    forward(m8, x, 1, 8, false, 0).backward();
+    BOOST_TEST(tg::memory::stats().peak_saved_bytes - s0.saved_bytes == 8 * act);
+    // in two checkpointed segments of four: the forward keeps the second segment's input and
+    // the loss's input; backward recomputes one segment at a time, keeping its four recomputed
+    // tanh outputs and the second segment's input (the loss has let go of its input by then)
+    tg::memory::reset_peak();
+    Tensor lc = forward(m8, x, 2, 4, true, 0);
+    BOOST_TEST(tg::memory::stats().saved_bytes - s0.saved_bytes == 2 * act);
+    lc.backward();
+    BOOST_TEST(tg::memory::stats().saved_bytes == s0.saved_bytes);
+    BOOST_TEST(tg::memory::stats().peak_saved_bytes - s0.saved_bytes == 5 * act);
+}
+
+BOOST_AUTO_TEST_CASE(saved_bytes_count_masks_and_loss_intermediates) {
+    Tensor w = tg::randn({64, 64}, tg::kFloat64).requires_grad_();
+    const Tensor x = tg::randn({32, 64}, tg::kFloat64);
+    const int64_t act = 32 * 64 * 8;
+    const int64_t s0 = tg::memory::stats().saved_bytes;
+    Tensor y = tg::tanh(tg::matmul(x, w));  // keeps y (x and w are leaves it was given)
+    BOOST_TEST(tg::memory::stats().saved_bytes - s0 == act);
+    Tensor z = tg::dropout(y, 0.5, true);  // keeps its mask, not y again
+    BOOST_TEST(tg::memory::stats().saved_bytes - s0 == 2 * act);
+    BOOST_TEST(std::string(z.grad_fn()->name()) == "dropout");
+    // cross_entropy keeps its log-softmax (an intermediate) and its input z
+    Tensor loss = tg::cross_entropy(z, tg::zeros({32}, tg::kInt64));
+    BOOST_TEST(tg::memory::stats().saved_bytes - s0 == 4 * act);
+    loss.backward();
+    BOOST_TEST(tg::memory::stats().saved_bytes == s0);
+    BOOST_TEST(w.grad().defined());
+}

@@ -11,10 +11,15 @@ struct Stats {
     int64_t peak_bytes = 0;     // maximum of current_bytes since start or reset_peak
     int64_t num_allocs = 0;     // allocations served since start
     int64_t cached_bytes = 0;   // freed blocks kept for reuse by the caching allocator
+    /// Activation memory: bytes of the distinct buffers that recorded ops keep for backward
+    /// (every saved tensor but parameters and other leaves that require grad), and its maximum
+    /// since start or reset_peak. A buffer kept by several nodes is counted once.
+    int64_t saved_bytes = 0;
+    int64_t peak_saved_bytes = 0;
 };
 
 Stats stats(Device d = Device::cpu());
-/// Sets peak_bytes to current_bytes.
+/// Sets peak_bytes to current_bytes and peak_saved_bytes to saved_bytes.
 void reset_peak(Device d = Device::cpu());
 /// Returns cached blocks to the system.
 void empty_cache(Device d = Device::cpu());

@@ -25,25 +25,39 @@ Node* current_node();
 /// alias (an output that held its own grad_fn would be a cycle) and re-attached to the node
 /// when a create_graph backward needs them. Either way the storage version is checked when the
 /// backward reads it (Note [Version counter] in saved.cpp).
+/// Every Saved that holds an activation counts its buffer in memory::Stats::saved_bytes (Note
+/// [Activation memory] in saved.cpp).
 class Saved {
 public:
     Saved() = default;
-    Saved(const Tensor& t, bool is_output);
+    /// is_output: t is the op's output. intermediate: t is a buffer the op made for its backward
+    /// (a mask, a softmax); otherwise t is one of the op's inputs.
+    Saved(const Tensor& t, bool is_output, bool intermediate = false);
+    Saved(const Saved& o);
+    Saved(Saved&& o) noexcept;
+    Saved& operator=(Saved o) noexcept;
+    ~Saved();
     /// The saved tensor; throws autograd_error if it was modified in place since it was saved.
     Tensor get() const;
     bool defined() const { return t_.defined(); }
 
 private:
+    void hold();
     Tensor t_;
     uint32_t version_ = 0;
     uint32_t output_nr_ = 0;
     bool is_output_ = false;
+    bool counted_ = false;  // t_ is activation memory (not a leaf the op was given)
 };
 inline Saved save(const Tensor& t) {
     return Saved(t, false);
 }
 inline Saved save_output(const Tensor& t) {
     return Saved(t, true);
+}
+/// Saves a buffer the op computed for its backward alone (not an input or output).
+inline Saved save_intermediate(const Tensor& t) {
+    return Saved(t, false, true);
 }
 
 /// Note [Checkpoint probe]: checkpoint() runs its function unrecorded but must know whether a
@@ -144,6 +158,7 @@ using autograd::detail::in_shape;
 using autograd::detail::needs;
 using autograd::detail::record;
 using autograd::detail::save;
+using autograd::detail::save_intermediate;
 using autograd::detail::save_output;
 using autograd::detail::Saved;
 using autograd::detail::should_record;

@@ -3,6 +3,7 @@
 // version means the values the formula needs are gone, and the engine reports it instead of
 // computing a wrong gradient (as PyTorch does).
 #include "autograd/record.hpp"
+#include "memory_internal.hpp"
 
 namespace tg::autograd::detail {
 
@@ -16,12 +17,65 @@ void take_saved(Node& n) {
     t_pending.clear();
 }
 
-Saved::Saved(const Tensor& t, bool is_output) : is_output_(is_output) {
+// Note [Activation memory]: memory::Stats::saved_bytes is the activation memory of the recorded
+// graphs: the buffers ops keep for backward that exist only because something recorded, i.e.
+// ops' outputs, the intermediates ops make for their backward (dropout's mask, cross_entropy's
+// log-softmax) and inputs that are themselves results of recorded ops. Leaves an op is given
+// (parameters, the input batch, targets) are left out: the caller holds them anyway. Each
+// buffer counts once however many Saved hold it (Storage::saved_refs), from the first Saved that
+// takes it to the release of the last. Recording is single-threaded per graph, like the version
+// counter, so saved_refs is a plain integer.
+Saved::Saved(const Tensor& t, bool is_output, bool intermediate) : is_output_(is_output) {
     if (!t.defined())
         return;
     version_ = t._version();
     t_ = is_output ? t.detach() : t;
     t_pending.push_back({t.impl()->storage.get(), int64_t(t.impl()->storage->nbytes)});
+    counted_ = is_output || intermediate || t.grad_fn() != nullptr;
+    hold();
+}
+
+void Saved::hold() {
+    if (!counted_)
+        return;
+    Storage& st = *t_.impl()->storage;
+    if (st.saved_refs++ == 0)
+        memory::detail::on_saved(st.device, int64_t(st.nbytes));
+}
+
+Saved::Saved(const Saved& o)
+    : t_(o.t_),
+      version_(o.version_),
+      output_nr_(o.output_nr_),
+      is_output_(o.is_output_),
+      counted_(o.counted_) {
+    hold();
+}
+
+Saved::Saved(Saved&& o) noexcept
+    : t_(std::move(o.t_)),
+      version_(o.version_),
+      output_nr_(o.output_nr_),
+      is_output_(o.is_output_),
+      counted_(o.counted_) {
+    o.counted_ = false;
+}
+
+Saved& Saved::operator=(Saved o) noexcept {
+    std::swap(t_, o.t_);
+    std::swap(version_, o.version_);
+    std::swap(output_nr_, o.output_nr_);
+    std::swap(is_output_, o.is_output_);
+    std::swap(counted_, o.counted_);
+    return *this;
+}
+
+Saved::~Saved() {
+    if (!counted_)
+        return;
+    Storage& st = *t_.impl()->storage;
+    if (--st.saved_refs == 0)
+        memory::detail::on_saved(st.device, -int64_t(st.nbytes));
 }
 
 Tensor Saved::get() const {

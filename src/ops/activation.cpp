@@ -153,8 +153,12 @@ Tensor dropout(const Tensor& x, double p, bool train) {
     Tensor u = ops::empty_as(x.detach());
     ops::be(u).random(ops::view(u), false, 0, 1, detail::generator());
     const double keep = 1 - p;
-    Tensor mask = ops::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
-    return x * mask;
+    const Tensor mask = ops::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
+    Tensor y = ops::binary(BinaryOp::mul, x, mask, "dropout");
+    if (should_record({&x}))
+        record("dropout", {&x}, y,
+               [sm = save_intermediate(mask)](const Tensor& dy) { return Grads{dy * sm.get()}; });
+    return y;
 }
 
 }  // namespace tg

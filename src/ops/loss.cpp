@@ -102,7 +102,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
     }
     if (should_record({&logits}))
         record("cross_entropy", {&logits}, loss,
-               [slp = save(lp), sx = save(logits), labels, r, N, C](const Tensor& dy) {
+               [slp = save_intermediate(lp), sx = save(logits), labels, r, N, C](const Tensor& dy) {
                    const Tensor w = r == Reduction::None  ? dy.reshape({N, 1})
                                     : r == Reduction::Sum ? dy
                                                           : dy * (1.0 / double(N));
