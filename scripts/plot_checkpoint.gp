@@ -5,7 +5,8 @@
 #       scripts/plot_checkpoint.gp
 #
 # Left: measured and predicted step peak (MiB) of each planner row against its budget, with the
-# budget line (y = x) and the no-checkpointing and sqrt(n) peaks. Right: median step time.
+# budget line (y = x), the no-checkpointing and sqrt(n) peaks, and the measured activation memory
+# (memory::Stats::peak_saved_bytes) of each planner row. Right: median step time.
 if (!exists("csv")) csv = 'benchmarks/results/checkpoint.csv'
 if (!exists("out")) out = 'benchmarks/results/checkpoint.png'
 
@@ -45,7 +46,9 @@ plot x title 'budget (y = x)' lc rgb '#999999' dt 2, \
      csv using (is_plan(0) ? $2 / MiB : NaN):($8 / MiB) title 'planner: predicted' \
          with points pt 6 ps 1.6 lc rgb '#ff7f0e', \
      csv using (is_plan(0) ? $2 / MiB : NaN):($10 / MiB) title 'planner: measured' \
-         with linespoints pt 7 ps 0.9 lw 2 lc rgb '#1f77b4'
+         with linespoints pt 7 ps 0.9 lw 2 lc rgb '#1f77b4', \
+     csv using (is_plan(0) ? $2 / MiB : NaN):($17 / MiB) title 'planner: activations (measured)' \
+         with linespoints pt 5 ps 0.7 lw 1 dt 3 lc rgb '#9467bd'
 set ylabel 'step time (s, median)'
 set yrange [0 : tmax * 1.2]
 plot none_t title sprintf('no checkpointing %.2f s', none_t) lc rgb '#d62728' lw 2, \
