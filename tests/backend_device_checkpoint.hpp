@@ -96,3 +96,29 @@ BOOST_AUTO_TEST_CASE(checkpoint_planner_measures_the_device,
             BOOST_TEST(g.layers[i].backward_peak > 0);
         }
 }
+
+BOOST_AUTO_TEST_CASE(activation_memory_is_counted_on_the_device,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    // memory::stats(dev).saved_bytes counts the device's buffers kept for backward, as on the CPU
+    using namespace device_nn;
+    auto run = [](tg::Device d) {
+        tg::manual_seed(5);
+        nn::Sequential seq(nn::Linear(16, 16), nn::Tanh(), nn::Dropout(0.5), nn::Linear(16, 16),
+                           nn::Tanh());
+        seq->to(d);
+        const Tensor x = tg::randn({8, 16}).to(d);
+        const int64_t s0 = tg::memory::stats(d).saved_bytes;
+        tg::memory::reset_peak(d);
+        Tensor loss = seq(x).sum();
+        const int64_t kept = tg::memory::stats(d).saved_bytes - s0;
+        loss.backward();
+        BOOST_TEST(tg::memory::stats(d).saved_bytes == s0);
+        return std::make_pair(kept, tg::memory::stats(d).peak_saved_bytes - s0);
+    };
+    const auto [dev_kept, dev_peak] = run(kDev);
+    // the two tanh outputs, dropout's mask and dropout's output (the second linear's input),
+    // 8 x 16 floats each; x and the parameters are leaves, not counted
+    BOOST_TEST(dev_kept == 4 * 8 * 16 * 4);
+    BOOST_TEST(dev_peak == dev_kept);
+    BOOST_TEST(run(tg::Device::cpu()).first == dev_kept);
+}
