@@ -161,6 +161,8 @@ Tensor& Tensor::requires_grad_(bool r) {
             "requires_grad_(false): only leaf tensors can change requires_grad; "
             "use detach() on a tensor with a grad_fn");
     i->requires_grad = r;
+    if (r && i->storage)
+        i->storage->grad_leaf = true;  // Note [Activation memory] in src/autograd/saved.cpp
     return *this;
 }
 Tensor Tensor::grad() const {

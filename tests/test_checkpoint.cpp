@@ -226,4 +226,9 @@ BOOST_AUTO_TEST_CASE(saved_bytes_count_masks_and_loss_intermediates) {
     loss.backward();
     BOOST_TEST(tg::memory::stats().saved_bytes == s0);
     BOOST_TEST(w.grad().defined());
+    // a view of a parameter is the parameter's memory, not an activation: matmul(h, w.t())
+    // keeps h (counted by tanh already) and w.t() (not counted)
+    Tensor h = tg::tanh(tg::matmul(x, w));
+    Tensor v = tg::matmul(h, w.t());
+    BOOST_TEST(tg::memory::stats().saved_bytes - s0 == act);
 }

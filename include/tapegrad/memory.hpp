@@ -12,8 +12,9 @@ struct Stats {
     int64_t num_allocs = 0;     // allocations served since start
     int64_t cached_bytes = 0;   // freed blocks kept for reuse by the caching allocator
     /// Activation memory: bytes of the distinct buffers that recorded ops keep for backward
-    /// (every saved tensor but parameters and other leaves that require grad), and its maximum
-    /// since start or reset_peak. A buffer kept by several nodes is counted once.
+    /// (ops' outputs and intermediates, and inputs that are results of recorded ops; not the
+    /// leaves they were given: parameters, the input batch, targets), and its maximum since
+    /// start or reset_peak. A buffer kept by several nodes is counted once.
     int64_t saved_bytes = 0;
     int64_t peak_saved_bytes = 0;
 };

@@ -26,6 +26,7 @@ struct Storage {
     bool owned = true;  // false for from_blob
     uint32_t version = 0;
     uint32_t saved_refs = 0;  // Saved objects holding it as an activation (memory::Stats)
+    bool grad_leaf = false;   // held by a leaf that requires grad (a parameter): not an activation
     alignas(16) unsigned char small[64];    // CPU buffers of up to 64 bytes live here (no malloc)
     Storage(size_t nbytes, Device device);  // allocates through the device's allocator
     Storage(void* external, size_t nbytes, Device device);

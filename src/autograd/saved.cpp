@@ -21,7 +21,8 @@ void take_saved(Node& n) {
 // graphs: the buffers ops keep for backward that exist only because something recorded, i.e.
 // ops' outputs, the intermediates ops make for their backward (dropout's mask, cross_entropy's
 // log-softmax) and inputs that are themselves results of recorded ops. Leaves an op is given
-// (parameters, the input batch, targets) are left out: the caller holds them anyway. Each
+// (parameters, the input batch, targets) are left out: the caller holds them anyway; so are
+// views of parameters (w.t()), whose storage requires_grad_ marks (Storage::grad_leaf). Each
 // buffer counts once however many Saved hold it (Storage::saved_refs), from the first Saved that
 // takes it to the release of the last. Recording is single-threaded per graph, like the version
 // counter, so saved_refs is a plain integer.
@@ -31,7 +32,8 @@ Saved::Saved(const Tensor& t, bool is_output, bool intermediate) : is_output_(is
     version_ = t._version();
     t_ = is_output ? t.detach() : t;
     t_pending.push_back({t.impl()->storage.get(), int64_t(t.impl()->storage->nbytes)});
-    counted_ = is_output || intermediate || t.grad_fn() != nullptr;
+    counted_ = (is_output || intermediate || t.grad_fn() != nullptr) &&
+               !t.impl()->storage->grad_leaf;
     hold();
 }
 
