@@ -12,8 +12,12 @@
 namespace tg {
 
 namespace {
+/// reads_old: the recorded backward reads self's old value when `other` requires grad (mul_,
+/// div_: d(a*b)/db = a), so the old value is copied before the write destroys it, as PyTorch
+/// keeps the original self.
 template <class OutOfPlace, class Kernel>
-Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k) {
+Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k,
+                bool reads_old = false) {
     const bool rec =
         GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
     if (rec) {
@@ -34,6 +38,16 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
         // The out-of-place op records on a separate header for the old value: if it saved self
         // itself, self's new grad_fn would hold self (a reference cycle that never frees).
         const Tensor old(std::make_shared<TensorImpl>(*self.impl()));
+        if (reads_old && other->requires_grad()) {
+            Tensor copy;
+            {
+                NoGradGuard g;
+                copy = self.detach().clone();
+            }
+            old.impl()->storage = copy.impl()->storage;  // same history, a buffer of its own
+            old.impl()->strides = copy.impl()->strides;
+            old.impl()->offset = copy.impl()->offset;
+        }
         Tensor r = oop(old);
         {
             NoGradGuard g;
@@ -65,7 +79,7 @@ Tensor& Tensor::add_(Scalar s) {
 Tensor& Tensor::mul_(const Tensor& o) {
     return inplace(
         *this, "mul_", &o, [&](const Tensor& old) { return old * o; },
-        [&] { ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0); });
+        [&] { ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0); }, true);
 }
 Tensor& Tensor::mul_(Scalar s) {
     return inplace(
@@ -75,7 +89,7 @@ Tensor& Tensor::mul_(Scalar s) {
 Tensor& Tensor::div_(const Tensor& o) {
     return inplace(
         *this, "div_", &o, [&](const Tensor& old) { return old / o; },
-        [&] { ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0); });
+        [&] { ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0); }, true);
 }
 Tensor& Tensor::div_(Scalar s) {
     return mul_(1.0 / s);
