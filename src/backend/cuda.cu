@@ -8,12 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "backend/block_cache.hpp"
 #include "backend/opencl_backend.hpp"
 #include "backend/opencl_geo.hpp"
 #include "memory_internal.hpp"
@@ -360,23 +359,16 @@ public:
         pending_.resize(kRing);
     }
 
-    void* allocate(size_t nbytes) override {
+    void* allocate(size_t nbytes) override {  // a caching allocator (block_cache.hpp)
         memory::detail::on_alloc(dev_, int64_t(nbytes));
-        const size_t cap =
-            nbytes < kGranule ? kGranule : (nbytes + kGranule - 1) / kGranule * kGranule;
+        const size_t cap = BlockCache<void*>::capacity_for(nbytes);
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = free_.lower_bound(cap);
-        if (it != free_.end() && it->first <= cap + cap / 4) {
-            void* p = it->second;
-            cached_ -= int64_t(it->first);
-            capacity_[p] = it->first;
-            free_.erase(it);
-            return p;
-        }
-        use();
         void* p = nullptr;
+        if (blocks_.take(cap, p))
+            return p;
+        use();
         cudaError_t e = cudaMalloc(&p, cap);
-        if (e != cudaSuccess && !free_.empty()) {
+        if (e != cudaSuccess && !blocks_.empty()) {
             cudaGetLastError();
             release_cache_locked();
             e = cudaMalloc(&p, cap);
@@ -384,20 +376,17 @@ public:
         if (e != cudaSuccess)
             memory::detail::on_free(dev_, int64_t(nbytes));
         check(e, "cudaMalloc");
-        capacity_[p] = cap;
+        blocks_.created(p, cap);
         return p;
     }
     void deallocate(void* p, size_t nbytes) override {
         memory::detail::on_free(dev_, int64_t(nbytes));
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = capacity_.find(p);
-        free_.emplace(it->second, p);
-        cached_ += int64_t(it->second);
-        capacity_.erase(it);
+        blocks_.give_back(p);
     }
     int64_t cached_bytes() {
         std::lock_guard<std::mutex> lock(mu_);
-        return cached_;
+        return blocks_.cached_bytes();
     }
     void empty_cache() {
         std::lock_guard<std::mutex> lock(mu_);
@@ -682,7 +671,6 @@ public:
     }
 
 private:
-    static constexpr size_t kGranule = 512;
     static constexpr int64_t kRing = 256;
     struct Pending {
         int64_t id = 0;
@@ -727,19 +715,14 @@ private:
                           " (detected on " + dev_.str() + " at the next synchronisation)");
     }
     void release_cache_locked() {
-        for (auto& [cap, p] : free_)
-            cudaFree(p);
-        free_.clear();
-        cached_ = 0;
+        blocks_.release_all([](void* p) { cudaFree(p); });
     }
 
     Device dev_;
     int index_;
     cublasHandle_t blas_ = nullptr;
     std::mutex mu_;
-    std::multimap<size_t, void*> free_;
-    std::unordered_map<void*, size_t> capacity_;
-    int64_t cached_ = 0;
+    BlockCache<void*> blocks_;
     int64_t* status_ = nullptr;
     int64_t* flag_ = nullptr;
     std::vector<Pending> pending_;

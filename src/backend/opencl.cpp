@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "backend/block_cache.hpp"
 #include "backend/opencl_backend.hpp"
 #include "backend/opencl_geo.hpp"
 #include "backend/opencl_source.hpp"
@@ -86,23 +86,17 @@ public:
         pending_.resize(kRing);
     }
 
-    // ---- memory (a caching allocator: clCreateBuffer is slow)
+    // ---- memory (a caching allocator: clCreateBuffer is slow; block_cache.hpp)
     void* allocate(size_t nbytes) override {
         memory::detail::on_alloc(dev_, int64_t(nbytes));
-        const size_t cap =
-            nbytes < kGranule ? kGranule : (nbytes + kGranule - 1) / kGranule * kGranule;
+        const size_t cap = BlockCache<cl_mem>::capacity_for(nbytes);
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = free_.lower_bound(cap);
-        if (it != free_.end() && it->first <= cap + cap / 4) {
-            cl_mem m = it->second;
-            cached_ -= int64_t(it->first);
-            capacity_[m] = it->first;
-            free_.erase(it);
+        cl_mem m = nullptr;
+        if (blocks_.take(cap, m))
             return m;
-        }
         cl_int err = CL_SUCCESS;
-        cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, cap, nullptr, &err);
-        if (err != CL_SUCCESS && !free_.empty()) {  // give the cache back and retry once
+        m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, cap, nullptr, &err);
+        if (err != CL_SUCCESS && !blocks_.empty()) {  // give the cache back and retry once
             release_cache_locked();
             m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, cap, nullptr, &err);
         }
@@ -110,21 +104,17 @@ public:
             memory::detail::on_free(dev_, int64_t(nbytes));
         check(err, "clCreateBuffer",
               dev_.str() + ": allocating " + std::to_string(nbytes) + " bytes");
-        capacity_[m] = cap;
+        blocks_.created(m, cap);
         return m;
     }
     void deallocate(void* p, size_t nbytes) override {
         memory::detail::on_free(dev_, int64_t(nbytes));
         std::lock_guard<std::mutex> lock(mu_);
-        cl_mem m = static_cast<cl_mem>(p);
-        auto it = capacity_.find(m);
-        free_.emplace(it->second, m);
-        cached_ += int64_t(it->second);
-        capacity_.erase(it);
+        blocks_.give_back(static_cast<cl_mem>(p));
     }
     int64_t cached_bytes() {
         std::lock_guard<std::mutex> lock(mu_);
-        return cached_;
+        return blocks_.cached_bytes();
     }
     void empty_cache() {
         std::lock_guard<std::mutex> lock(mu_);
@@ -389,7 +379,6 @@ public:
     }
 
 private:
-    static constexpr size_t kGranule = 512;
     static constexpr int64_t kRing = 256;
 
     struct Program {
@@ -522,10 +511,7 @@ private:
     }
 
     void release_cache_locked() {
-        for (auto& [cap, m] : free_)
-            clReleaseMemObject(m);
-        free_.clear();
-        cached_ = 0;
+        blocks_.release_all([](cl_mem m) { clReleaseMemObject(m); });
     }
 
     Device dev_;
@@ -536,9 +522,7 @@ private:
     size_t local_ = 256;
     Program programs_[3];
     std::mutex mu_;
-    std::multimap<size_t, cl_mem> free_;
-    std::unordered_map<cl_mem, size_t> capacity_;
-    int64_t cached_ = 0;
+    BlockCache<cl_mem> blocks_;
     cl_mem status_ = nullptr, flag_ = nullptr;
     std::vector<Pending> pending_;
     int64_t launch_id_ = 0;
