@@ -44,6 +44,32 @@ BOOST_AUTO_TEST_CASE(checkpoint_on_device_is_bit_identical,
     check_all_close(ck, run(tg::Device::cpu(), true), 1e-10);
 }
 
+BOOST_AUTO_TEST_CASE(autograd_grad_through_checkpoint_on_device,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    using namespace device_nn;
+    // autograd::grad with respect to the input and the weights used inside a checkpointed
+    // segment with dropout (Note [Checkpoint edges]): the plain graph's gradients bit for bit on
+    // the device, close to the CPU's, and no .grad() written
+    auto run = [](tg::Device d, bool ckpt) {
+        tg::manual_seed(6);
+        const Tensor w = tg::randn({8, 8}, tg::kFloat64).mul_(0.4).to(d).requires_grad_();
+        const Tensor b = tg::randn({8}, tg::kFloat64).to(d).requires_grad_();
+        const Tensor x = tg::randn({5, 8}, tg::kFloat64).to(d).requires_grad_();
+        auto seg = [&w, &b](const std::vector<Tensor>& in) {
+            return tg::dropout(tg::tanh(tg::linear(in[0], w, b)), 0.3, true);
+        };
+        tg::manual_seed(13);
+        const Tensor y = ckpt ? tg::checkpoint(seg, {x}) : seg({x});
+        auto g = tg::autograd::grad({(y * y).sum()}, {x, w, b});
+        BOOST_TEST(!w.grad().defined());
+        BOOST_TEST(!b.grad().defined());
+        return g;
+    };
+    const auto plain = run(kDev, false), ck = run(kDev, true);
+    BOOST_TEST((bits(ck) == bits(plain)));
+    check_all_close(ck, run(tg::Device::cpu(), true), 1e-10);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_sequential_on_device_is_bit_identical,
                      *boost::unit_test::precondition(NeedsDevice())) {
     using namespace device_nn;

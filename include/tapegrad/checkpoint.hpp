@@ -12,8 +12,10 @@ using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>
 /// Runs fn(inputs) without recording and keeps only the inputs and the RNG state. In backward,
 /// fn runs again on detached inputs with recording on (so dropout draws the same masks) and
 /// its private subgraph is backpropagated: parameters used inside fn are leaves and their
-/// grad() accumulates exactly as without checkpointing. Under NoGradGuard it is a plain call.
-/// Outputs require grad if any input or any parameter used by fn does.
+/// grad() accumulates exactly as without checkpointing. autograd::grad differentiates through
+/// it with respect to its inputs, the parameters used inside fn and tensors fn captured, and
+/// leaves every .grad() alone. Under NoGradGuard it is a plain call. Outputs require grad if any
+/// input or any tensor that requires grad used by fn does.
 std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs);
 /// Single-output form.
 Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,

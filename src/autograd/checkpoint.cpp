@@ -2,47 +2,73 @@
 // torch.utils.checkpoint (DESIGN.md §2).
 #include "tapegrad/checkpoint.hpp"
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "autograd/record.hpp"
 #include "random.hpp"
 
 namespace tg {
 
+// Note [Checkpoint edges]: fn may use tensors that require grad without taking them as inputs:
+// the parameters of the modules it calls, or a tensor it captured. The probe (Note [Checkpoint
+// probe] in record.hpp) lists them, and the checkpoint node gets an edge to each, after the
+// inputs, as if they had been passed in. In backward() the recomputed subgraph is simply
+// backpropagated: its leaves are those tensors, whose .grad() then accumulates exactly as
+// without checkpointing (in place, Note [Gradient accumulated in place]), and the node returns
+// no gradient for them. In autograd::grad, create_graph, or when fn captured a tensor that has a
+// history of its own, the recomputed subgraph is differentiated with respect to the inputs and
+// those tensors, stopping there, and the gradients go out along the edges: autograd::grad sees
+// the parameters used inside fn and leaves .grad() alone, and the enclosing graph is run once,
+// by the enclosing pass.
 namespace autograd::detail {
 namespace {
-thread_local int t_probe_depth = 0;
-thread_local bool t_probe_hit = false;
+/// What a probe saw: the distinct tensors requiring grad that fn's ops were given.
+struct Probe {
+    std::vector<Tensor> used;
+    std::unordered_set<const TensorImpl*> seen;
+};
+thread_local Probe* t_probe = nullptr;
 }  // namespace
 bool probe_active() {
-    return t_probe_depth > 0;
+    return t_probe != nullptr;
 }
 void probe_note(std::initializer_list<const Tensor*> inputs) {
     for (const Tensor* t : inputs)
-        if (t->defined() && t->requires_grad())
-            t_probe_hit = true;
+        if (t->defined() && t->requires_grad() && t_probe->seen.insert(t->impl()).second)
+            t_probe->used.push_back(*t);
 }
 }  // namespace autograd::detail
 
 namespace {
 using namespace autograd::detail;
 
-/// Runs fn unrecorded; reports whether it touched anything that requires grad.
+/// The tensors that require grad which fn used without taking them as inputs, and whether one
+/// of them has a history (Note [Checkpoint edges]).
+struct Captured {
+    std::vector<Tensor> tensors;
+    bool history = false;
+};
+
+/// Runs fn unrecorded; lists the tensors requiring grad that its ops used (inputs included).
 std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
-                               bool& hit) {
+                               std::vector<Tensor>& used) {
     NoGradGuard no_grad;
-    const bool outer_hit = t_probe_hit;
-    t_probe_hit = false;
-    ++t_probe_depth;
+    Probe probe;
+    Probe* const outer = t_probe;
+    t_probe = &probe;
     std::vector<Tensor> out;
     try {
         out = fn(inputs);
     } catch (...) {
-        --t_probe_depth;
-        t_probe_hit = outer_hit;
+        t_probe = outer;
         throw;
     }
-    --t_probe_depth;
-    hit = t_probe_hit;
-    t_probe_hit = outer_hit || hit;  // an enclosing checkpoint's probe sees it too
+    t_probe = outer;
+    if (outer)  // an enclosing checkpoint's probe sees them too
+        for (const Tensor& u : probe.used)
+            probe_note({&u});
+    used = std::move(probe.used);
     return out;
 }
 }  // namespace
@@ -51,8 +77,19 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     if (!GradMode::is_enabled())
         return fn(inputs);
     const std::mt19937_64 rng = tg::detail::generator();  // Dropout must draw the same masks
-    bool uses_grad = false;
-    std::vector<Tensor> outs = run_probed(fn, inputs, uses_grad);
+    std::vector<Tensor> used;
+    std::vector<Tensor> outs = run_probed(fn, inputs, used);
+    Captured cap;  // Note [Checkpoint edges]: what fn used that requires grad, not an input
+    for (const Tensor& u : used) {
+        const bool is_input = std::any_of(inputs.begin(), inputs.end(), [&u](const Tensor& x) {
+            return x.defined() && x.impl() == u.impl();
+        });
+        if (!is_input) {
+            cap.tensors.push_back(u);
+            cap.history = cap.history || u.grad_fn();
+        }
+    }
+    bool uses_grad = !cap.tensors.empty();
     for (const Tensor& x : inputs)
         uses_grad = uses_grad || (x.defined() && x.requires_grad());
     if (!uses_grad)
@@ -67,7 +104,9 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     std::vector<Saved> saved;
     for (const Tensor& x : inputs)
         saved.push_back(save(x));
-    record_list("checkpoint", inputs, out_ptrs, [fn, saved, rng](Grads& dys, const Node&) {
+    std::vector<Tensor> edges = inputs;
+    edges.insert(edges.end(), cap.tensors.begin(), cap.tensors.end());
+    record_list("checkpoint", edges, out_ptrs, [fn, saved, rng, cap](Grads& dys, const Node&) {
         std::vector<Tensor> xs;
         for (const Saved& s : saved) {
             Tensor x = s.get();
@@ -103,12 +142,29 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
                 grads.push_back(std::move(dys[i]));
             }
         ys.clear();
-        // Parameters inside fn are leaves: this accumulates into their grad() directly.
-        if (!roots.empty())
-            backward_owned(std::move(roots), std::move(grads), GradMode::is_enabled());
         Grads dx;
+        if (into_grad_pass() && !cap.history) {
+            // backward(): the captured tensors are leaves and take their gradients directly
+            if (!roots.empty())
+                backward_owned(std::move(roots), std::move(grads), false);
+            for (const Tensor& x : xs)
+                dx.push_back(x.defined() && x.requires_grad() ? x.grad() : Tensor());
+            dx.resize(xs.size() + cap.tensors.size());
+            return dx;
+        }
+        std::vector<Tensor> wrt;  // Note [Checkpoint edges]: the inputs, then the captured
         for (const Tensor& x : xs)
-            dx.push_back(x.defined() && x.requires_grad() ? x.grad() : Tensor());
+            if (x.defined() && x.requires_grad())
+                wrt.push_back(x);
+        wrt.insert(wrt.end(), cap.tensors.begin(), cap.tensors.end());
+        std::vector<Tensor> g;
+        if (!roots.empty())
+            g = grad_owned(std::move(roots), wrt, std::move(grads), GradMode::is_enabled());
+        size_t k = 0;
+        for (const Tensor& x : xs)
+            dx.push_back(x.defined() && x.requires_grad() && k < g.size() ? g[k++] : Tensor());
+        for (size_t i = 0; i < cap.tensors.size(); ++i)
+            dx.push_back(k < g.size() ? g[k++] : Tensor());
         return dx;
     });
     return outs;

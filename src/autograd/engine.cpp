@@ -405,9 +405,14 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
         create_graph, nullptr, "backward");
 }
 
-std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, bool retain_graph,
-                         bool create_graph, bool allow_unused) {
+namespace {
+
+/// autograd::grad over owned outputs and gradients. With stop_at_inputs, the pass does not run
+/// the nodes below an input: the gradient of an input is only what reaches it from the outputs
+/// directly, not through another input (checkpoint's recomputation, Note [Checkpoint edges]).
+std::vector<Tensor> grad_impl(std::vector<Tensor>&& outputs, const std::vector<Tensor>& inputs,
+                              std::vector<Tensor>&& grad_outputs, bool retain_graph,
+                              bool create_graph, bool allow_unused, bool stop_at_inputs) {
     Capture cap;
     cap.results.resize(inputs.size());
     std::vector<std::shared_ptr<Node>> made;  // keeps accumulators made below alive for the call
@@ -437,19 +442,24 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
         Node* n = stack.back();
         stack.pop_back();
         all.push_back(n);
+        if (stop_at_inputs && cap.at.count(n))
+            continue;
         for (auto& e : n->next_)
             if (e.fn && seen.insert(e.fn.get()).second)
                 stack.push_back(e.fn.get());
     }
     std::sort(all.begin(), all.end(), [](Node* a, Node* b) { return a->seq_ < b->seq_; });
-    for (Node* n : all)
+    for (Node* n : all) {
+        if (stop_at_inputs && cap.at.count(n))
+            continue;
         for (auto& e : n->next_)
             if (e.fn && (cap.needed.count(e.fn.get()) || cap.at.count(e.fn.get()))) {
                 cap.needed.insert(n);
                 break;
             }
-    run(std::vector<Tensor>(outputs), std::vector<Tensor>(grad_outputs),
-        retain_graph || create_graph, create_graph, &cap, "autograd::grad");
+    }
+    run(std::move(outputs), std::move(grad_outputs), retain_graph || create_graph, create_graph,
+        &cap, "autograd::grad");
     for (size_t i = 0; i < inputs.size(); ++i)
         if (!cap.results[i].defined() && !allow_unused)
             throw autograd_error("autograd::grad: input " + std::to_string(i) + " (shape " +
@@ -457,6 +467,26 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                                  ") is not reachable from the outputs; pass allow_unused=true "
                                  "to get an undefined gradient instead");
     return cap.results;
+}
+
+}  // namespace
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph,
+                         bool create_graph, bool allow_unused) {
+    return grad_impl(std::vector<Tensor>(outputs), inputs, std::vector<Tensor>(grad_outputs),
+                     retain_graph, create_graph, allow_unused, false);
+}
+
+std::vector<Tensor> detail::grad_owned(std::vector<Tensor>&& roots,
+                                       const std::vector<Tensor>& inputs,
+                                       std::vector<Tensor>&& grads, bool create_graph) {
+    return grad_impl(std::move(roots), inputs, std::move(grads), create_graph, create_graph, true,
+                     true);
+}
+
+bool detail::into_grad_pass() {
+    return t_into_grad;
 }
 
 }  // namespace autograd

@@ -60,8 +60,9 @@ inline Saved save_intermediate(const Tensor& t) {
     return Saved(t, false, true);
 }
 
-/// Note [Checkpoint probe]: checkpoint() runs its function unrecorded but must know whether a
-/// leaf that requires grad (a parameter) was used inside, so its output can require grad.
+/// Note [Checkpoint probe]: checkpoint() runs its function unrecorded but must know which
+/// tensors that require grad (parameters, captured tensors) were used inside, so that its output
+/// requires grad and its node has an edge to each (Note [Checkpoint edges] in checkpoint.cpp).
 bool probe_active();
 void probe_note(std::initializer_list<const Tensor*> inputs);
 
@@ -113,6 +114,16 @@ Tensor grad_buffer(const Node& n, size_t i);
 /// backward() that takes its roots and gradients over and drops them once queued (Note [Roots
 /// released] in engine.cpp); retain_graph is create_graph.
 void backward_owned(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool create_graph);
+
+/// autograd::grad that takes its roots and gradients over, allows unused inputs and does not
+/// run the graph below an input (Note [Checkpoint edges] in checkpoint.cpp); retain_graph is
+/// create_graph.
+std::vector<Tensor> grad_owned(std::vector<Tensor>&& roots, const std::vector<Tensor>& inputs,
+                               std::vector<Tensor>&& grads, bool create_graph);
+
+/// Whether the running pass is a backward() that accumulates into the leaves' .grad() (not
+/// autograd::grad, not create_graph): Note [Gradient accumulated in place] in engine.cpp.
+bool into_grad_pass();
 
 /// Hands the SavedInfo of the Saved objects built since the last call to n (Saved's constructor
 /// notes them; record() runs right after the closure that holds them is built).
