@@ -251,6 +251,30 @@ BOOST_AUTO_TEST_CASE(autograd_grad_returns_without_touching_dot_grad) {
     check_close(gv[0], e, 1e-12, 1e-12);
 }
 
+BOOST_AUTO_TEST_CASE(autograd_grad_computes_only_what_it_is_asked) {
+    // Note [Pruned gradients]: grad(loss, {x}) through linear layers computes dx only. A dW
+    // would be a 4 MiB buffer here; everything the pass needs is a few KiB.
+    const auto o = tg::TensorOptions().dtype(tg::kFloat32).requires_grad(true);
+    const tg::Tensor w1 = tg::randn({1024, 1024}, o), w2 = tg::randn({1024, 1024}, o);
+    const tg::Tensor b = tg::zeros({1024}, o), x = tg::randn({2, 1024}, o);
+    const tg::Tensor loss = tg::linear(tg::tanh(tg::linear(x, w1, b)), w2, b).sum();
+    const int64_t start = tg::memory::stats().current_bytes;
+    tg::memory::reset_peak();
+    auto gx = tg::autograd::grad({loss}, {x}, {}, /*retain_graph=*/true);
+    BOOST_TEST(tg::memory::stats().peak_bytes - start < 64 * 1024);
+    // with respect to a weight: that weight's gradient and nothing else of its size
+    tg::memory::reset_peak();
+    auto gw = tg::autograd::grad({loss}, {w2});
+    BOOST_TEST(tg::memory::stats().peak_bytes - start < 4 * 1024 * 1024 + 64 * 1024);
+    BOOST_TEST(gw[0].sizes() == w2.sizes());
+    // and the values are those of a full pass
+    const auto ref = tg::autograd::grad({tg::linear(tg::tanh(tg::linear(x, w1, b)), w2, b).sum()},
+                                        {x, w1, w2, b});
+    BOOST_TEST(gx[0].to_vector<float>() == ref[0].to_vector<float>());
+    BOOST_TEST(gw[0].to_vector<float>() == ref[2].to_vector<float>());
+    BOOST_TEST(!w1.grad().defined());
+}
+
 BOOST_AUTO_TEST_CASE(autograd_grad_allow_unused) {
     tg::Tensor x = make_input({3}, 20), z = make_input({3}, 21);
     tg::Tensor out = (x * 2.0).sum();

@@ -106,7 +106,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
         saved.push_back(save(x));
     std::vector<Tensor> edges = inputs;
     edges.insert(edges.end(), cap.tensors.begin(), cap.tensors.end());
-    record_list("checkpoint", edges, out_ptrs, [fn, saved, rng, cap](Grads& dys, const Node&) {
+    record_list("checkpoint", edges, out_ptrs, [fn, saved, rng, cap](Grads& dys, const Node& n) {
         std::vector<Tensor> xs;
         for (const Saved& s : saved) {
             Tensor x = s.get();
@@ -152,19 +152,20 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
             dx.resize(xs.size() + cap.tensors.size());
             return dx;
         }
-        std::vector<Tensor> wrt;  // Note [Checkpoint edges]: the inputs, then the captured
-        for (const Tensor& x : xs)
-            if (x.defined() && x.requires_grad())
-                wrt.push_back(x);
-        wrt.insert(wrt.end(), cap.tensors.begin(), cap.tensors.end());
+        // Note [Checkpoint edges]: the inputs, then the captured, that the running pass needs
+        std::vector<Tensor> wrt;
+        std::vector<size_t> edge;
+        for (size_t j = 0; j < xs.size() + cap.tensors.size(); ++j)
+            if (needs(n, j)) {
+                wrt.push_back(j < xs.size() ? xs[j] : cap.tensors[j - xs.size()]);
+                edge.push_back(j);
+            }
         std::vector<Tensor> g;
-        if (!roots.empty())
+        if (!roots.empty() && !wrt.empty())
             g = grad_owned(std::move(roots), wrt, std::move(grads), GradMode::is_enabled());
-        size_t k = 0;
-        for (const Tensor& x : xs)
-            dx.push_back(x.defined() && x.requires_grad() && k < g.size() ? g[k++] : Tensor());
-        for (size_t i = 0; i < cap.tensors.size(); ++i)
-            dx.push_back(k < g.size() ? g[k++] : Tensor());
+        dx.resize(xs.size() + cap.tensors.size());
+        for (size_t k = 0; k < g.size(); ++k)
+            dx[edge[k]] = std::move(g[k]);
         return dx;
     });
     return outs;

@@ -232,6 +232,25 @@ struct Capture {
     std::vector<Tensor> results;
 };
 
+thread_local const Capture* t_capture = nullptr;  // the running pass's, if it is a grad()
+
+}  // namespace
+
+// Note [Pruned gradients]: autograd::grad runs only the nodes from which one of its inputs can
+// be reached, and an op's backward asks needs(n, i) before computing the gradient of input i, so
+// it also skips the inputs that lead nowhere the pass is going: grad(loss, {x}) through a linear
+// layer computes dx = dy·W and neither dW nor db, as PyTorch's engine does. In backward() every
+// input with an edge is needed.
+bool detail::needs(const Node& n, size_t i) {
+    const Node* next = n.next_[i].fn.get();
+    if (!next)
+        return false;
+    const Capture* c = t_capture;
+    return !c || c->needed.count(const_cast<Node*>(next)) || c->at.count(const_cast<Node*>(next));
+}
+
+namespace {
+
 // Raw pointers suffice: a queued node is kept alive by the edge that queued it, or by roots_.
 struct HeapEntry {
     uint64_t seq;
@@ -332,6 +351,11 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
         ~IntoGrad() { t_into_grad = prev; }
     } into_grad;
     t_into_grad = cap == nullptr && !create;
+    struct PassCapture {  // Note [Pruned gradients]; restored for nested passes
+        const Capture* prev = t_capture;
+        ~PassCapture() { t_capture = prev; }
+    } pass_capture;
+    t_capture = cap;
     Node* const prev_current = t_current_node;
     while (!heap.empty()) {
         Node* const n = heap.top().node;

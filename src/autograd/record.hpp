@@ -98,10 +98,10 @@ struct FnNode final : Node {
     }
 };
 
-/// Whether input i of n needs a gradient, and its recorded shape.
-inline bool needs(const Node& n, size_t i) {
-    return n.next_[i].fn != nullptr;
-}
+/// Whether input i of n needs a gradient: it has an edge, and in autograd::grad the pass goes
+/// that way (Note [Pruned gradients] in engine.cpp).
+bool needs(const Node& n, size_t i);
+/// The recorded shape of input i of n.
 inline const Shape& in_shape(const Node& n, size_t i) {
     return n.inputs_[i].sizes;
 }
