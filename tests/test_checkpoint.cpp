@@ -4,6 +4,8 @@
 #include <boost/test/unit_test.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "test_util.hpp"
+
 using tg::Tensor;
 
 namespace {
@@ -224,6 +226,28 @@ BOOST_AUTO_TEST_CASE(captured_tensor_with_history) {
         BOOST_TEST(gw == ref_w, boost::test_tools::tolerance(1e-12)
                                     << boost::test_tools::per_element());
     }
+}
+
+BOOST_AUTO_TEST_CASE(recomputation_that_differs_throws_naming_shapes) {
+    // fn that computes something else when it runs again (state it reads changed): a typed
+    // error naming both shapes, not gradients of the wrong thing
+    const Tensor x = tg::randn({4, 3}, tg::kFloat64).requires_grad_();
+    int calls = 0;
+    Tensor y = tg::checkpoint(
+        [&calls](const std::vector<Tensor>& in) {
+            return ++calls == 1 ? in[0] * 2 : tg::narrow(in[0], 0, 0, 2) * 2;
+        },
+        {x});
+    tgtest::check_throws<tg::autograd_error>([&] { y.sum().backward(); },
+                                             {"checkpoint", "[2,3]", "[4,3]", "same"}, "shape");
+    int runs = 0;
+    auto outs = tg::checkpoint(tg::CheckpointFn([&runs](const std::vector<Tensor>& in) {
+                                   return ++runs == 1 ? std::vector<Tensor>{in[0] * 2, in[0] * 3}
+                                                      : std::vector<Tensor>{in[0] * 2};
+                               }),
+                               {x});
+    tgtest::check_throws<tg::autograd_error>([&] { (outs[0] + outs[1]).sum().backward(); },
+                                             {"checkpoint", "1 outputs", "first run 2"}, "count");
 }
 
 BOOST_AUTO_TEST_CASE(modified_input_is_caught) {

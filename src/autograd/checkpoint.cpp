@@ -133,6 +133,20 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
             }
         }
         gen = outer;
+        // what comes back must be what the first run returned, or the gradients would be wrong
+        if (ys.size() != n.num_outputs_)
+            throw autograd_error("checkpoint: recomputing fn returned " +
+                                 std::to_string(ys.size()) + " outputs, the first run " +
+                                 std::to_string(n.num_outputs_) +
+                                 ": fn must compute the same when it runs again");
+        for (size_t i = 0; i < ys.size() && i < dys.size(); ++i)
+            if (dys[i].defined() && ys[i].defined() &&
+                (ys[i].sizes() != dys[i].sizes() || ys[i].dtype() != dys[i].dtype()))
+                throw autograd_error("checkpoint: recomputing fn returned output " +
+                                     std::to_string(i) + " as " + shape_str(ys[i].sizes()) + " " +
+                                     dtype_name(ys[i].dtype()) + ", the first run as " +
+                                     shape_str(dys[i].sizes()) + " " + dtype_name(dys[i].dtype()) +
+                                     ": fn must compute the same when it runs again");
         // The outputs and their gradients are handed over, not copied: the engine frees each
         // as soon as its node has run, so neither lives through the whole segment's backward.
         std::vector<Tensor> roots, grads;
