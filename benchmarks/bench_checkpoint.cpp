@@ -1,7 +1,7 @@
 // bench_checkpoint (issue 4): peak memory and step time of a deep MLP trained without
 // checkpointing, with √n segments and with the memory-budget planner (docs/checkpointing.md).
 //
-//   bench_checkpoint [--layers 64] [--width 1024] [--batch 256] [--reps 5] [--out DIR]
+//   bench_checkpoint [--layers 64] [--width 1024] [--batch 256] [--reps 9] [--out DIR]
 //
 // Memory is tapegrad's allocator statistics: peak_bytes during one training step (forward,
 // backward, SGD step) minus current_bytes when the step starts, with the gradients allocated
@@ -29,7 +29,7 @@
 namespace {
 
 struct Args {
-    int layers = 64, width = 1024, batch = 256, reps = 5;
+    int layers = 64, width = 1024, batch = 256, reps = 9;
     std::string out = "benchmarks/results";
 };
 

@@ -10,13 +10,17 @@
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 15),
 # REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3), REPS_OPENCL (default 10).
-# Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on this CPU unless
-# OPENBLAS_CORETYPE is set, so it is set to SkylakeX unless the caller set it.
+# Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on recent CPUs unless
+# OPENBLAS_CORETYPE is set, so unless the caller set it, it is SkylakeX where the CPU has AVX-512
+# and Haswell where it has AVX2 (SkylakeX on a CPU without AVX-512 dies of SIGILL).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-bench}
 RES=$ROOT/benchmarks/results
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+    if grep -q avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+    elif grep -q avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
+fi
 mkdir -p "$RES"
 
 if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
