@@ -44,6 +44,28 @@ BOOST_AUTO_TEST_CASE(checkpoint_on_device_is_bit_identical,
     check_all_close(ck, run(tg::Device::cpu(), true), 1e-10);
 }
 
+BOOST_AUTO_TEST_CASE(non_reentrant_checkpoint_on_device_is_bit_identical,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    using namespace device_nn;
+    // checkpoint_sequential(..., use_reentrant=false) with Dropout: the recomputed saved tensors
+    // live on the device and give the plain run's gradients bit for bit
+    auto run = [](tg::Device d, bool ckpt) {
+        tg::manual_seed(7);
+        nn::Sequential seq(nn::Linear(6, 16), nn::Tanh(), nn::Dropout(0.2), nn::Linear(16, 16),
+                           nn::ReLU(), nn::Linear(16, 16), nn::Sigmoid(), nn::Linear(16, 3));
+        seq->to(tg::kFloat64);
+        seq->to(d);
+        const Tensor x = tg::randn({8, 6}, tg::kFloat64).to(d);
+        tg::manual_seed(14);
+        const Tensor y = ckpt ? nn::checkpoint_sequential(seq, 3, x, false) : seq(x);
+        (y * y).sum().backward();
+        return grads_of(seq->parameters());
+    };
+    const auto plain = run(kDev, false);
+    BOOST_TEST((bits(run(kDev, true)) == bits(plain)));
+    check_all_close(plain, run(tg::Device::cpu(), true), 1e-10);
+}
+
 BOOST_AUTO_TEST_CASE(autograd_grad_through_checkpoint_on_device,
                      *boost::unit_test::precondition(NeedsDevice())) {
     using namespace device_nn;

@@ -16,9 +16,17 @@ using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>
 /// it with respect to its inputs, the parameters used inside fn and tensors fn captured, and
 /// leaves every .grad() alone. Under NoGradGuard it is a plain call. Outputs require grad if any
 /// input or any tensor that requires grad used by fn does.
-std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs);
+///
+/// use_reentrant=false (PyTorch's non-reentrant checkpoint): fn runs once, recorded, but the
+/// graph keeps none of its activations; the backward recomputes them when it first needs one,
+/// reusing those still alive and stopping once it has what it needs (so the last op of a
+/// segment, whose result is the segment's output, is not run again). Gradients are
+/// bit-identical to the plain graph's. create_graph through it throws (Note [Recomputed saved
+/// tensors] in src/autograd/recompute.cpp).
+std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
+                               bool use_reentrant = true);
 /// Single-output form.
 Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                  const std::vector<Tensor>& inputs);
+                  const std::vector<Tensor>& inputs, bool use_reentrant = true);
 
 }  // namespace tg

@@ -73,9 +73,12 @@ std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>
 }
 }  // namespace
 
-std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
+                               bool use_reentrant) {
     if (!GradMode::is_enabled())
         return fn(inputs);
+    if (!use_reentrant)
+        return checkpoint_nonreentrant(fn, inputs);
     const std::mt19937_64 rng = tg::detail::generator();  // Dropout must draw the same masks
     std::vector<Tensor> used;
     std::vector<Tensor> outs = run_probed(fn, inputs, used);
@@ -186,10 +189,10 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
 }
 
 Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                  const std::vector<Tensor>& inputs) {
+                  const std::vector<Tensor>& inputs, bool use_reentrant) {
     return checkpoint(
         CheckpointFn([fn](const std::vector<Tensor>& xs) { return std::vector<Tensor>{fn(xs)}; }),
-        inputs)[0];
+        inputs, use_reentrant)[0];
 }
 
 }  // namespace tg

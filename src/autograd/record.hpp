@@ -27,6 +27,8 @@ Node* current_node();
 /// backward reads it (Note [Version counter] in saved.cpp).
 /// Every Saved that holds an activation counts its buffer in memory::Stats::saved_bytes (Note
 /// [Activation memory] in saved.cpp).
+struct Frame;  // a non-reentrant checkpoint (Note [Recomputed saved tensors] in checkpoint.cpp)
+
 class Saved {
 public:
     Saved() = default;
@@ -39,15 +41,18 @@ public:
     ~Saved();
     /// The saved tensor; throws autograd_error if it was modified in place since it was saved.
     Tensor get() const;
-    bool defined() const { return t_.defined(); }
+    bool defined() const { return t_.defined() || frame_ != nullptr; }
 
 private:
+    friend bool frame_claims(Saved& s, const Tensor& t, bool is_output, bool intermediate);
     void hold();
     Tensor t_;
     uint32_t version_ = 0;
     uint32_t output_nr_ = 0;
     bool is_output_ = false;
     bool counted_ = false;  // t_ is activation memory (not a leaf the op was given)
+    std::shared_ptr<Frame> frame_;  // set: a non-reentrant checkpoint keeps t_ as entry slot_
+    uint32_t slot_ = 0;
 };
 inline Saved save(const Tensor& t) {
     return Saved(t, false);
@@ -59,6 +64,21 @@ inline Saved save_output(const Tensor& t) {
 inline Saved save_intermediate(const Tensor& t) {
     return Saved(t, false, true);
 }
+
+/// Note [Recomputed saved tensors] in checkpoint.cpp: inside a non-reentrant checkpoint, a Saved
+/// of an activation is taken over by the checkpoint's frame, which keeps it only while something
+/// else does and recomputes it when the backward asks for it. frame_claims is called by every
+/// Saved of an activation; true means *s is the frame's (or, while recomputing, left empty).
+bool frame_claims(Saved& s, const Tensor& t, bool is_output, bool intermediate);
+Tensor frame_get(Frame& f, uint32_t slot);
+void frame_ref(Frame& f, uint32_t slot);
+void frame_unref(Frame& f, uint32_t slot);
+/// tg::checkpoint(fn, inputs, /*use_reentrant=*/false), with grad mode on.
+std::vector<Tensor> checkpoint_nonreentrant(
+    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+    const std::vector<Tensor>& inputs);
+/// Forgets the SavedInfo of Saved objects whose node was never recorded (an aborted op).
+void discard_pending_saved();
 
 /// Note [Checkpoint probe]: checkpoint() runs its function unrecorded but must know which
 /// tensors that require grad (parameters, captured tensors) were used inside, so that its output

@@ -11,6 +11,10 @@ namespace {
 thread_local SmallVector<Node::SavedInfo, 4> t_pending;
 }
 
+void discard_pending_saved() {
+    t_pending.clear();
+}
+
 void take_saved(Node& n) {
     for (const auto& s : t_pending)
         n.saved_.push_back(s);
@@ -29,11 +33,14 @@ void take_saved(Node& n) {
 Saved::Saved(const Tensor& t, bool is_output, bool intermediate) : is_output_(is_output) {
     if (!t.defined())
         return;
+    const bool activation =
+        (is_output || intermediate || t.grad_fn() != nullptr) && !t.impl()->storage->grad_leaf;
+    if (activation && frame_claims(*this, t, is_output, intermediate))
+        return;
     version_ = t._version();
     t_ = is_output ? t.detach() : t;
     t_pending.push_back({t.impl()->storage.get(), int64_t(t.impl()->storage->nbytes)});
-    counted_ = (is_output || intermediate || t.grad_fn() != nullptr) &&
-               !t.impl()->storage->grad_leaf;
+    counted_ = activation;
     hold();
 }
 
@@ -50,8 +57,12 @@ Saved::Saved(const Saved& o)
       version_(o.version_),
       output_nr_(o.output_nr_),
       is_output_(o.is_output_),
-      counted_(o.counted_) {
+      counted_(o.counted_),
+      frame_(o.frame_),
+      slot_(o.slot_) {
     hold();
+    if (frame_)
+        frame_ref(*frame_, slot_);
 }
 
 Saved::Saved(Saved&& o) noexcept
@@ -59,7 +70,9 @@ Saved::Saved(Saved&& o) noexcept
       version_(o.version_),
       output_nr_(o.output_nr_),
       is_output_(o.is_output_),
-      counted_(o.counted_) {
+      counted_(o.counted_),
+      frame_(std::move(o.frame_)),
+      slot_(o.slot_) {
     o.counted_ = false;
 }
 
@@ -69,10 +82,14 @@ Saved& Saved::operator=(Saved o) noexcept {
     std::swap(output_nr_, o.output_nr_);
     std::swap(is_output_, o.is_output_);
     std::swap(counted_, o.counted_);
+    std::swap(frame_, o.frame_);
+    std::swap(slot_, o.slot_);
     return *this;
 }
 
 Saved::~Saved() {
+    if (frame_)
+        frame_unref(*frame_, slot_);
     if (!counted_)
         return;
     Storage& st = *t_.impl()->storage;
@@ -81,6 +98,8 @@ Saved::~Saved() {
 }
 
 Tensor Saved::get() const {
+    if (frame_)
+        return frame_get(*frame_, slot_);
     if (!t_.defined())
         return t_;
     const uint32_t now = t_._version();

@@ -148,7 +148,8 @@ CheckpointPlan plan_checkpoints(const Sequential& seq, const Tensor& x, MemoryBu
     return plan_checkpoints(profile_sequential(seq, x), budget);
 }
 
-Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& x) {
+Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& x,
+                             bool use_reentrant) {
     check_plan(*seq, plan);
     Tensor h = x;
     for (const auto& seg : plan.segments) {
@@ -161,15 +162,16 @@ Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, 
                 y = (*m)(y);
             return y;
         };
-        h = seg.checkpointed ? checkpoint(run, {h}) : run({h});
+        h = seg.checkpointed ? checkpoint(run, {h}, use_reentrant) : run({h});
     }
     return h;
 }
 
-Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& x) {
+Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& x,
+                             bool use_reentrant) {
     if (seq->is_empty())
         return x;
-    return checkpoint_sequential(seq, equal_plan(seq->size(), segments), x);
+    return checkpoint_sequential(seq, equal_plan(seq->size(), segments), x, use_reentrant);
 }
 
 Tensor checkpoint_sequential(const Sequential& seq, const Tensor& x, MemoryBudget budget) {

@@ -76,12 +76,16 @@ std::ostream& operator<<(std::ostream& os, const CheckpointPlan& plan);
 /// except the last, which runs plainly as in PyTorch (its activations are needed first in
 /// backward, so checkpointing it would only recompute it at once). Gradients are bit-identical
 /// to seq->forward(input), Dropout included. Throws tg::error if segments > seq->size().
-Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& input);
+/// use_reentrant=false runs the segments through the non-reentrant checkpoint (tg::checkpoint),
+/// which does not run a segment's last layer again (an MLP's √n step is about 5% faster); the
+/// planner's predictions model the reentrant one.
+Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& input,
+                             bool use_reentrant = true);
 
 /// Runs seq on input following `plan` (from plan_checkpoints or sqrt_plan); throws tg::error if
-/// the plan does not cover seq's layers.
-Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan,
-                             const Tensor& input);
+/// the plan does not cover seq's layers. The plan's predictions are for use_reentrant=true.
+Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& input,
+                             bool use_reentrant = true);
 
 /// plan_checkpoints(seq, input, budget) then runs the plan. Profiling costs about one extra
 /// forward and backward per call: in a training loop make the plan once and pass it instead.
