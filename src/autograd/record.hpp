@@ -27,7 +27,7 @@ Node* current_node();
 /// backward reads it (Note [Version counter] in saved.cpp).
 /// Every Saved that holds an activation counts its buffer in memory::Stats::saved_bytes (Note
 /// [Activation memory] in saved.cpp).
-struct Frame;  // a non-reentrant checkpoint (Note [Recomputed saved tensors] in checkpoint.cpp)
+struct Frame;  // a non-reentrant checkpoint (Note [Recomputed saved tensors] in recompute.cpp)
 
 class Saved {
 public:
@@ -50,7 +50,7 @@ private:
     uint32_t version_ = 0;
     uint32_t output_nr_ = 0;
     bool is_output_ = false;
-    bool counted_ = false;  // t_ is activation memory (not a leaf the op was given)
+    bool counted_ = false;          // t_ is activation memory (not a leaf the op was given)
     std::shared_ptr<Frame> frame_;  // set: a non-reentrant checkpoint keeps t_ as entry slot_
     uint32_t slot_ = 0;
 };
@@ -65,7 +65,7 @@ inline Saved save_intermediate(const Tensor& t) {
     return Saved(t, false, true);
 }
 
-/// Note [Recomputed saved tensors] in checkpoint.cpp: inside a non-reentrant checkpoint, a Saved
+/// Note [Recomputed saved tensors] in recompute.cpp: inside a non-reentrant checkpoint, a Saved
 /// of an activation is taken over by the checkpoint's frame, which keeps it only while something
 /// else does and recomputes it when the backward asks for it. frame_claims is called by every
 /// Saved of an activation; true means *s is the frame's (or, while recomputing, left empty).
