@@ -38,6 +38,13 @@ struct Mlp {
     }
 };
 
+/// A second backward pass accumulated into .grad(): every gradient is twice the first's.
+void check_doubled(const std::vector<double>& once, const std::vector<double>& twice) {
+    BOOST_TEST_REQUIRE(twice.size() == once.size());
+    for (size_t i = 0; i < once.size(); ++i)
+        BOOST_TEST(twice[i] == 2 * once[i], boost::test_tools::tolerance(1e-12));
+}
+
 /// Runs the MLP in `segments` segments of `per` layers, checkpointed or not, and backprops.
 Tensor forward(const Mlp& m, const Tensor& x, int segments, int per, bool ckpt, double p,
                bool reentrant = true) {
@@ -125,10 +132,7 @@ BOOST_AUTO_TEST_CASE(nested_checkpoints_and_accumulation) {
     tg::checkpoint(outer, {x}).sum().backward();
     BOOST_TEST(m.grads() == ref);
     tg::checkpoint(outer, {x}).sum().backward();  // a second pass accumulates
-    const auto twice = m.grads();
-    BOOST_TEST_REQUIRE(twice.size() == ref.size());
-    for (size_t i = 0; i < ref.size(); ++i)
-        BOOST_TEST(twice[i] == 2 * ref[i], boost::test_tools::tolerance(1e-12));
+    check_doubled(ref, m.grads());
 }
 
 BOOST_AUTO_TEST_CASE(no_grad_is_a_plain_call_and_retain_graph_works) {
@@ -144,9 +148,7 @@ BOOST_AUTO_TEST_CASE(no_grad_is_a_plain_call_and_retain_graph_works) {
     loss.backward({}, true);
     const auto once = m.grads();
     loss.backward();
-    const auto twice = m.grads();
-    for (size_t i = 0; i < once.size(); ++i)
-        BOOST_TEST(twice[i] == 2 * once[i], boost::test_tools::tolerance(1e-12));
+    check_doubled(once, m.grads());
     BOOST_CHECK_THROW(loss.backward(), tg::autograd_error);
 }
 
@@ -419,9 +421,7 @@ BOOST_AUTO_TEST_CASE(non_reentrant_autograd_grad_nested_and_retain_graph) {
     l.backward({}, true);
     const auto once = m.grads();
     l.backward();
-    const auto twice = m.grads();
-    for (size_t i = 0; i < once.size(); ++i)
-        BOOST_TEST(twice[i] == 2 * once[i], boost::test_tools::tolerance(1e-12));
+    check_doubled(once, m.grads());
 }
 
 BOOST_AUTO_TEST_CASE(non_reentrant_errors) {

@@ -73,6 +73,18 @@ std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>
 }
 }  // namespace
 
+std::vector<Tensor> autograd::detail::replay_inputs(const std::vector<Saved>& saved) {
+    std::vector<Tensor> xs;
+    for (const Saved& s : saved) {
+        const Tensor x = s.get();
+        Tensor d = x.defined() ? x.detach() : x;
+        if (x.defined() && x.requires_grad())
+            d.requires_grad_(true);
+        xs.push_back(d);
+    }
+    return xs;
+}
+
 std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
                                bool use_reentrant) {
     if (!GradMode::is_enabled())
@@ -110,32 +122,13 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     std::vector<Tensor> edges = inputs;
     edges.insert(edges.end(), cap.tensors.begin(), cap.tensors.end());
     record_list("checkpoint", edges, out_ptrs, [fn, saved, rng, cap](Grads& dys, const Node& n) {
-        std::vector<Tensor> xs;
-        for (const Saved& s : saved) {
-            Tensor x = s.get();
-            if (!x.defined()) {
-                xs.push_back(x);
-                continue;
-            }
-            Tensor d = x.detach();
-            if (x.requires_grad())
-                d.requires_grad_(true);
-            xs.push_back(d);
-        }
-        std::mt19937_64& gen = tg::detail::generator();
-        const std::mt19937_64 outer = gen;
-        gen = rng;
+        const std::vector<Tensor> xs = replay_inputs(saved);
         std::vector<Tensor> ys;
         {
+            tg::detail::ReplayGenerator replay(rng);
             AutoGradMode on(true);
-            try {
-                ys = fn(xs);
-            } catch (...) {
-                gen = outer;
-                throw;
-            }
+            ys = fn(xs);
         }
-        gen = outer;
         // what comes back must be what the first run returned, or the gradients would be wrong
         if (ys.size() != n.num_outputs_)
             throw autograd_error("checkpoint: recomputing fn returned " +
@@ -159,14 +152,14 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
                 grads.push_back(std::move(dys[i]));
             }
         ys.clear();
-        Grads dx;
+        Grads dx(xs.size() + cap.tensors.size());
         if (into_grad_pass() && !cap.history) {
             // backward(): the captured tensors are leaves and take their gradients directly
             if (!roots.empty())
                 backward_owned(std::move(roots), std::move(grads), false);
-            for (const Tensor& x : xs)
-                dx.push_back(x.defined() && x.requires_grad() ? x.grad() : Tensor());
-            dx.resize(xs.size() + cap.tensors.size());
+            for (size_t j = 0; j < xs.size(); ++j)
+                if (xs[j].defined() && xs[j].requires_grad())
+                    dx[j] = xs[j].grad();
             return dx;
         }
         // Note [Checkpoint edges]: the inputs, then the captured, that the running pass needs
@@ -180,7 +173,6 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
         std::vector<Tensor> g;
         if (!roots.empty() && !wrt.empty())
             g = grad_owned(std::move(roots), wrt, std::move(grads), GradMode::is_enabled());
-        dx.resize(xs.size() + cap.tensors.size());
         for (size_t k = 0; k < g.size(); ++k)
             dx[edge[k]] = std::move(g[k]);
         return dx;

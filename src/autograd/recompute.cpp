@@ -22,6 +22,7 @@
 // Limits: a create_graph backward through it throws (the recomputed values carry the recompute
 // run's history, not the graph's), and so does a recomputation that does not make the entries.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -45,6 +46,7 @@ struct Frame : std::enable_shared_from_this<Frame> {
         uint32_t version = 0;
         bool is_output = false, intermediate = false;
         size_t group = 0;            // the first entry of the same buffer at the same version
+        size_t next = SIZE_MAX;      // the group's next entry (SIZE_MAX: none)
         uint32_t refs = 0;           // Saved objects standing for it
         std::optional<Saved> value;  // the buffer, while a Saved needs it
     };
@@ -85,16 +87,14 @@ Tensor view_of(const Frame::Entry& e, std::shared_ptr<Storage> st) {
     return Tensor(std::move(impl));
 }
 
-/// The entry's buffer if it is alive at the version it was saved at.
-Tensor alive(const Frame::Entry& e) {
+/// The entry's buffer if it is alive at the version it was saved at, else null.
+std::shared_ptr<Storage> alive(const Frame::Entry& e) {
     std::shared_ptr<Storage> st = e.storage.lock();
-    if (!st || st->version != e.version)
-        return {};
-    return view_of(e, std::move(st));
+    return st && st->version == e.version ? st : nullptr;
 }
 
 bool needed(const Frame::Entry& e) {
-    return e.refs > 0 && !e.value && !alive(e).defined();
+    return e.refs > 0 && !e.value && !alive(e);
 }
 
 /// Runs fn again and fills the entries still needed (Note [Recomputed saved tensors]). A buffer
@@ -108,17 +108,8 @@ void recompute(Frame& f) {
             stop_at = std::max(stop_at, f.entries[i].group), any = true;
     if (!any)
         return;
-    std::vector<Tensor> xs;
-    for (const Saved& s : f.inputs) {
-        Tensor x = s.get();
-        Tensor d = x.defined() ? x.detach() : x;
-        if (x.defined() && x.requires_grad())
-            d.requires_grad_(true);
-        xs.push_back(d);
-    }
-    std::mt19937_64& gen = tg::detail::generator();
-    const std::mt19937_64 outer = gen;
-    gen = f.rng;
+    const std::vector<Tensor> xs = replay_inputs(f.inputs);
+    tg::detail::ReplayGenerator replay(f.rng);
     t_contexts.push_back({&f, true, 0, stop_at});
     try {
         AutoGradMode on(true);
@@ -128,11 +119,9 @@ void recompute(Frame& f) {
     } catch (...) {
         discard_pending_saved();
         t_contexts.pop_back();
-        gen = outer;
         throw;
     }
     t_contexts.pop_back();
-    gen = outer;
 }
 
 }  // namespace
@@ -157,8 +146,10 @@ bool frame_claims(Saved& s, const Tensor& t, bool is_output, bool intermediate) 
         e.refs = 1;
         e.group = f.entries.size();
         auto at = f.last.find(e.storage);
-        if (at != f.last.end() && f.entries[at->second].version == e.version)
+        if (at != f.last.end() && f.entries[at->second].version == e.version) {
             e.group = f.entries[at->second].group;
+            f.entries[at->second].next = f.entries.size();
+        }
         f.last[e.storage] = f.entries.size();
         f.entries.push_back(std::move(e));
         s.slot_ = uint32_t(f.entries.size() - 1);
@@ -169,11 +160,11 @@ bool frame_claims(Saved& s, const Tensor& t, bool is_output, bool intermediate) 
     if (i < f.entries.size() && f.entries[i].group == i) {
         // the first entry of its buffer: fill every entry of the buffer still needed
         Suspend plain;
-        for (size_t j = i; j < f.entries.size(); ++j) {
+        for (size_t j = i; j != SIZE_MAX; j = f.entries[j].next) {
             Frame::Entry& e = f.entries[j];
             const bool same_view =
                 e.sizes == t.sizes() && e.strides == t.strides() && e.offset == t.storage_offset();
-            if (e.group == i && needed(e))
+            if (needed(e))
                 e.value.emplace(same_view ? t : view_of(e, t.impl()->storage), e.is_output,
                                 e.intermediate);
         }
@@ -190,9 +181,9 @@ Tensor frame_get(Frame& f, uint32_t slot) {
             "tensors carry the recomputation's history; use the reentrant checkpoint");
     Frame::Entry& e = f.entries[slot];
     if (!e.value) {
-        if (Tensor t = alive(e); t.defined()) {
+        if (std::shared_ptr<Storage> st = alive(e)) {
             Suspend plain;
-            e.value.emplace(t, e.is_output, e.intermediate);
+            e.value.emplace(view_of(e, std::move(st)), e.is_output, e.intermediate);
         } else {
             recompute(f);
         }

@@ -73,6 +73,9 @@ bool frame_claims(Saved& s, const Tensor& t, bool is_output, bool intermediate);
 Tensor frame_get(Frame& f, uint32_t slot);
 void frame_ref(Frame& f, uint32_t slot);
 void frame_unref(Frame& f, uint32_t slot);
+/// The inputs a checkpoint saved, as the leaves of its recomputation: detached, and requiring
+/// grad where the originals did (both checkpoint forms).
+std::vector<Tensor> replay_inputs(const std::vector<Saved>& saved);
 /// tg::checkpoint(fn, inputs, /*use_reentrant=*/false), with grad mode on.
 std::vector<Tensor> checkpoint_nonreentrant(
     const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
