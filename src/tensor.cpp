@@ -8,64 +8,18 @@
 #include <sstream>
 
 #include "autograd/record.hpp"
-#include "memory_internal.hpp"
-#include "ops/kernels.hpp"
-#include "random.hpp"
+#include "backend/registry.hpp"
+#include "core/random.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
-
-// ---- shapes
-std::string shape_str(const Shape& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-        r += (i ? "," : "") + std::to_string(s[i]);
-    return r + "]";
-}
-int64_t numel_of(const Shape& s) {
-    int64_t n = 1;
-    for (int64_t d : s)
-        n *= d;
-    return n;
-}
-Shape contiguous_strides(const Shape& s) {
-    Shape st(s.size());
-    int64_t acc = 1;
-    for (size_t i = s.size(); i-- > 0;) {
-        st[i] = acc;
-        acc *= std::max<int64_t>(s[i], 1);
-    }
-    return st;
-}
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-    if (a == b)
-        return a;
-    const size_t n = std::max(a.size(), b.size());
-    Shape r(n);
-    for (size_t i = 0; i < n; ++i) {
-        const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-        const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-        if (x != y && x != 1 && y != 1)
-            throw shape_error(std::string(op) + ": shapes " + shape_str(a) + " and " +
-                              shape_str(b) + " cannot be broadcast (dim " + std::to_string(i) +
-                              ": " + std::to_string(x) + " vs " + std::to_string(y) + ")");
-        r[i] = x == 1 ? y : x;
-    }
-    return r;
-}
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
-    const int64_t n = std::max<int64_t>(ndim, 1);
-    if (dim < -n || dim >= n)
-        throw shape_error(std::string(op) + ": dim " + std::to_string(dim) +
-                          " is out of range for a tensor with " + std::to_string(ndim) + " dims");
-    return dim < 0 ? dim + n : dim;
-}
 
 // ---- storage
 Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
     if (d.is_cpu() && n <= sizeof(small)) {
         data = small;
-        memory::detail::on_alloc(d, int64_t(n));
+        backend::cpu_backend().counters().on_alloc(int64_t(n));
     } else {
         data = backend::get(d).allocate(n);
     }
@@ -76,7 +30,7 @@ Storage::~Storage() {
     if (!owned)
         return;
     if (data == small)
-        memory::detail::on_free(device, int64_t(nbytes));
+        backend::cpu_backend().counters().on_free(int64_t(nbytes));
     else
         backend::get(device).deallocate(data, nbytes);
 }
@@ -183,14 +137,14 @@ void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
 }
 Tensor Tensor::detach() const {
     const TensorImpl* i = check();
-    return ops::alias(*this, i->sizes, i->strides, i->offset);
+    return runtime::alias(*this, i->sizes, i->strides, i->offset);
 }
 
 // ---- conversion
 /// y = copy of x;  dx = dy
 Tensor Tensor::clone() const {
-    Tensor y = ops::empty(sizes(), dtype(), device());
-    ops::be(*this).copy(ops::view(y), ops::view(*this));
+    Tensor y = runtime::empty(sizes(), dtype(), device());
+    runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
     if (should_record({this}))
         record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
     return y;
@@ -202,8 +156,8 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::to(Dtype d) const {
     if (d == dtype())
         return *this;
-    Tensor y = ops::empty(sizes(), d, device());
-    ops::be(*this).copy(ops::view(y), ops::view(*this));
+    Tensor y = runtime::empty(sizes(), d, device());
+    runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
     if (is_floating(d) && should_record({this})) {
         const Dtype from = dtype();
         record("to_dtype", {this}, y, [from](const Tensor& dy) { return Grads{dy.to(from)}; });
@@ -215,11 +169,11 @@ Tensor Tensor::to(Device d) const {
     if (d == device())
         return *this;
     Tensor src = contiguous();
-    Tensor y = ops::empty(sizes(), dtype(), d);
+    Tensor y = runtime::empty(sizes(), dtype(), d);
     const size_t n = size_t(numel()) * element_size(dtype());
     std::vector<unsigned char> host(n);
-    ops::be(src).to_host(host.data(), src.impl()->storage->data,
-                         size_t(src.storage_offset()) * element_size(dtype()), n);
+    runtime::be(src).to_host(host.data(), src.impl()->storage->data,
+                             size_t(src.storage_offset()) * element_size(dtype()), n);
     backend::get(d).from_host(y.impl()->storage->data, 0, host.data(), n);
     if (should_record({this})) {
         const Device from = device();
@@ -238,11 +192,11 @@ static Tensor finish(Tensor t, const TensorOptions& o) {
     return t;
 }
 Tensor empty(const Shape& s, const TensorOptions& o) {
-    return finish(ops::empty(s, o.dtype(), o.device()), o);
+    return finish(runtime::empty(s, o.dtype(), o.device()), o);
 }
 Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
-    Tensor t = ops::empty(s, o.dtype(), o.device());
-    ops::be(t).fill(ops::view(t), v);
+    Tensor t = runtime::empty(s, o.dtype(), o.device());
+    runtime::fill(t, v);
     return finish(t, o);
 }
 Tensor zeros(const Shape& s, const TensorOptions& o) {
@@ -266,11 +220,11 @@ Tensor empty_like(const Tensor& t) {
 
 template <class T>
 static Tensor from_host_vector(const std::vector<T>& v, const Shape& s, const TensorOptions& o) {
-    Tensor t = ops::empty(s, o.dtype(), o.device());
+    Tensor t = runtime::empty(s, o.dtype(), o.device());
     dispatch(o.dtype(), [&](auto tag) {
         using U = decltype(tag);
         std::vector<U> conv(v.begin(), v.end());
-        ops::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size() * sizeof(U));
+        runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size() * sizeof(U));
     });
     return finish(t, o);
 }
@@ -314,22 +268,12 @@ Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     return finish(Tensor(std::move(impl)), o);
 }
 
-namespace detail {
-std::mt19937_64& generator() {
-    static std::mt19937_64 g(5489u);
-    return g;
-}
-}  // namespace detail
-void manual_seed(uint64_t seed) {
-    detail::generator().seed(seed);
-}
-
 static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o) {
     if (!is_floating(o.dtype()))
         throw dtype_error(std::string(normal ? "randn" : "rand") + ": dtype " +
                           dtype_name(o.dtype()) + " is not floating-point");
-    Tensor t = ops::empty(s, o.dtype(), o.device());
-    ops::be(t).random(ops::view(t), normal, normal ? 0 : 0, 1, detail::generator());
+    Tensor t = runtime::empty(s, o.dtype(), o.device());
+    runtime::fill_random(t, normal, normal ? 0 : 0, 1);
     return finish(t, o);
 }
 Tensor randn(const Shape& s, const TensorOptions& o) {
@@ -351,14 +295,14 @@ Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o
 
 Tensor& Tensor::uniform_(double lo, double hi) {
     NoGradGuard g;
-    Tensor r = ops::empty(sizes(), dtype(), device());
-    ops::be(r).random(ops::view(r), false, lo, hi, detail::generator());
+    Tensor r = runtime::empty(sizes(), dtype(), device());
+    runtime::fill_random(r, false, lo, hi);
     return copy_(r);
 }
 Tensor& Tensor::normal_(double mean, double std) {
     NoGradGuard g;
-    Tensor r = ops::empty(sizes(), dtype(), device());
-    ops::be(r).random(ops::view(r), true, mean, std, detail::generator());
+    Tensor r = runtime::empty(sizes(), dtype(), device());
+    runtime::fill_random(r, true, mean, std);
     return copy_(r);
 }
 

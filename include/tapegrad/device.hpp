@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -6,6 +7,8 @@
 namespace tg {
 
 enum class DeviceType : uint8_t { CPU, CUDA, OpenCL };
+/// How many device types there are (each has one backend family: src/backend/registry.cpp).
+constexpr size_t kNumDeviceTypes = 3;
 
 /// Where a tensor's storage lives: tg::Device::cpu(), Device::cuda(0), Device::opencl(0).
 struct Device {

@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "autograd/record.hpp"
-#include "random.hpp"
+#include "core/random.hpp"
 
 namespace tg {
 

@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -117,7 +117,7 @@ struct AccumulateGrad final : Node {
         if (acc.requires_grad()) {  // a grad kept from a create_graph pass: do not mutate it
             impl->grad = (acc.detach() + g).impl_ptr();
         } else {
-            ops::binary_into(backend::BinaryOp::add, acc, acc, g, "backward", 0, 0);
+            runtime::binary_into(backend::BinaryOp::add, acc, acc, g, "backward", 0, 0);
             ++acc.impl()->storage->version;
         }
         return {};
@@ -211,7 +211,7 @@ static std::string where_recorded(const Node& n) {
 }
 
 void check_forward_anomaly(const char* op, const Tensor& t) {
-    if (!t_anomaly || ops::all_finite(t))
+    if (!t_anomaly || runtime::all_finite(t))
         return;
     const Node* n = t.grad_fn().get();
     throw autograd_error(std::string("anomaly detected: forward of '") + op +
@@ -281,7 +281,7 @@ void validate(const Node& n, Grads& dxs) {
                                  ": got " + shape_str(g.sizes()) + " " + dtype_name(g.dtype()) +
                                  " on " + g.device().str() + ", expected " + shape_str(m.sizes) +
                                  " " + dtype_name(m.dtype) + " on " + m.device.str());
-        if (t_anomaly && !ops::all_finite(g))
+        if (t_anomaly && !runtime::all_finite(g))
             throw autograd_error(std::string("anomaly detected: backward of '") + n.name_ +
                                  "' returned NaN or Inf in the gradient of input " +
                                  std::to_string(i) + " (" + where_recorded(n) + ")");

@@ -28,7 +28,7 @@
 #include <unordered_set>
 
 #include "autograd/record.hpp"
-#include "random.hpp"
+#include "core/random.hpp"
 #include "tapegrad/checkpoint.hpp"
 
 namespace tg::autograd::detail {

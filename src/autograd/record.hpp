@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "pool.hpp"
+#include "core/pool.hpp"
 #include "tapegrad/autograd.hpp"
 
 namespace tg::autograd::detail {

@@ -3,7 +3,7 @@
 // version means the values the formula needs are gone, and the engine reports it instead of
 // computing a wrong gradient (as PyTorch does).
 #include "autograd/record.hpp"
-#include "memory_internal.hpp"
+#include "backend/registry.hpp"
 
 namespace tg::autograd::detail {
 
@@ -49,7 +49,7 @@ void Saved::hold() {
         return;
     Storage& st = *t_.impl()->storage;
     if (st.saved_refs++ == 0)
-        memory::detail::on_saved(st.device, int64_t(st.nbytes));
+        backend::get(st.device).counters().on_saved(int64_t(st.nbytes));
 }
 
 Saved::Saved(const Saved& o)
@@ -94,7 +94,7 @@ Saved::~Saved() {
         return;
     Storage& st = *t_.impl()->storage;
     if (--st.saved_refs == 0)
-        memory::detail::on_saved(st.device, -int64_t(st.nbytes));
+        backend::get(st.device).counters().on_saved(-int64_t(st.nbytes));
 }
 
 Tensor Saved::get() const {

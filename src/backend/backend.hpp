@@ -1,10 +1,13 @@
 #pragma once
-// The internal backend interface (DESIGN.md §5). Backends provide buffers, copies, the
-// table-generated elementwise kernels, a few reductions, gemm/gemv and a few structural kernels.
-// They never know about differentiable ops.
+// The internal backend interface (DESIGN.md §5): buffers, copies, the table-generated elementwise
+// kernels, a few reductions, gemm/gemv and a few structural kernels. Backends never know about
+// differentiable ops. Adding a backend: a folder under src/backend/ with a class deriving from
+// Backend and a Family (registry.hpp), one line in registry.cpp, one test driver.
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <random>
 
+#include "backend/device_common/caching_allocator.hpp"
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 
@@ -37,50 +40,91 @@ struct View {
     Dtype dtype = Dtype::Float32;
 };
 
+/// Note [Memory statistics]: every byte a tensor holds is counted by its device's backend when
+/// it is allocated and released, so current is exactly what live tensors hold and peak its
+/// maximum; tg::memory::stats reads these. Tests and benchmarks read memory here, not from RSS.
+struct MemoryCounters {
+    std::atomic<int64_t> current{0}, peak{0}, allocs{0}, to_device{0}, to_host{0};
+    std::atomic<int64_t> saved{0}, peak_saved{0};  // Note [Activation memory] in saved.cpp
+    void on_alloc(int64_t bytes);
+    void on_free(int64_t bytes) { current.fetch_sub(bytes, std::memory_order_relaxed); }
+    /// A buffer starts (bytes > 0) or stops (bytes < 0) being kept for backward.
+    void on_saved(int64_t bytes);
+    void on_transfer(bool to_device_, int64_t bytes) {
+        (to_device_ ? to_device : to_host).fetch_add(bytes, std::memory_order_relaxed);
+    }
+};
+
+/// The kernels every backend implements, declared once: Backend declares them pure virtual
+/// and a backend's class TG_BACKEND_KERNELS(, override).
+///   to_host, from_host: byte copies between host memory and a buffer (offsets in bytes).
+///   copy: out = in, strided, converting dtypes.
+///   unary, binary: the kernels.def kernel op with scalar parameters p, q.
+///   where: out = cond != 0 ? a : b.
+///   reduce: out (strides 0 on the reduced dims) = the reduction of in; out is overwritten.
+///   arg_reduce: out[int64] = index of the max (min) along dim; out has in's sizes with stride 0
+///     on dim.
+///   softmax_rows: row-wise (log-)softmax of contiguous [rows, cols] data.
+///   gemm: row-major BLAS, C = alpha * op(A) op(B) + beta * C (views give data and offset).
+///   gemv: row-major BLAS, y = alpha * op(A) x + beta * y; A is [m,n].
+///   index: contiguous index kernels along dim (index is int64; src/out contiguous). Select:
+///     out = src.index_select(dim, idx); Add: out.index_add_(dim, idx, src); Gather: out =
+///     src.gather(dim, idx); ScatterAdd: out.scatter_add_(dim, idx, src). Out-of-range indices
+///     throw shape_error naming `opname` (a device may throw it at its next synchronising call:
+///     Note [Deferred index errors] in device_common/deferred_errors.hpp).
+#define TG_BACKEND_KERNELS(prefix, suffix)                                                     \
+    prefix void to_host(void* dst, const void* src, size_t src_offset, size_t n) suffix;       \
+    prefix void from_host(void* dst, size_t dst_offset, const void* src, size_t n) suffix;     \
+    prefix void copy(const View& out, const View& in) suffix;                                  \
+    prefix void unary(UnaryOp op, const View& out, const View& x, double p, double q) suffix;  \
+    prefix void binary(BinaryOp op, const View& out, const View& a, const View& b, double p,   \
+                       double q) suffix;                                                       \
+    prefix void where(const View& out, const View& cond, const View& a, const View& b) suffix; \
+    prefix void reduce(ReduceOp op, const View& out, const View& in) suffix;                   \
+    prefix void arg_reduce(bool is_max, const View& out, const View& in, int dim) suffix;      \
+    prefix void softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,      \
+                             bool log) suffix;                                                 \
+    prefix void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,          \
+                     const View& a, int64_t lda, const View& b, int64_t ldb, double beta,      \
+                     const View& c, int64_t ldc) suffix;                                       \
+    prefix void gemv(bool ta, int64_t m, int64_t n, double alpha, const View& a, int64_t lda,  \
+                     const View& x, int64_t incx, double beta, const View& y, int64_t incy)    \
+        suffix;                                                                                \
+    prefix void index(IndexOp op, const View& out, const View& src, int dim, const View& idx,  \
+                      const char* opname) suffix;
+
 class Backend {
 public:
     virtual ~Backend() = default;
-    virtual void* allocate(size_t nbytes) = 0;
-    virtual void deallocate(void* p, size_t nbytes) = 0;
-    /// Byte copies between host memory and a buffer (offsets in bytes).
-    virtual void to_host(void* dst, const void* src, size_t src_offset, size_t n) = 0;
-    virtual void from_host(void* dst, size_t dst_offset, const void* src, size_t n) = 0;
-    /// out = in, strided, converting dtypes.
-    virtual void copy(const View& out, const View& in) = 0;
-    virtual void fill(const View& out, double value) = 0;
-    virtual void unary(UnaryOp op, const View& out, const View& x, double p, double q) = 0;
-    virtual void binary(BinaryOp op, const View& out, const View& a, const View& b, double p,
-                        double q) = 0;
-    /// out = cond != 0 ? a : b
-    virtual void where(const View& out, const View& cond, const View& a, const View& b) = 0;
-    /// out (strides 0 on the reduced dims) = reduction of in; out is overwritten.
-    virtual void reduce(ReduceOp op, const View& out, const View& in) = 0;
-    /// out[int64] = index of the max (min) along dim; out has in's sizes with stride 0 on dim.
-    virtual void arg_reduce(bool is_max, const View& out, const View& in, int dim) = 0;
-    /// Row-wise (log-)softmax of contiguous [rows, cols] data.
-    virtual void softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,
-                              bool log) = 0;
-    /// Row-major BLAS gemm: C = alpha * op(A) op(B) + beta * C (views give data and offset).
-    virtual void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
-                      const View& a, int64_t lda, const View& b, int64_t ldb, double beta,
-                      const View& c, int64_t ldc) = 0;
-    /// Row-major BLAS gemv: y = alpha * op(A) x + beta * y; A is [m,n].
-    virtual void gemv(bool ta, int64_t m, int64_t n, double alpha, const View& a, int64_t lda,
-                      const View& x, int64_t incx, double beta, const View& y, int64_t incy) = 0;
-    /// Contiguous index kernels along dim (index is int64; src/out contiguous):
-    /// Select: out = src.index_select(dim, idx); Add: out.index_add_(dim, idx, src);
-    /// Gather: out = src.gather(dim, idx); ScatterAdd: out.scatter_add_(dim, idx, src).
-    /// Out-of-range indices throw shape_error naming `op`.
-    virtual void index(IndexOp op, const View& out, const View& src, int dim, const View& idx,
-                       const char* opname) = 0;
-    virtual bool all_finite(const View& v) = 0;
-    /// Fills with uniform [a,b) (normal=false) or normal(a, b) samples from gen.
-    virtual void random(const View& out, bool normal, double a, double b, std::mt19937_64& gen) = 0;
-    virtual void synchronize() {}
-};
+    Backend(const Backend&) = delete;
+    Backend& operator=(const Backend&) = delete;
 
-/// The backend serving a device; throws backend_unavailable for devices not built or present.
-Backend& get(Device d);
-Backend& cpu();
+    Device device() const { return device_; }
+    MemoryCounters& counters() { return counters_; }
+
+    // ---- memory: the caching allocator over raw_allocate/raw_free, counted in counters()
+    void* allocate(size_t nbytes);
+    void deallocate(void* p, size_t nbytes);
+    /// Bytes held in the cache (freed by tensors, kept for reuse).
+    int64_t cached_bytes() { return cache_.cached_bytes(); }
+    /// Returns every cached block to the system (or the device).
+    void empty_cache() { cache_.release_all(); }
+
+    // The kernels (TG_BACKEND_KERNELS, above).
+    TG_BACKEND_KERNELS(virtual, = 0)
+    /// Waits for queued work; throws errors a device reports late.
+    virtual void synchronize() {}
+
+protected:
+    Backend(Device d, CachePolicy policy);
+    /// A new buffer of at least nbytes; throws tg::error when the system or device has no room.
+    virtual void* raw_allocate(size_t nbytes) = 0;
+    virtual void raw_free(void* p) = 0;
+
+private:
+    Device device_;
+    MemoryCounters counters_;
+    CachingAllocator cache_;
+};
 
 }  // namespace tg::backend

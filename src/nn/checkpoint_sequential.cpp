@@ -7,7 +7,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "random.hpp"
+#include "core/random.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/checkpoint.hpp"
 #include "tapegrad/error.hpp"

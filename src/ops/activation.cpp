@@ -3,62 +3,62 @@
 #include <cmath>
 
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
-#include "random.hpp"
+#include "runtime/dispatch.hpp"
+#include "core/random.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
-using ops::BinaryOp;
-using ops::UnaryOp;
+using runtime::BinaryOp;
+using runtime::UnaryOp;
 
 Tensor tanh(const Tensor& x) {
-    ops::check_floating("tanh", x);
-    Tensor y = ops::unary(UnaryOp::tanh, x);
+    runtime::check_floating("tanh", x);
+    Tensor y = runtime::unary(UnaryOp::tanh, x);
     if (should_record({&x}))
         record("tanh", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
             if (GradMode::is_enabled())
                 return Grads{dy * (1 - yy * yy)};
-            return Grads{ops::binary(BinaryOp::tanh_backward, dy, yy, "tanh")};
+            return Grads{runtime::binary(BinaryOp::tanh_backward, dy, yy, "tanh")};
         });
     return y;
 }
 
 Tensor sigmoid(const Tensor& x) {
-    ops::check_floating("sigmoid", x);
-    Tensor y = ops::unary(UnaryOp::sigmoid, x);
+    runtime::check_floating("sigmoid", x);
+    Tensor y = runtime::unary(UnaryOp::sigmoid, x);
     if (should_record({&x}))
         record("sigmoid", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
             if (GradMode::is_enabled())
                 return Grads{dy * yy * (1 - yy)};
-            return Grads{ops::binary(BinaryOp::sigmoid_backward, dy, yy, "sigmoid")};
+            return Grads{runtime::binary(BinaryOp::sigmoid_backward, dy, yy, "sigmoid")};
         });
     return y;
 }
 
 Tensor relu(const Tensor& x) {
-    Tensor y = ops::unary(UnaryOp::relu, x);
+    Tensor y = runtime::unary(UnaryOp::relu, x);
     if (should_record({&x}))
         record("relu", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();  // y > 0 exactly where x > 0
             if (GradMode::is_enabled())
-                return Grads{dy * ops::unary(UnaryOp::gt_scalar, yy, 0)};
-            return Grads{ops::binary(BinaryOp::relu_backward, dy, yy, "relu")};
+                return Grads{dy * runtime::unary(UnaryOp::gt_scalar, yy, 0)};
+            return Grads{runtime::binary(BinaryOp::relu_backward, dy, yy, "relu")};
         });
     return y;
 }
 
 Tensor leaky_relu(const Tensor& x, Scalar slope) {
-    Tensor y = ops::unary(UnaryOp::leaky_relu, x, slope);
+    Tensor y = runtime::unary(UnaryOp::leaky_relu, x, slope);
     if (should_record({&x}))
         record("leaky_relu", {&x}, y, [sx = save(x), slope](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())
-                return Grads{dy * ops::binary(BinaryOp::leaky_relu_backward, ones_like(xx), xx,
+                return Grads{dy * runtime::binary(BinaryOp::leaky_relu_backward, ones_like(xx), xx,
                                               "leaky_relu", slope)};
-            return Grads{ops::binary(BinaryOp::leaky_relu_backward, dy, xx, "leaky_relu", slope)};
+            return Grads{runtime::binary(BinaryOp::leaky_relu_backward, dy, xx, "leaky_relu", slope)};
         });
     return y;
 }
@@ -66,7 +66,7 @@ Tensor leaky_relu(const Tensor& x, Scalar slope) {
 namespace {
 /// g(x) = Φ(x) + x φ(x), the derivative of gelu;  dx = dy * φ(x) (2 - x²)
 Tensor gelu_prime(const Tensor& x) {
-    Tensor y = ops::binary(BinaryOp::gelu_backward, ones_like(x), x, "gelu");
+    Tensor y = runtime::binary(BinaryOp::gelu_backward, ones_like(x), x, "gelu");
     if (should_record({&x}))
         record("gelu_backward", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();
@@ -78,28 +78,28 @@ Tensor gelu_prime(const Tensor& x) {
 }  // namespace
 
 Tensor gelu(const Tensor& x) {
-    ops::check_floating("gelu", x);
-    Tensor y = ops::unary(UnaryOp::gelu, x);
+    runtime::check_floating("gelu", x);
+    Tensor y = runtime::unary(UnaryOp::gelu, x);
     if (should_record({&x}))
         record("gelu", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())
                 return Grads{dy * gelu_prime(xx)};
-            return Grads{ops::binary(BinaryOp::gelu_backward, dy, xx, "gelu")};
+            return Grads{runtime::binary(BinaryOp::gelu_backward, dy, xx, "gelu")};
         });
     return y;
 }
 
 Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {
-    ops::check_floating("softplus", x);
-    Tensor y = ops::unary(UnaryOp::softplus, x, beta, threshold);
+    runtime::check_floating("softplus", x);
+    Tensor y = runtime::unary(UnaryOp::softplus, x, beta, threshold);
     if (should_record({&x}))
         record("softplus", {&x}, y, [sx = save(x), beta, threshold](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())
                 return Grads{where(gt(xx * beta, threshold), dy, dy * sigmoid(xx * beta))};
             return Grads{
-                ops::binary(BinaryOp::softplus_backward, dy, xx, "softplus", beta, threshold)};
+                runtime::binary(BinaryOp::softplus_backward, dy, xx, "softplus", beta, threshold)};
         });
     return y;
 }
@@ -108,14 +108,14 @@ namespace {
 /// (log-)softmax over dim: the kernel works on contiguous rows, so dim moves last and back.
 Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
     const char* name = log ? "log_softmax" : "softmax";
-    ops::check_floating(name, x);
+    runtime::check_floating(name, x);
     const int64_t d = wrap_dim(dim, x.dim(), name);
     const int64_t last = std::max<int64_t>(x.dim() - 1, 0);
     Tensor xc = (d == last || x.dim() == 0) ? x.detach().contiguous()
                                             : x.detach().transpose(d, last).contiguous();
-    Tensor y = ops::empty_as(xc);
+    Tensor y = runtime::empty_as(xc);
     const int64_t cols = x.dim() == 0 ? 1 : xc.size(-1);
-    ops::be(x).softmax_rows(ops::view(y), ops::view(xc), cols ? xc.numel() / cols : 0, cols, log);
+    runtime::be(x).softmax_rows(runtime::view(y), runtime::view(xc), cols ? xc.numel() / cols : 0, cols, log);
     if (d != last && x.dim() > 0)
         y = y.transpose(d, last).contiguous();
     return y;
@@ -149,12 +149,12 @@ Tensor dropout(const Tensor& x, double p, bool train) {
         return x;
     if (p == 1)
         return x * 0.0;
-    ops::check_floating("dropout", x);
-    Tensor u = ops::empty_as(x.detach());
-    ops::be(u).random(ops::view(u), false, 0, 1, detail::generator());
+    runtime::check_floating("dropout", x);
+    Tensor u = runtime::empty_as(x.detach());
+    runtime::fill_random(u, false, 0, 1);
     const double keep = 1 - p;
-    const Tensor mask = ops::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
-    Tensor y = ops::binary(BinaryOp::mul, x, mask, "dropout");
+    const Tensor mask = runtime::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
+    Tensor y = runtime::binary(BinaryOp::mul, x, mask, "dropout");
     if (should_record({&x}))
         record("dropout", {&x}, y,
                [sm = save_intermediate(mask)](const Tensor& dy) { return Grads{dy * sm.get()}; });

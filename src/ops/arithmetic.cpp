@@ -1,14 +1,16 @@
 // Arithmetic: + - * / pow sqrt exp log abs clamp maximum minimum where (ops.hpp has the VJPs).
 #include <limits>
 
+#include <cmath>
+
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
-using ops::BinaryOp;
-using ops::UnaryOp;
+using runtime::BinaryOp;
+using runtime::UnaryOp;
 
 namespace {
 /// dy restricted to input i's shape, or undefined when input i needs no gradient.
@@ -18,7 +20,7 @@ Tensor grad_for(const Node& n, size_t i, const Tensor& g) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
-    Tensor y = ops::binary(BinaryOp::add, a, b, "add");
+    Tensor y = runtime::binary(BinaryOp::add, a, b, "add");
     if (should_record({&a, &b}))
         record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), grad_for(n, 1, dy)};
@@ -27,7 +29,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
-    Tensor y = ops::binary(BinaryOp::sub, a, b, "sub");
+    Tensor y = runtime::binary(BinaryOp::sub, a, b, "sub");
     if (should_record({&a, &b}))
         record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), needs(n, 1) ? grad_for(n, 1, -dy) : Tensor()};
@@ -36,7 +38,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-    Tensor y = ops::binary(BinaryOp::mul, a, b, "mul");
+    Tensor y = runtime::binary(BinaryOp::mul, a, b, "mul");
     if (should_record({&a, &b}))  // each input is saved only if the other needs its gradient
         record("mul", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
@@ -48,7 +50,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-    Tensor y = ops::binary(BinaryOp::div, a, b, "div");
+    Tensor y = runtime::binary(BinaryOp::div, a, b, "div");
     if (should_record({&a, &b}))
         record("div", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(), sb = save(b)](const Tensor& dy,
@@ -62,21 +64,21 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor add(const Tensor& a, Scalar s) {
-    Tensor y = ops::unary(UnaryOp::add_scalar, a, s);
+    Tensor y = runtime::unary(UnaryOp::add_scalar, a, s);
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
     return y;
 }
 
 Tensor mul(const Tensor& a, Scalar s) {
-    Tensor y = ops::unary(UnaryOp::mul_scalar, a, s);
+    Tensor y = runtime::unary(UnaryOp::mul_scalar, a, s);
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
     return y;
 }
 
 Tensor rdiv(Scalar s, const Tensor& a) {
-    Tensor y = ops::unary(UnaryOp::rdiv_scalar, a, s);
+    Tensor y = runtime::unary(UnaryOp::rdiv_scalar, a, s);
     if (should_record({&a}))
         record("rdiv", {&a}, y, [sa = save(a), sy = save_output(y)](const Tensor& dy) {
             return Grads{-dy * sy.get() / sa.get()};
@@ -85,15 +87,15 @@ Tensor rdiv(Scalar s, const Tensor& a) {
 }
 
 Tensor neg(const Tensor& x) {
-    Tensor y = ops::unary(UnaryOp::neg, x);
+    Tensor y = runtime::unary(UnaryOp::neg, x);
     if (should_record({&x}))
         record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
     return y;
 }
 
 Tensor pow(const Tensor& x, Scalar e) {
-    ops::check_floating("pow", x);
-    Tensor y = ops::unary(UnaryOp::pow_scalar, x, e);
+    runtime::check_floating("pow", x);
+    Tensor y = runtime::unary(UnaryOp::pow_scalar, x, e);
     if (should_record({&x}))
         record("pow", {&x}, y, [sx = save(x), e](const Tensor& dy) {
             return Grads{dy * e * pow(sx.get(), e - 1)};
@@ -102,7 +104,7 @@ Tensor pow(const Tensor& x, Scalar e) {
 }
 
 Tensor pow(const Tensor& a, const Tensor& b) {
-    Tensor y = ops::binary(BinaryOp::pow, a, b, "pow");
+    Tensor y = runtime::binary(BinaryOp::pow, a, b, "pow");
     if (should_record({&a, &b}))
         record("pow", {&a, &b}, y,
                [sa = save(a), sb = save(b), sy = save_output(y)](const Tensor& dy, const Node& n) {
@@ -114,7 +116,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 }
 
 Tensor pow(Scalar s, const Tensor& x) {
-    Tensor y = ops::unary(UnaryOp::rpow_scalar, x, s);
+    Tensor y = runtime::unary(UnaryOp::rpow_scalar, x, s);
     if (should_record({&x}))
         record("pow", {&x}, y, [sy = save_output(y), s](const Tensor& dy) {
             return Grads{dy * sy.get() * std::log(s)};
@@ -123,21 +125,21 @@ Tensor pow(Scalar s, const Tensor& x) {
 }
 
 Tensor sqrt(const Tensor& x) {
-    ops::check_floating("sqrt", x);
-    Tensor y = ops::unary(UnaryOp::sqrt, x);
+    runtime::check_floating("sqrt", x);
+    Tensor y = runtime::unary(UnaryOp::sqrt, x);
     if (should_record({&x}))
         record("sqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
             if (GradMode::is_enabled())
                 return Grads{dy / (yy * 2)};
-            return Grads{ops::binary(BinaryOp::sqrt_backward, dy, yy, "sqrt")};
+            return Grads{runtime::binary(BinaryOp::sqrt_backward, dy, yy, "sqrt")};
         });
     return y;
 }
 
 Tensor exp(const Tensor& x) {
-    ops::check_floating("exp", x);
-    Tensor y = ops::unary(UnaryOp::exp, x);
+    runtime::check_floating("exp", x);
+    Tensor y = runtime::unary(UnaryOp::exp, x);
     if (should_record({&x}))
         record("exp", {&x}, y,
                [sy = save_output(y)](const Tensor& dy) { return Grads{dy * sy.get()}; });
@@ -145,21 +147,21 @@ Tensor exp(const Tensor& x) {
 }
 
 Tensor log(const Tensor& x) {
-    ops::check_floating("log", x);
-    Tensor y = ops::unary(UnaryOp::log, x);
+    runtime::check_floating("log", x);
+    Tensor y = runtime::unary(UnaryOp::log, x);
     if (should_record({&x}))
         record("log", {&x}, y, [sx = save(x)](const Tensor& dy) { return Grads{dy / sx.get()}; });
     return y;
 }
 
 Tensor abs(const Tensor& x) {
-    Tensor y = ops::unary(UnaryOp::abs, x);
+    Tensor y = runtime::unary(UnaryOp::abs, x);
     if (should_record({&x}))
         record("abs", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())
-                return Grads{dy * ops::unary(UnaryOp::sign, xx)};
-            return Grads{ops::binary(BinaryOp::abs_backward, dy, xx, "abs")};
+                return Grads{dy * runtime::unary(UnaryOp::sign, xx)};
+            return Grads{runtime::binary(BinaryOp::abs_backward, dy, xx, "abs")};
         });
     return y;
 }
@@ -167,14 +169,14 @@ Tensor abs(const Tensor& x) {
 Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
     if (lo > hi)
         throw shape_error("clamp: min " + std::to_string(lo) + " > max " + std::to_string(hi));
-    Tensor y = ops::unary(UnaryOp::clamp, x, lo, hi);
+    Tensor y = runtime::unary(UnaryOp::clamp, x, lo, hi);
     if (should_record({&x}))
         record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())  // the mask is a constant of the second derivative
                 return Grads{
-                    dy * ops::binary(BinaryOp::clamp_backward, ones_like(xx), xx, "clamp", lo, hi)};
-            return Grads{ops::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
+                    dy * runtime::binary(BinaryOp::clamp_backward, ones_like(xx), xx, "clamp", lo, hi)};
+            return Grads{runtime::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
         });
     return y;
 }
@@ -189,14 +191,14 @@ namespace {
 /// maximum (is_max) or minimum; ties split the gradient evenly.
 Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
     const char* name = is_max ? "maximum" : "minimum";
-    Tensor y = ops::binary(is_max ? BinaryOp::maximum : BinaryOp::minimum, a, b, name);
+    Tensor y = runtime::binary(is_max ? BinaryOp::maximum : BinaryOp::minimum, a, b, name);
     if (should_record({&a, &b}))
         record(name, {&a, &b}, y,
                [sa = save(a), sb = save(b), is_max](const Tensor& dy, const Node& n) {
                    const Tensor aa = sa.get(), bb = sb.get();
                    // share(u, v) = (u > v) + (u == v)/2: the part of dy that goes to u
                    auto share = [&](const Tensor& u, const Tensor& v) {
-                       return ops::binary(BinaryOp::max_grad_share, u, v, "maximum");
+                       return runtime::binary(BinaryOp::max_grad_share, u, v, "maximum");
                    };
                    return Grads{
                        needs(n, 0) ? grad_for(n, 0, dy * (is_max ? share(aa, bb) : share(bb, aa)))
@@ -215,16 +217,16 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-    ops::check_same("where", a, b);
+    runtime::check_same("where", a, b);
     if (cond.device() != a.device())
         throw device_error("where: condition on " + cond.device().str() + ", values on " +
                            a.device().str());
     const Shape s =
         broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"), "where");
-    Tensor y = ops::empty(s, a.dtype(), a.device());
+    Tensor y = runtime::empty(s, a.dtype(), a.device());
     Shape sc, sa, sb;
-    ops::be(y).where(ops::view(y), ops::broadcast_view(cond, s, sc), ops::broadcast_view(a, s, sa),
-                     ops::broadcast_view(b, s, sb));
+    runtime::be(y).where(runtime::view(y), runtime::broadcast_view(cond, s, sc), runtime::broadcast_view(a, s, sa),
+                     runtime::broadcast_view(b, s, sb));
     if (should_record({&a, &b}))
         record("where", {&a, &b}, y, [sc2 = save(cond)](const Tensor& dy, const Node& n) {
             const Tensor c = sc2.get();
@@ -263,7 +265,7 @@ Tensor operator+(Scalar s, const Tensor& a) {
     return add(a, s);
 }
 Tensor operator-(Scalar s, const Tensor& a) {
-    Tensor y = ops::unary(UnaryOp::rsub_scalar, a, s);
+    Tensor y = runtime::unary(UnaryOp::rsub_scalar, a, s);
     if (should_record({&a}))
         record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
     return y;
@@ -280,28 +282,28 @@ Tensor operator-(const Tensor& x) {
 
 // ---- comparisons (not differentiable)
 Tensor eq(const Tensor& a, const Tensor& b) {
-    return ops::compare(BinaryOp::eq, a, b, "eq");
+    return runtime::compare(BinaryOp::eq, a, b, "eq");
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-    return ops::compare(BinaryOp::ne, a, b, "ne");
+    return runtime::compare(BinaryOp::ne, a, b, "ne");
 }
 Tensor gt(const Tensor& a, const Tensor& b) {
-    return ops::compare(BinaryOp::gt, a, b, "gt");
+    return runtime::compare(BinaryOp::gt, a, b, "gt");
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
-    return ops::compare(BinaryOp::lt, a, b, "lt");
+    return runtime::compare(BinaryOp::lt, a, b, "lt");
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
-    return ops::compare(BinaryOp::ge, a, b, "ge");
+    return runtime::compare(BinaryOp::ge, a, b, "ge");
 }
 Tensor le(const Tensor& a, const Tensor& b) {
-    return ops::compare(BinaryOp::le, a, b, "le");
+    return runtime::compare(BinaryOp::le, a, b, "le");
 }
 Tensor gt(const Tensor& a, Scalar s) {
-    return ops::unary(UnaryOp::gt_scalar, a, s).to(kInt64);
+    return runtime::unary(UnaryOp::gt_scalar, a, s).to(kInt64);
 }
 Tensor lt(const Tensor& a, Scalar s) {
-    return ops::unary(UnaryOp::lt_scalar, a, s).to(kInt64);
+    return runtime::unary(UnaryOp::lt_scalar, a, s).to(kInt64);
 }
 
 }  // namespace tg

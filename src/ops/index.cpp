@@ -1,6 +1,6 @@
 // Indexing: index_select / index_add and gather / scatter_add, each the other's backward.
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -18,7 +18,7 @@ void check_index(const char* op, const Tensor& x, const Tensor& index) {
 Tensor run_index(backend::IndexOp op, const char* name, Tensor out, const Tensor& src, int64_t dim,
                  const Tensor& index) {
     const Tensor s = src.detach().contiguous(), i = index.contiguous();
-    ops::be(out).index(op, ops::view(out), ops::view(s), int(dim), ops::view(i), name);
+    runtime::be(out).index(op, runtime::view(out), runtime::view(s), int(dim), runtime::view(i), name);
     return out;
 }
 
@@ -41,7 +41,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
     Shape s = x.sizes();
     s[size_t(d)] = index.numel();
     Tensor y = run_index(backend::IndexOp::Select, "index_select",
-                         ops::empty(s, x.dtype(), x.device()), x, d, index);
+                         runtime::empty(s, x.dtype(), x.device()), x, d, index);
     if (should_record({&x}))
         record("index_select", {&x}, y, [d, index](const Tensor& dy, const Node& n) {
             return Grads{index_add(dy, in_shape(n, 0), d, index)};
@@ -65,7 +65,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
     const int64_t d = wrap_dim(dim, x.dim(), "gather");
     check_gather_shapes("gather", x.sizes(), index, d);
     Tensor y = run_index(backend::IndexOp::Gather, "gather",
-                         ops::empty(index.sizes(), x.dtype(), x.device()), x, d, index);
+                         runtime::empty(index.sizes(), x.dtype(), x.device()), x, d, index);
     if (should_record({&x}))
         record("gather", {&x}, y, [d, index](const Tensor& dy, const Node& n) {
             return Grads{scatter_add(dy, in_shape(n, 0), d, index)};

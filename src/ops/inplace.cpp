@@ -6,7 +6,7 @@
 // rebased: their base keeps its old history, so an in-place write through a view whose base
 // is alive throws autograd_error instead of producing wrong gradients.
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -51,7 +51,7 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
         Tensor r = oop(old);
         {
             NoGradGuard g;
-            ops::copy_into(self, r);
+            runtime::copy_into(self, r);
         }
         self.impl()->grad_fn = r.grad_fn();
         self.impl()->output_nr = r.output_nr();
@@ -66,7 +66,7 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
     return inplace(
         *this, "add_", &o, [&](const Tensor& old) { return old + o * alpha; },
-        [&] { ops::binary_into(ops::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0); });
+        [&] { runtime::binary_into(runtime::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0); });
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
     return add_(o, -alpha);
@@ -74,22 +74,22 @@ Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
 Tensor& Tensor::add_(Scalar s) {
     return inplace(
         *this, "add_", nullptr, [&](const Tensor& old) { return old + s; },
-        [&] { ops::unary_into(ops::UnaryOp::add_scalar, *this, *this, s, 0); });
+        [&] { runtime::unary_into(runtime::UnaryOp::add_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
     return inplace(
         *this, "mul_", &o, [&](const Tensor& old) { return old * o; },
-        [&] { ops::binary_into(ops::BinaryOp::mul, *this, *this, o, "mul_", 0, 0); }, true);
+        [&] { runtime::binary_into(runtime::BinaryOp::mul, *this, *this, o, "mul_", 0, 0); }, true);
 }
 Tensor& Tensor::mul_(Scalar s) {
     return inplace(
         *this, "mul_", nullptr, [&](const Tensor& old) { return old * s; },
-        [&] { ops::unary_into(ops::UnaryOp::mul_scalar, *this, *this, s, 0); });
+        [&] { runtime::unary_into(runtime::UnaryOp::mul_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
     return inplace(
         *this, "div_", &o, [&](const Tensor& old) { return old / o; },
-        [&] { ops::binary_into(ops::BinaryOp::div, *this, *this, o, "div_", 0, 0); }, true);
+        [&] { runtime::binary_into(runtime::BinaryOp::div, *this, *this, o, "div_", 0, 0); }, true);
 }
 Tensor& Tensor::div_(Scalar s) {
     return mul_(1.0 / s);
@@ -97,7 +97,7 @@ Tensor& Tensor::div_(Scalar s) {
 Tensor& Tensor::fill_(Scalar s) {
     return inplace(
         *this, "fill_", nullptr, [&](const Tensor&) { return full(sizes(), s, options()); },
-        [&] { ops::be(*this).fill(ops::view(*this), s); });
+        [&] { runtime::fill(*this, s); });
 }
 Tensor& Tensor::zero_() {
     return fill_(0);
@@ -106,7 +106,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
     return inplace(
         *this, "copy_", &src,
         [&](const Tensor&) { return tg::expand(src.to(dtype()), sizes()).clone(); },
-        [&] { ops::copy_into(*this, src); });
+        [&] { runtime::copy_into(*this, src); });
 }
 
 }  // namespace tg

@@ -1,7 +1,7 @@
 // matmul and linear, lowered to BLAS gemm/gemv. A transposed operand is a view whose strides
 // say "transposed": it goes to BLAS as a flag and is never copied.
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -31,18 +31,18 @@ void mm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, do
         return;
     if (k == 0) {
         if (beta == 0)
-            ops::be(c).fill(ops::view(c), 0);
+            runtime::fill(c, 0);
         return;
     }
     const Operand oa = operand(a), ob = operand(b);
-    backend::View va = ops::view(oa.t), vb = ops::view(ob.t), vc = ops::view(c);
-    ops::be(c).gemm(oa.trans, ob.trans, m, n, k, alpha, va, oa.ld, vb, ob.ld, beta, vc,
+    backend::View va = runtime::view(oa.t), vb = runtime::view(ob.t), vc = runtime::view(c);
+    runtime::be(c).gemm(oa.trans, ob.trans, m, n, k, alpha, va, oa.ld, vb, ob.ld, beta, vc,
                     c.stride(0));
 }
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
-    ops::check_same(op, a, b);
-    ops::check_floating(op, a);
+    runtime::check_same(op, a, b);
+    runtime::check_floating(op, a);
     if (ka != kb)
         throw shape_error(std::string(op) + ": " + shape_str(a.sizes()) + " x " +
                           shape_str(b.sizes()) + ": inner dimensions " + std::to_string(ka) +
@@ -51,7 +51,7 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int6
 
 /// [m,k]·[k,n];  da = dy·bᵀ, db = aᵀ·dy
 Tensor mm(const Tensor& a, const Tensor& b) {
-    Tensor y = ops::empty({a.size(0), b.size(1)}, a.dtype(), a.device());
+    Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device());
     mm_into(a.detach(), b.detach(), y, 1, 0);
     if (should_record({&a, &b}))
         record("mm", {&a, &b}, y,
@@ -66,7 +66,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 /// [B,m,k]·[B,k,n] (batch strides may be 0);  da = dy·bᵀ, db = aᵀ·dy per batch
 Tensor bmm(const Tensor& a, const Tensor& b) {
     const int64_t B = a.size(0);
-    Tensor y = ops::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device());
+    Tensor y = runtime::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device());
     const Tensor ad = a.detach(), bd = b.detach();
     for (int64_t i = 0; i < B; ++i)
         mm_into(ad.narrow(0, i, 1).squeeze(0), bd.narrow(0, i, 1).squeeze(0),
@@ -120,10 +120,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
         throw shape_error("linear: input " + shape_str(x.sizes()) + " x weight " +
                           shape_str(w.sizes()) + ": expected the input's last dim to be " +
                           std::to_string(w.size(1)));
-    ops::check_same("linear", x, w);
-    ops::check_floating("linear", x);
+    runtime::check_same("linear", x, w);
+    runtime::check_floating("linear", x);
     if (b.defined()) {
-        ops::check_same("linear", x, b);
+        runtime::check_same("linear", x, b);
         if (b.dim() != 1 || b.size(0) != w.size(0))
             throw shape_error("linear: bias " + shape_str(b.sizes()) + " does not match weight " +
                               shape_str(w.sizes()) + " (expected [" + std::to_string(w.size(0)) +
@@ -135,9 +135,9 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
         return linear(x.reshape({-1, x.size(-1)}), w, b).reshape(out);
     }
     const int64_t N = x.size(0), out = w.size(0);
-    Tensor y = ops::empty({N, out}, x.dtype(), x.device());
+    Tensor y = runtime::empty({N, out}, x.dtype(), x.device());
     if (b.defined())
-        ops::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
+        runtime::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
     mm_into(x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);
     if (should_record({&x, &w, &b})) {
         const Tensor* in[3] = {&x, &w, &b};
@@ -155,7 +155,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                        return g;
                    }
                    if (needs(n, 0)) {  // dx = dy·W            [N,out] x [out,in]
-                       g[0] = ops::empty(xx.sizes(), xx.dtype(), xx.device());
+                       g[0] = runtime::empty(xx.sizes(), xx.dtype(), xx.device());
                        mm_into(dy, ww, g[0], 1, 0);
                    }
                    // dW and db go straight into .grad() with beta = 1 when the engine allows
@@ -164,7 +164,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                        Tensor into = grad_buffer(n, 1);
                        const bool add = into.defined();
                        if (!add)
-                           into = g[1] = ops::empty(ww.sizes(), ww.dtype(), ww.device());
+                           into = g[1] = runtime::empty(ww.sizes(), ww.dtype(), ww.device());
                        mm_into(dy.t(), xx, into, 1, add ? 1 : 0);
                        if (add)
                            ++into.impl()->storage->version;
@@ -174,12 +174,12 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                        Tensor into = grad_buffer(n, 2);
                        const bool add = into.defined();
                        if (!add)
-                           into = g[2] = ops::empty({cols}, dy.dtype(), dy.device());
+                           into = g[2] = runtime::empty({cols}, dy.dtype(), dy.device());
                        const Tensor one = ones({rows}, dy.options());
                        const Operand od = operand(dy);
-                       ops::be(dy).gemv(!od.trans, od.trans ? cols : rows, od.trans ? rows : cols,
-                                        1, ops::view(od.t), od.ld, ops::view(one), 1, add ? 1 : 0,
-                                        ops::view(into), 1);
+                       runtime::be(dy).gemv(!od.trans, od.trans ? cols : rows, od.trans ? rows : cols,
+                                        1, runtime::view(od.t), od.ld, runtime::view(one), 1, add ? 1 : 0,
+                                        runtime::view(into), 1);
                        if (add)
                            ++into.impl()->storage->version;
                    }

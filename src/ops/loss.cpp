@@ -1,7 +1,7 @@
 // Losses. cross_entropy and binary_cross_entropy_with_logits are primitives for numerical
 // stability, mse_loss for memory; the rest are compositions.
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -14,7 +14,7 @@ Tensor reduce(const Tensor& l, Reduction r) {
 }
 
 void check_pair(const char* op, const Tensor& x, const Tensor& y) {
-    ops::check_same(op, x, y);
+    runtime::check_same(op, x, y);
     if (x.sizes() != y.sizes())
         throw shape_error(std::string(op) + ": input " + shape_str(x.sizes()) + " and target " +
                           shape_str(y.sizes()) + " must have the same shape");
@@ -31,7 +31,7 @@ void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
         throw device_error(std::string(op) + ": input " + shape_str(x.sizes()) + " on " +
                            x.device().str() + " and labels " + shape_str(labels.sizes()) + " on " +
                            labels.device().str() + ": tensors are on different devices");
-    ops::check_floating(op, x);
+    runtime::check_floating(op, x);
 }
 }  // namespace
 
@@ -43,8 +43,8 @@ Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r) {
     Tensor out;
     {
         NoGradGuard no_grad;
-        Tensor d = ops::binary(backend::BinaryOp::sub, x, y, "mse_loss");
-        ops::unary_into(backend::UnaryOp::square, d, d, 0, 0);
+        Tensor d = runtime::binary(backend::BinaryOp::sub, x, y, "mse_loss");
+        runtime::unary_into(backend::UnaryOp::square, d, d, 0, 0);
         out = reduce(d, r);
     }
     if (should_record({&x, &y})) {
@@ -56,8 +56,8 @@ Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r) {
                    if (GradMode::is_enabled()) {  // create_graph: the same formula, recorded
                        dx = (xx - yy) * dl * s;
                    } else {
-                       dx = ops::binary(backend::BinaryOp::sub, xx, yy, "mse_loss");
-                       ops::binary_into(backend::BinaryOp::mul_scaled, dx, dx, dl, "mse_loss", s,
+                       dx = runtime::binary(backend::BinaryOp::sub, xx, yy, "mse_loss");
+                       runtime::binary_into(backend::BinaryOp::mul_scaled, dx, dx, dl, "mse_loss", s,
                                         0);
                    }
                    return Grads{needs(n, 0) ? dx : Tensor(), needs(n, 1) ? -dx : Tensor()};
@@ -90,12 +90,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
     {
         NoGradGuard g;
         lp = log_softmax(logits, 1);
-        picked = ops::empty({N, 1}, lp.dtype(), lp.device());
+        picked = runtime::empty({N, 1}, lp.dtype(), lp.device());
         const Tensor idx = labels.reshape({N, 1}).contiguous();
-        ops::be(lp).index(backend::IndexOp::Gather, ops::view(picked), ops::view(lp), 1,
-                          ops::view(idx), "cross_entropy");
+        runtime::be(lp).index(backend::IndexOp::Gather, runtime::view(picked), runtime::view(lp), 1,
+                          runtime::view(idx), "cross_entropy");
     }
-    Tensor loss = ops::unary(ops::UnaryOp::neg, picked.reshape({N}));
+    Tensor loss = runtime::unary(runtime::UnaryOp::neg, picked.reshape({N}));
     if (r != Reduction::None) {
         NoGradGuard g;
         loss = r == Reduction::Sum ? sum(loss) : mean(loss);
@@ -117,7 +117,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
 /// l = max(x,0) - x*t + log(1 + e^-|x|);  dx = dy * (sigmoid(x) - t), dt = -dy * x
 Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& t, Reduction r) {
     check_pair("binary_cross_entropy_with_logits", x, t);
-    ops::check_floating("binary_cross_entropy_with_logits", x);
+    runtime::check_floating("binary_cross_entropy_with_logits", x);
     Tensor l;
     {
         NoGradGuard g;

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -42,13 +42,13 @@ Shape dropped_shape(const Tensor& x, const std::vector<int64_t>& dims) {
 
 /// Runs the backend reduction into a keepdim-shaped tensor.
 Tensor reduce_keep(backend::ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims) {
-    Tensor y = ops::empty(kept_shape(x, dims), x.dtype(), x.device());
+    Tensor y = runtime::empty(kept_shape(x, dims), x.dtype(), x.device());
     Shape st = y.strides();
     for (int64_t d : dims)
         st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), y.dtype()};
-    ops::be(x).reduce(op, out, ops::view(x));
+    runtime::be(x).reduce(op, out, runtime::view(x));
     return y;
 }
 
@@ -81,7 +81,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     const auto dims = norm_dims(x, dims_in, "sum");
     Tensor yk = reduce_keep(backend::ReduceOp::Sum, x, dims);
     Tensor y = keepdim ? yk
-                       : ops::alias(yk, dropped_shape(x, dims),
+                       : runtime::alias(yk, dropped_shape(x, dims),
                                     contiguous_strides(dropped_shape(x, dims)), 0);
     if (should_record({&x}))
         record("sum", {&x}, y, [dims](const Tensor& dy, const Node& n) {
@@ -98,7 +98,7 @@ Tensor sum(const Tensor& x) {
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
-    ops::check_floating("mean", x);
+    runtime::check_floating("mean", x);
     const auto dims = norm_dims(x, dims_in, "mean");
     int64_t n = 1;
     for (int64_t d : dims)
@@ -123,7 +123,7 @@ Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, bool keepdim) {
-    ops::check_floating("var", x);
+    runtime::check_floating("var", x);
     const auto dims = norm_dims(x, dims_in, "var");
     int64_t n = 1;
     for (int64_t d : dims)
@@ -159,12 +159,12 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
         return zeros({}, kInt64);
     if (x.size(d) == 0)
         throw shape_error("argmax: empty dim " + std::to_string(d) + " of " + shape_str(x.sizes()));
-    Tensor y = ops::empty(kept_shape(x, {d}), kInt64, x.device());
+    Tensor y = runtime::empty(kept_shape(x, {d}), kInt64, x.device());
     Shape st = y.strides();
     st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), kInt64};
-    ops::be(x).arg_reduce(true, out, ops::view(x), int(d));
+    runtime::be(x).arg_reduce(true, out, runtime::view(x), int(d));
     return keepdim ? y : y.squeeze(d);
 }
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {

@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "autograd/record.hpp"
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -68,7 +68,7 @@ std::optional<Shape> view_strides(const Tensor& x, const Shape& ns) {
 template <class Back>
 Tensor make_view(const char* name, const Tensor& x, Shape sizes, Shape strides, int64_t offset,
                  Back back) {
-    Tensor y = ops::alias(x, std::move(sizes), std::move(strides), offset);
+    Tensor y = runtime::alias(x, std::move(sizes), std::move(strides), offset);
     if (should_record({&x}))
         record(name, {&x}, y,
                [back](const Tensor& dy, const Node& n) { return Grads{back(dy, in_shape(n, 0))}; });
@@ -228,7 +228,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
 
 Tensor narrow_scatter(const Tensor& x, const Shape& shape, int64_t dim, int64_t start) {
     Tensor y = zeros(shape, x.options());
-    ops::copy_into(y.detach().narrow(dim, start, x.size(dim)), x);
+    runtime::copy_into(y.detach().narrow(dim, start, x.size(dim)), x);
     if (should_record({&x}))
         record("narrow_scatter", {&x}, y, [dim, start](const Tensor& dy, const Node& n) {
             return Grads{narrow(dy, dim, start, in_shape(n, 0)[size_t(dim)])};
@@ -246,7 +246,7 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     Shape s = x0.sizes();
     s[size_t(d)] = 0;
     for (size_t i = 0; i < xs.size(); ++i) {
-        ops::check_same("cat", x0, xs[i]);
+        runtime::check_same("cat", x0, xs[i]);
         Shape a = xs[i].sizes(), b = x0.sizes();
         if (a.size() != b.size() || (a[size_t(d)] = b[size_t(d)], a != b))
             throw shape_error("cat: tensor " + std::to_string(i) + " has shape " +
@@ -254,10 +254,10 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
                               " except in dim " + std::to_string(d));
         s[size_t(d)] += xs[i].size(d);
     }
-    Tensor y = ops::empty(s, x0.dtype(), x0.device());
+    Tensor y = runtime::empty(s, x0.dtype(), x0.device());
     int64_t off = 0;
     for (const Tensor& x : xs) {
-        ops::copy_into(y.detach().narrow(d, off, x.size(d)), x);
+        runtime::copy_into(y.detach().narrow(d, off, x.size(d)), x);
         off += x.size(d);
     }
     bool rec = false;

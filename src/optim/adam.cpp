@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
@@ -53,7 +53,7 @@ AdamHyper hyper_of(const Options& o, bool decoupled, const char* name) {
 
 /// out = op(a, b) written in place (out may be a), bumping out's version as in-place ops do.
 void update(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double p, double q) {
-    ops::binary_into(op, out, a, b, "Adam", p, q);
+    runtime::binary_into(op, out, a, b, "Adam", p, q);
     ++out.impl()->storage->version;
 }
 
@@ -79,7 +79,7 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
         if (h.decoupled)
             Tensor(p).mul_(1 - h.lr * h.weight_decay);
         else  // g = grad + wd·p, leaving .grad untouched
-            g = ops::binary(BinaryOp::axpy, grad, p, "Adam", h.weight_decay);
+            g = runtime::binary(BinaryOp::axpy, grad, p, "Adam", h.weight_decay);
     }
     update(BinaryOp::axpby, st.exp_avg, st.exp_avg, g, h.beta1, 1 - h.beta1);
     update(BinaryOp::axpby_square, st.exp_avg_sq, st.exp_avg_sq, g, h.beta2, 1 - h.beta2);
@@ -93,7 +93,7 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
         update(BinaryOp::maximum, st.max_exp_avg_sq, st.max_exp_avg_sq, st.exp_avg_sq, 0, 0);
         v = st.max_exp_avg_sq;
     }
-    const Tensor d = ops::binary(BinaryOp::adam_direction, st.exp_avg, v, "Adam",
+    const Tensor d = runtime::binary(BinaryOp::adam_direction, st.exp_avg, v, "Adam",
                                  1.0 / std::sqrt(bias_correction2), h.eps);
     Tensor(p).add_(d, -step_size);
 }

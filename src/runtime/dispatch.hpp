@@ -1,11 +1,12 @@
 #pragma once
-// Helpers shared by the op files: allocation, views for the backend, and elementwise launches
-// with broadcasting and the dtype/device checks every op needs.
+// The dispatch layer between tensors and backends, below ops and autograd: allocation, views for
+// the backend, and elementwise launches with broadcasting and the dtype/device checks every op
+// needs.
 #include "backend/backend.hpp"
-#include "pool.hpp"
+#include "core/pool.hpp"
 #include "tapegrad/tensor.hpp"
 
-namespace tg::ops {
+namespace tg::runtime {
 
 using backend::BinaryOp;
 using backend::UnaryOp;
@@ -35,8 +36,14 @@ void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& 
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q);
 /// dst = src broadcast to dst's shape, converting dtype.
 void copy_into(const Tensor& dst, const Tensor& src);
+/// t = value everywhere (any layout).
+void fill(const Tensor& t, double value);
+/// Fills contiguous t with uniform [a, b) (normal = false) or normal(a, b) samples from the global
+/// generator (drawn on the host for every device: core/random.hpp).
+void fill_random(const Tensor& t, bool normal, double a, double b);
+/// Whether t holds no NaN or Inf (reads one element back from a device).
 bool all_finite(const Tensor& t);
 /// A 0/1 mask of the comparison, as int64.
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
 
-}  // namespace tg::ops
+}  // namespace tg::runtime

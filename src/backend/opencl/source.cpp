@@ -1,7 +1,7 @@
 // OpenCL C program text for one element type, generated from kernels.def plus the structural
-// kernels (copy, fill, where, reductions, softmax rows, index ops, all_finite). One program per
+// kernels (copy, where, reductions, softmax rows, index ops). One program per
 // dtype, so PoCL and other compilers build every kernel of a dtype in a single clBuildProgram.
-#include "backend/opencl_source.hpp"
+#include "backend/opencl/source.hpp"
 
 #include <string>
 
@@ -9,7 +9,8 @@ namespace tg::backend {
 
 namespace {
 
-// Geometry structs (Note [Device geometry] in opencl_geo.hpp) and the offset computation.
+// Geometry structs (Note [Device geometry] in device_common/geometry.hpp) and the offset
+// computation.
 const char* kPrelude = R"CL(
 #define TG_MAXD 16
 typedef struct { long size[TG_MAXD]; long st[1][TG_MAXD]; long nd; } Geo1;
@@ -122,10 +123,6 @@ __kernel void reduce_@_s(__global T* o, long oo, __global const T* a, long ao, l
 }
 
 const char* kStructural = R"CL(
-__kernel void fill_c(__global T* o, long oo, T v, long n) { TG_GID o[oo + i] = v; }
-__kernel void fill_s(__global T* o, long oo, T v, long n, Geo1 g) {
-    TG_GID long off[1] = {oo}; TG_OFFSETS(g, i, 1, off); o[off[0]] = v;
-}
 // one work-item per output: the first index of the max (min) along a dim of length len
 __kernel void argreduce(__global long* o, long oo, __global const T* a, long ao, long len,
                         long sd, int is_max, long n, Geo2 g) {
@@ -138,7 +135,7 @@ __kernel void argreduce(__global long* o, long oo, __global const T* a, long ao,
     }
     o[off[0]] = best;
 }
-// Index kernels (contiguous; Note [Deferred index errors] in opencl.cpp): invalid indices are
+// Index kernels (contiguous; Note [Deferred index errors] in device_common/deferred_errors.hpp): invalid indices are
 // skipped and reported through st = {launch id, index, limit, dim}.
 __kernel void idx_check(__global const long* idx, long io, long limit, long id, long dim,
                         __global long* st, long n) {
@@ -204,10 +201,6 @@ __kernel void softmax_rows(__global T* o, long oo, __global const T* a, long ao,
         for (long j = 0; j < cols; ++j) y[j] *= inv;
     }
 }
-__kernel void all_finite(__global const T* a, long ao, __global long* flag, long n, Geo1 g) {
-    TG_GID long off[1] = {ao}; TG_OFFSETS(g, i, 1, off);
-    if (!isfinite(a[off[0]])) flag[0] = 1;
-}
 )CL";
 
 }  // namespace
@@ -232,11 +225,13 @@ std::string opencl_program_source(Dtype d, bool fp64) {
                  "#define TG_HIGHEST LONG_MAX\n#define TGF " +
                  std::string(real) + "\n";
             // (the builtins may be macros themselves: wrap them first, then rename)
-            for (const std::string f : {"exp", "log", "sqrt", "tanh", "erf", "log1p"})
-                s += "long tg_" + f + "(long v) { return (long)" + f + "((TGF)v); }\n#undef " + f +
-                     "\n#define " + f + "(v) tg_" + f + "(v)\n";
-            s += "long tg_pow(long u, long v) { return (long)pow((TGF)u, (TGF)v); }\n#undef pow\n"
-                 "#define pow(u, v) tg_pow(u, v)\n";
+#define TG_MATH1(f)                                                                            \
+    s += "long tg_" #f "(long v) { return (long)" #f "((TGF)v); }\n#undef " #f "\n#define " #f \
+         "(v) tg_" #f "(v)\n";
+#define TG_MATH2(f)                                                                            \
+    s += "long tg_" #f "(long u, long v) { return (long)" #f "((TGF)u, (TGF)v); }\n#undef " #f \
+         "\n#define " #f "(u, v) tg_" #f "(u, v)\n";
+#include "backend/kernels.def"
     }
     s += kPrelude;
 #define TG_UNARY(name, expr) s += unary_kernel(#name, #expr);

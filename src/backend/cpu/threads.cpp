@@ -5,7 +5,7 @@
 // kernels: they never spin, so they do not take cores from OpenBLAS's threads (an OpenMP pool
 // spinning after each parallel region costs LibTorch about 25% on 2 cores, DESIGN.md §4). The
 // caller claims slices too, so a kernel never waits for a worker that is slow to wake.
-#include "backend/cpu_threads.hpp"
+#include "backend/cpu/threads.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -15,7 +15,7 @@
 
 extern "C" int openblas_get_num_threads(void);
 
-namespace tg::backend {
+namespace tg::backend::cpu {
 
 namespace {
 
@@ -84,4 +84,4 @@ void cpu_parallel(int parts, const std::function<void(int)>& f) {
     pool->run(parts, f);
 }
 
-}  // namespace tg::backend
+}  // namespace tg::backend::cpu

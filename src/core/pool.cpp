@@ -1,4 +1,4 @@
-#include "pool.hpp"
+#include "core/pool.hpp"
 
 #include <sys/mman.h>
 

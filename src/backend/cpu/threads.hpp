@@ -1,10 +1,10 @@
 #pragma once
 // Threads for the CPU backend's elementwise kernels (Note [Elementwise threads] in
-// cpu_threads.cpp).
+// cpu/threads.cpp).
 #include <cstdint>
 #include <functional>
 
-namespace tg::backend {
+namespace tg::backend::cpu {
 
 /// Kernels with fewer elements than this run on the calling thread alone.
 constexpr int64_t kParallelMin = int64_t(1) << 16;
@@ -17,4 +17,4 @@ int cpu_threads();
 /// returns when all have finished. f must not throw.
 void cpu_parallel(int parts, const std::function<void(int)>& f);
 
-}  // namespace tg::backend
+}  // namespace tg::backend::cpu

@@ -1,5 +1,6 @@
 #pragma once
-// Strided geometry passed by value to device kernels (OpenCL and CUDA share it).
+// Strided geometry passed by value to device kernels, and the shapes of reductions and index
+// kernels as a device sees them (OpenCL and CUDA share them).
 //
 // Note [Device geometry]: a device kernel gets one work-item per output element and turns its
 // linear index into per-operand element offsets with the sizes and strides in a Geo<K> passed
@@ -114,6 +115,52 @@ inline ReduceGeo make_reduce_geo(const View& out, const View& in) {
     r.n_out = numel(r.kept);
     r.n_red = numel(r.red);
     return r;
+}
+
+/// An arg-reduction as a device sees it: g walks the outputs (st[0] = out, st[1] = the first
+/// element of each input row), each row has len elements `stride` apart.
+struct ArgGeo {
+    Geo<2> g;
+    int64_t n = 0, len = 0, stride = 0;
+};
+
+inline ArgGeo make_arg_geo(const View& out, const View& in, int dim) {
+    int64_t sz[kMaxDims];
+    for (int d = 0; d < in.ndim; ++d)
+        sz[d] = in.sizes[d];
+    sz[dim] = 1;
+    const View* v[2] = {&out, &in};
+    ArgGeo a;
+    a.g = make_geo<2>(v, sz, in.ndim);
+    a.n = numel(a.g);
+    a.len = in.sizes[dim];
+    a.stride = in.strides[dim];
+    return a;
+}
+
+/// An index kernel's extents (Backend::index): `inner` elements per row, `nj` rows read (Select,
+/// Add: the indices; Gather, ScatterAdd: the index tensor's rows along dim), `lim` rows of the
+/// indexed dim, `nidx` indices in all.
+struct IndexGeo {
+    int64_t nidx = 0, lim = 0, inner = 1, nj = 0;
+};
+
+inline IndexGeo make_index_geo(IndexOp op, const View& out, const View& src, int dim,
+                               const View& idx) {
+    auto prod = [](const int64_t* s, int from, int to) {
+        int64_t p = 1;
+        for (int d = from; d < to; ++d)
+            p *= s[d];
+        return p;
+    };
+    const bool by_row = op == IndexOp::Select || op == IndexOp::Add;
+    const View& big = op == IndexOp::Select || op == IndexOp::Gather ? src : out;
+    IndexGeo g;
+    g.nidx = prod(idx.sizes, 0, idx.ndim);
+    g.lim = big.sizes[dim];
+    g.inner = by_row ? prod(big.sizes, dim + 1, big.ndim) : prod(idx.sizes, dim + 1, idx.ndim);
+    g.nj = by_row ? g.nidx : idx.sizes[dim];
+    return g;
 }
 
 }  // namespace tg::backend

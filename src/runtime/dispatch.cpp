@@ -1,8 +1,12 @@
-#include "ops/kernels.hpp"
+#include "runtime/dispatch.hpp"
 
+#include <vector>
+
+#include "backend/registry.hpp"
+#include "core/random.hpp"
 #include "tapegrad/error.hpp"
 
-namespace tg::ops {
+namespace tg::runtime {
 
 Tensor empty(const Shape& s, Dtype d, Device dev) {
     for (int64_t n : s)
@@ -116,8 +120,36 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     be(dst).copy(view(dst), broadcast_view(src, dst.sizes(), st));
 }
 
+void fill(const Tensor& t, double value) {
+    const backend::View v = view(t);
+    be(t).unary(UnaryOp::fill, v, v, value, 0);
+}
+
+void fill_random(const Tensor& t, bool normal, double a, double b) {
+    const int64_t n = t.numel();
+    const size_t bytes = size_t(n) * element_size(t.dtype());
+    const TensorImpl* i = t.impl();
+    const size_t offset = size_t(i->offset) * element_size(t.dtype());
+    if (t.device().is_cpu()) {
+        detail::sample(static_cast<char*>(i->storage->data) + offset, t.dtype(), n, normal, a, b,
+                       detail::generator());
+        return;
+    }
+    std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
+    detail::sample(host.data(), t.dtype(), n, normal, a, b, detail::generator());
+    be(t).from_host(i->storage->data, offset, host.data(), bytes);
+}
+
 bool all_finite(const Tensor& t) {
-    return be(t).all_finite(view(t));
+    if (!is_floating(t.dtype()) || t.numel() == 0)
+        return true;
+    Tensor bad = unary(UnaryOp::not_finite, t);  // 1 where NaN or Inf
+    Tensor any = empty({}, t.dtype(), t.device());
+    Shape st(size_t(t.dim()), 0);
+    const backend::View out{
+        any.impl()->storage->data, 0, bad.sizes().data(), st.data(), int(bad.dim()), t.dtype()};
+    be(t).reduce(backend::ReduceOp::Max, out, view(bad));
+    return any.item<double>() == 0;
 }
 
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
@@ -129,4 +161,4 @@ Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) 
     return r;
 }
 
-}  // namespace tg::ops
+}  // namespace tg::runtime

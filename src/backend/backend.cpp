@@ -1,0 +1,64 @@
+// What every backend shares: the caching allocator, the memory counters, the kernel names.
+#include "backend/backend.hpp"
+
+namespace tg::backend {
+
+namespace {
+void raise_peak(std::atomic<int64_t>& peak, int64_t now) {
+    int64_t p = peak.load(std::memory_order_relaxed);
+    while (now > p && !peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
+    }
+}
+}  // namespace
+
+void MemoryCounters::on_alloc(int64_t bytes) {
+    const int64_t now = current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    allocs.fetch_add(1, std::memory_order_relaxed);
+    raise_peak(peak, now);
+}
+
+void MemoryCounters::on_saved(int64_t bytes) {
+    raise_peak(peak_saved, saved.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+}
+
+Backend::Backend(Device d, CachePolicy policy)
+    : device_(d),
+      cache_(
+          policy, [this](size_t n) { return raw_allocate(n); }, [this](void* p) { raw_free(p); }) {}
+
+void* Backend::allocate(size_t nbytes) {
+    counters_.on_alloc(int64_t(nbytes));
+    try {
+        return cache_.allocate(nbytes);
+    } catch (...) {
+        counters_.on_free(int64_t(nbytes));
+        throw;
+    }
+}
+
+void Backend::deallocate(void* p, size_t nbytes) {
+    counters_.on_free(int64_t(nbytes));
+    cache_.deallocate(p, nbytes);
+}
+
+const char* unary_name(UnaryOp op) {
+    switch (op) {
+#define TG_UNARY(name, expr) \
+    case UnaryOp::name:      \
+        return #name;
+#include "backend/kernels.def"
+    }
+    return "?";
+}
+
+const char* binary_name(BinaryOp op) {
+    switch (op) {
+#define TG_BINARY(name, expr) \
+    case BinaryOp::name:      \
+        return #name;
+#include "backend/kernels.def"
+    }
+    return "?";
+}
+
+}  // namespace tg::backend

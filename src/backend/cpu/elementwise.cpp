@@ -1,0 +1,165 @@
+// The CPU's elementwise kernels: the table's unary and binary kernels, copies and where.
+#include <cstring>
+#include <type_traits>
+
+#include "backend/cpu/backend.hpp"
+#include "backend/cpu/iterate.hpp"
+#include "backend/cpu/math.hpp"
+
+namespace tg::backend::cpu {
+
+namespace {
+
+// Note [Wider SIMD]: the library is built for baseline x86-64 (SSE2) so that one binary runs on
+// any x86-64 CPU. The contiguous float32 loops of the table kernels are also compiled for AVX2
+// and AVX-512, and the loader picks the widest the CPU has (GCC's target_clones: an ifunc
+// resolved once). The compute-bound kernels (exp, tanh, sigmoid, adam_direction) gain most.
+// The CPU backend is compiled with -ffp-contract=off, so no clone fuses a*b+c into an FMA:
+// every clone rounds exactly as the SSE2 loop does and results do not depend on the CPU.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TG_SIMD_CLONES
+#endif
+
+template <class K>
+TG_SIMD_CLONES void unary_flat(float* o, const float* a, int64_t n, float p, float q) {
+    for (int64_t i = 0; i < n; ++i)
+        o[i] = K::f(a[i], p, q);
+}
+
+template <class K>
+TG_SIMD_CLONES void binary_flat(float* o, const float* a, const float* b, int64_t n, float p,
+                                float q) {
+    for (int64_t i = 0; i < n; ++i)
+        o[i] = K::f(a[i], b[i], p, q);
+}
+
+template <class K, class T>
+void unary_loop(const View& out, const View& x, T p, T q) {
+    const View* v[2] = {&out, &x};
+    T* o = ptr<T>(out);
+    const T* a = ptr<T>(x);
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+        T* po = o + off[0];
+        const T* pa = a + off[1];
+        if (s[0] == 1 && s[1] == 1) {
+            if constexpr (std::is_same_v<T, float>)
+                unary_flat<K>(po, pa, n, p, q);
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = K::f(pa[i], p, q);
+        } else {
+            for (int64_t i = 0; i < n; ++i)
+                po[i * s[0]] = K::f(pa[i * s[1]], p, q);
+        }
+    });
+}
+
+template <class K, class T>
+void binary_loop(const View& out, const View& x, const View& y, T p, T q) {
+    const View* v[3] = {&out, &x, &y};
+    T* o = ptr<T>(out);
+    const T* a = ptr<T>(x);
+    const T* b = ptr<T>(y);
+    parallel_rows<3>(iter_of<3>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+        T* po = o + off[0];
+        const T* pa = a + off[1];
+        const T* pb = b + off[2];
+        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+            if constexpr (std::is_same_v<T, float>)
+                binary_flat<K>(po, pa, pb, n, p, q);
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = K::f(pa[i], pb[i], p, q);
+        } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+            const T bv = pb[0];
+            for (int64_t i = 0; i < n; ++i)
+                po[i] = K::f(pa[i], bv, p, q);
+        } else if (s[0] == 1 && s[1] == 0 && s[2] == 1) {
+            const T av = pa[0];
+            for (int64_t i = 0; i < n; ++i)
+                po[i] = K::f(av, pb[i], p, q);
+        } else {
+            for (int64_t i = 0; i < n; ++i)
+                po[i * s[0]] = K::f(pa[i * s[1]], pb[i * s[2]], p, q);
+        }
+    });
+}
+
+template <class To, class Ti>
+void copy_loop(const View& out, const View& in) {
+    const View* v[2] = {&out, &in};
+    To* o = ptr<To>(out);
+    const Ti* a = ptr<Ti>(in);
+    parallel_rows<2>(iter_of<2>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+        To* po = o + off[0];
+        const Ti* pa = a + off[1];
+        if (s[0] == 1 && s[1] == 1) {
+            if constexpr (std::is_same_v<To, Ti>)
+                std::memcpy(po, pa, size_t(n) * sizeof(To));
+            else
+                for (int64_t i = 0; i < n; ++i)
+                    po[i] = static_cast<To>(pa[i]);
+        } else {
+            for (int64_t i = 0; i < n; ++i)
+                po[i * s[0]] = static_cast<To>(pa[i * s[1]]);
+        }
+    });
+}
+
+}  // namespace
+
+void CpuBackend::copy(const View& out, const View& in) {
+    dispatch(out.dtype, [&](auto to) {
+        dispatch(in.dtype, [&](auto ti) { copy_loop<decltype(to), decltype(ti)>(out, in); });
+    });
+}
+
+void CpuBackend::unary(UnaryOp op, const View& out, const View& x, double p, double q) {
+    dispatch(out.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        switch (op) {
+#define TG_UNARY(name, expr)                                                  \
+    case UnaryOp::name:                                                       \
+        unary_loop<Kernel<cpu_table::U_##name>::type, T>(out, x, T(p), T(q)); \
+        break;
+#include "backend/kernels.def"
+        }
+    });
+}
+
+void CpuBackend::binary(BinaryOp op, const View& out, const View& a, const View& b, double p,
+                        double q) {
+    dispatch(out.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        switch (op) {
+#define TG_BINARY(name, expr)                                                     \
+    case BinaryOp::name:                                                          \
+        binary_loop<Kernel<cpu_table::B_##name>::type, T>(out, a, b, T(p), T(q)); \
+        break;
+#include "backend/kernels.def"
+        }
+    });
+}
+
+void CpuBackend::where(const View& out, const View& cond, const View& a, const View& b) {
+    dispatch(out.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        dispatch(cond.dtype, [&](auto ctag) {
+            using C = decltype(ctag);
+            const View* v[4] = {&out, &cond, &a, &b};
+            T* o = ptr<T>(out);
+            const C* c = ptr<C>(cond);
+            const T* pa = ptr<T>(a);
+            const T* pb = ptr<T>(b);
+            parallel_rows<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+                for (int64_t i = 0; i < n; ++i)
+                    o[off[0] + i * s[0]] = c[off[1] + i * s[1]] != C(0) ? pa[off[2] + i * s[2]]
+                                                                        : pb[off[3] + i * s[3]];
+            });
+        });
+    });
+}
+
+}  // namespace tg::backend::cpu

@@ -1,0 +1,79 @@
+#pragma once
+// The CPU's kernel functors: kernels.def's (kernel_table.hpp), with vectorisable float32 forms
+// of the hot transcendental kernels (Note [Vectorisable float math]).
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "backend/kernel_table.hpp"
+
+namespace tg::backend::cpu {
+
+// Note [Vectorisable float math]: glibc's expf/tanhf are scalar calls, so a loop over them does
+// not vectorise and tanh alone would cost more than the rest of an MLP step. For float32 the
+// exp, tanh and sigmoid kernels use these branch-free forms (range reduction to 2^n * e^r with
+// |r| <= ln2/2 and a degree-6 polynomial, about 1 ulp), which the compiler vectorises. float64
+// keeps the libm functions, so gradcheck runs on the exact ones. The CPU's translation units are
+// compiled with -fno-trapping-math -fno-math-errno (CMakeLists.txt): without trapping math the
+// compiler may turn the kernels' selects into blends and vectorise them, and without errno sqrt
+// is one instruction (sqrtps) instead of a checked libm call. tapegrad never reads FP
+// exceptions or errno.
+inline float bits_to_float(int32_t i) {
+    float f;
+    std::memcpy(&f, &i, sizeof f);
+    return f;
+}
+inline float fast_exp(float x) {
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2)
+    const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    return p * bits_to_float((int32_t(n) + 127) << 23);
+}
+inline float fast_tanh(float x) {
+    const float a = x < 0 ? -x : x;
+    const float e = fast_exp(2 * a);
+    const float big = 1.0f - 2.0f / (e + 1.0f);
+    const float x2 = x * x;  // tanh x = x - x³/3 + 2x⁵/15 - 17x⁷/315 near 0
+    const float small = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315))));
+    return a < 0.125f ? small : (x < 0 ? -big : big);
+}
+
+/// The functor the CPU runs for table kernel K: K itself, or a fast float32 form of it.
+template <class K>
+struct Kernel {
+    using type = K;
+};
+template <class K, float (*Fast)(float)>
+struct FastFloat {
+    template <class T>
+    static T f(T x, T p, T q) {
+        if constexpr (std::is_same_v<T, float>)
+            return Fast(x);
+        else
+            return K::f(x, p, q);
+    }
+};
+inline float fast_sigmoid(float x) {
+    return 1.0f / (1.0f + fast_exp(-x));
+}
+template <>
+struct Kernel<cpu_table::U_exp> {
+    using type = FastFloat<cpu_table::U_exp, fast_exp>;
+};
+template <>
+struct Kernel<cpu_table::U_tanh> {
+    using type = FastFloat<cpu_table::U_tanh, fast_tanh>;
+};
+template <>
+struct Kernel<cpu_table::U_sigmoid> {
+    using type = FastFloat<cpu_table::U_sigmoid, fast_sigmoid>;
+};
+
+}  // namespace tg::backend::cpu

@@ -1,0 +1,100 @@
+#pragma once
+// The kernels of kernels.def as C++ functors, for the backends written in C++ (CPU, CUDA):
+// U_<name>::f(x, p, q) and B_<name>::f(a, b, p, q), templated on the element type, the math
+// functions of the table for float, double and int64 (through double), and the row kernels both
+// backends run (softmax, arg-max/min). CUDA's copy is
+// __device__ and lives in a namespace of its own, so host and device definitions never meet.
+#include <math.h>
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define TG_KERNEL_FN __device__
+#define TG_KERNEL_NS cuda_table
+#else
+#define TG_KERNEL_FN
+#define TG_KERNEL_NS cpu_table
+#endif
+
+namespace tg::backend::TG_KERNEL_NS {
+
+// float calls the C library's fn##f (expf), double fn, int64 goes through double.
+#define TG_MATH1(fn)                                  \
+    TG_KERNEL_FN inline float fn(float x) {           \
+        return ::fn##f(x);                            \
+    }                                                 \
+    TG_KERNEL_FN inline double fn(double x) {         \
+        return ::fn(x);                               \
+    }                                                 \
+    TG_KERNEL_FN inline int64_t fn(int64_t x) {       \
+        return static_cast<int64_t>(::fn(double(x))); \
+    }
+#define TG_MATH2(fn)                                             \
+    TG_KERNEL_FN inline float fn(float a, float b) {             \
+        return ::fn##f(a, b);                                    \
+    }                                                            \
+    TG_KERNEL_FN inline double fn(double a, double b) {          \
+        return ::fn(a, b);                                       \
+    }                                                            \
+    TG_KERNEL_FN inline int64_t fn(int64_t a, int64_t b) {       \
+        return static_cast<int64_t>(::fn(double(a), double(b))); \
+    }
+#define TG_UNARY(name, expr)                     \
+    struct U_##name {                            \
+        template <class T>                       \
+        TG_KERNEL_FN static T f(T x, T p, T q) { \
+            (void)x;                             \
+            (void)p;                             \
+            (void)q;                             \
+            return static_cast<T>(expr);         \
+        }                                        \
+    };
+#define TG_BINARY(name, expr)                         \
+    struct B_##name {                                 \
+        template <class T>                            \
+        TG_KERNEL_FN static T f(T a, T b, T p, T q) { \
+            (void)p;                                  \
+            (void)q;                                  \
+            return static_cast<T>(expr);              \
+        }                                             \
+    };
+#include "backend/kernels.def"
+
+/// One row of a (log-)softmax over cols elements: max-shifted, the sum accumulated in double.
+template <class T>
+TG_KERNEL_FN void softmax_row(T* y, const T* x, int64_t cols, bool lg) {
+    T m = x[0];
+    for (int64_t j = 1; j < cols; ++j)
+        m = x[j] > m ? x[j] : m;
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+        const T e = exp(T(x[j] - m));
+        sum += e;
+        if (!lg)
+            y[j] = e;
+    }
+    if (lg) {
+        const T lse = m + T(log(sum));
+        for (int64_t j = 0; j < cols; ++j)
+            y[j] = x[j] - lse;
+    } else {
+        const T inv = T(1.0 / sum);
+        for (int64_t j = 0; j < cols; ++j)
+            y[j] *= inv;
+    }
+}
+
+/// The index of the first largest (smallest) of len elements `stride` apart.
+template <class T>
+TG_KERNEL_FN int64_t arg_best(const T* p, int64_t len, int64_t stride, bool is_max) {
+    int64_t best = 0;
+    T bv = p[0];
+    for (int64_t j = 1; j < len; ++j) {
+        const T x = p[j * stride];
+        if (is_max ? x > bv : x < bv)
+            bv = x, best = j;
+    }
+    return best;
+}
+
+}  // namespace tg::backend::TG_KERNEL_NS

@@ -1,0 +1,126 @@
+// The OpenCL backend's kernel launches: the table's elementwise kernels, copies, where,
+// reductions, softmax rows and index kernels (their source: source.cpp).
+#include <algorithm>
+#include <string>
+
+#include "backend/device_common/geometry.hpp"
+#include "backend/opencl/backend.hpp"
+
+namespace tg::backend::opencl {
+
+namespace {
+const char* dtype_tag(Dtype d) {
+    return d == Dtype::Float32 ? "f32" : d == Dtype::Float64 ? "f64" : "i64";
+}
+}  // namespace
+
+// ---- elementwise
+void OpenClBackend::copy(const View& out, const View& in) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const View* v[2] = {&out, &in};
+    const Geo<2> g = geo_of<2>(v);
+    const int64_t n = numel(g);
+    const std::string name = std::string("copy_") + dtype_tag(in.dtype);
+    if (is_flat(g))
+        run(out.dtype, name + "_c", n, mem(out), off(out), mem(in), off(in), cl_long(n));
+    else
+        run(out.dtype, name + "_s", n, mem(out), off(out), mem(in), off(in), cl_long(n), g);
+}
+void OpenClBackend::unary(UnaryOp op, const View& out, const View& x, double p, double q) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const View* v[2] = {&out, &x};
+    const Geo<2> g = geo_of<2>(v);
+    const int64_t n = numel(g);
+    const bool flat = is_flat(g);
+    cl_kernel k = kernel(out.dtype, std::string("u_") + unary_name(op) + (flat ? "_c" : "_s"));
+    set(k, 0, mem(out), off(out), mem(x), off(x));
+    set_scalar(k, 4, out.dtype, p);
+    set_scalar(k, 5, out.dtype, q);
+    set(k, 6, cl_long(n));
+    if (!flat)
+        set(k, 7, g);
+    enqueue(k, n);
+}
+void OpenClBackend::binary(BinaryOp op, const View& out, const View& a, const View& b, double p,
+                           double q) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const View* v[3] = {&out, &a, &b};
+    const Geo<3> g = geo_of<3>(v);
+    const int64_t n = numel(g);
+    const bool flat = is_flat(g);
+    cl_kernel k = kernel(out.dtype, std::string("b_") + binary_name(op) + (flat ? "_c" : "_s"));
+    set(k, 0, mem(out), off(out), mem(a), off(a), mem(b), off(b));
+    set_scalar(k, 6, out.dtype, p);
+    set_scalar(k, 7, out.dtype, q);
+    set(k, 8, cl_long(n));
+    if (!flat)
+        set(k, 9, g);
+    enqueue(k, n);
+}
+void OpenClBackend::where(const View& out, const View& cond, const View& a, const View& b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const View* v[4] = {&out, &cond, &a, &b};
+    const Geo<4> g = geo_of<4>(v);
+    const int64_t n = numel(g);
+    run(out.dtype, std::string("where_") + dtype_tag(cond.dtype), n, mem(out), off(out), mem(cond),
+        off(cond), mem(a), off(a), mem(b), off(b), cl_long(n), g);
+}
+
+void OpenClBackend::reduce(ReduceOp op, const View& out, const View& in) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ReduceGeo r = make_reduce_geo(out, in);
+    if (r.n_out == 0)
+        return;
+    const char* name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "min";
+    const std::string base = std::string("reduce_") + name;
+    // Short reductions, or enough outputs to fill the device: one work-item per output.
+    if (r.n_red <= 64 || r.n_out >= 1024) {
+        run(out.dtype, base + "_s", r.n_out, mem(out), off(out), mem(in), off(in), cl_long(r.n_red),
+            cl_long(r.n_out), r.kept, r.red);
+        return;
+    }
+    size_t l = 1;
+    while (l < local_ && int64_t(l) < r.n_red)
+        l *= 2;
+    const size_t acc =
+        op == ReduceOp::Sum && (fp64_ || out.dtype != Dtype::Float32) ? 8 : element_size(out.dtype);
+    cl_kernel k = kernel(out.dtype, base + "_g");
+    set(k, 0, mem(out), off(out), mem(in), off(in), cl_long(r.n_red), r.kept, r.red,
+        Local{l * acc});
+    enqueue(k, int64_t(r.n_out) * int64_t(l), l);
+}
+void OpenClBackend::arg_reduce(bool is_max, const View& out, const View& in, int dim) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ArgGeo a = make_arg_geo(out, in, dim);
+    run(in.dtype, "argreduce", a.n, mem(out), off(out), mem(in), off(in), cl_long(a.len),
+        cl_long(a.stride), cl_int(is_max), cl_long(a.n), a.g);
+}
+void OpenClBackend::softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,
+                                 bool log) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cols == 0)
+        return;
+    run(in.dtype, "softmax_rows", rows, mem(out), off(out), mem(in), off(in), cl_long(cols),
+        cl_int(log), cl_long(rows));
+}
+
+// ---- index ops (Note [Deferred index errors] in device_common/deferred_errors.hpp)
+void OpenClBackend::index(IndexOp op, const View& out, const View& src, int dim, const View& idx,
+                          const char* opname) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const IndexGeo g = make_index_geo(op, out, src, dim, idx);
+    if (g.nidx > 0)
+        run(out.dtype, "idx_check", g.nidx, mem(idx), off(idx), cl_long(g.lim),
+            cl_long(errors_.launch(opname, dim)), cl_long(dim), status_, cl_long(g.nidx));
+    const int64_t n = numel(out);
+    if (n == 0 || g.inner == 0)
+        return;
+    const char* name = op == IndexOp::Select   ? "idx_select"
+                       : op == IndexOp::Add    ? "idx_add"
+                       : op == IndexOp::Gather ? "idx_gather"
+                                               : "idx_scatter_add";
+    run(out.dtype, name, n, mem(out), off(out), mem(src), off(src), mem(idx), off(idx),
+        cl_long(g.nj), cl_long(g.lim), cl_long(g.inner), cl_long(n));
+}
+
+}  // namespace tg::backend::opencl

@@ -1,0 +1,16 @@
+#include "tapegrad/dtype.hpp"
+
+namespace tg {
+
+const char* dtype_name(Dtype d) {
+    switch (d) {
+        case Dtype::Float32:
+            return "float32";
+        case Dtype::Float64:
+            return "float64";
+        default:
+            return "int64";
+    }
+}
+
+}  // namespace tg
