@@ -13,6 +13,10 @@ namespace tg {
 /// The gradients a node returns, one per input (undefined: no gradient).
 using Grads = SmallVector<Tensor, 3>;
 
+namespace autograd::detail {
+struct NodeScratch;  // the engine's access to a node's scratch (src/autograd/engine.cpp)
+}
+
 /// Shape, dtype and device an input had when recorded: what its gradient must match.
 struct InputMeta {
     Shape sizes;
@@ -41,9 +45,6 @@ struct Node : std::enable_shared_from_this<Node> {
     };
     SmallVector<SavedInfo, 2> saved_;
     std::vector<std::pair<uint32_t, std::function<Tensor(const Tensor&)>>> pre_hooks_;
-    // engine scratch (Note [Engine buffers])
-    Grads buffer_;
-    bool queued_ = false;
 
     Node() = default;
     Node(const Node&) = delete;
@@ -56,6 +57,13 @@ struct Node : std::enable_shared_from_this<Node> {
     const char* name() const { return name_; }
     uint64_t sequence_nr() const { return seq_; }
     const SmallVector<Edge, 2>& next_functions() const { return next_; }
+
+private:
+    friend struct autograd::detail::NodeScratch;
+    // Note [Engine buffers] in src/autograd/engine.cpp: the gradients a running pass has sent
+    // this node so far, and whether it is queued to run.
+    Grads buffer_;
+    bool queued_ = false;
 };
 
 /// Whether ops record (thread-local). Backward turns it off unless create_graph is set.

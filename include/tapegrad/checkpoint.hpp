@@ -22,7 +22,7 @@ using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>
 /// reusing those still alive and stopping once it has what it needs (so the last op of a
 /// segment, whose result is the segment's output, is not run again). Gradients are
 /// bit-identical to the plain graph's. create_graph through it throws (Note [Recomputed saved
-/// tensors] in src/autograd/recompute.cpp).
+/// tensors] in src/checkpoint/recompute.cpp).
 std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
                                bool use_reentrant = true);
 /// Single-output form.

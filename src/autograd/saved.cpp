@@ -1,15 +1,26 @@
-// Note [Version counter]: a storage carries a version that every in-place op bumps. A tensor
-// saved for backward remembers the version it was saved at; reading it in backward at another
-// version means the values the formula needs are gone, and the engine reports it instead of
-// computing a wrong gradient (as PyTorch does).
-#include "autograd/record.hpp"
+// Note [Version counter]: a storage carries a version that every in-place op bumps
+// (runtime::mark_modified). A tensor saved for backward remembers the version it was saved at;
+// reading it in backward at another version means the values the formula needs are gone, and the
+// engine reports it instead of computing a wrong gradient (as PyTorch does).
+#include "autograd/saved.hpp"
+
+#include "autograd/engine.hpp"
+#include "autograd/graph.hpp"
 #include "backend/registry.hpp"
+#include "core/pool.hpp"
 
 namespace tg::autograd::detail {
 
 namespace {
-thread_local SmallVector<Node::SavedInfo, 4> t_pending;
+thread_local SmallVector<Node::SavedInfo, 4> t_pending;  // what take_saved hands the next node
+thread_local SavedHooks* t_hooks = nullptr;
+thread_local int t_hooks_disabled = 0;
+thread_local UseObserver* t_observer = nullptr;
+
+void count_saved(const Storage& st, int64_t sign) {
+    backend::get(st.device).counters().on_saved(sign * int64_t(st.nbytes));
 }
+}  // namespace
 
 void discard_pending_saved() {
     t_pending.clear();
@@ -21,6 +32,40 @@ void take_saved(Node& n) {
     t_pending.clear();
 }
 
+SavedHooksScope::SavedHooksScope(SavedHooks& hooks)
+    : prev_(t_hooks), prev_disabled_(t_hooks_disabled) {
+    t_hooks = &hooks;
+    t_hooks_disabled = 0;
+}
+SavedHooksScope::~SavedHooksScope() {
+    t_hooks = prev_;
+    t_hooks_disabled = prev_disabled_;
+}
+SavedHooksDisabled::SavedHooksDisabled() {
+    ++t_hooks_disabled;
+}
+SavedHooksDisabled::~SavedHooksDisabled() {
+    --t_hooks_disabled;
+}
+SavedHooks* current_saved_hooks() {
+    return t_hooks_disabled > 0 ? nullptr : t_hooks;
+}
+
+UseObserverScope::UseObserverScope(UseObserver& observer) : prev_(t_observer) {
+    t_observer = &observer;
+}
+UseObserverScope::~UseObserverScope() {
+    t_observer = prev_;
+}
+bool observing_unrecorded() {
+    return t_observer != nullptr;
+}
+void note_unrecorded(std::initializer_list<const Tensor*> inputs) {
+    for (const Tensor* t : inputs)
+        if (t->defined() && t->requires_grad())
+            t_observer->used(*t);
+}
+
 // Note [Activation memory]: memory::Stats::saved_bytes is the activation memory of the recorded
 // graphs: the buffers ops keep for backward that exist only because something recorded, i.e.
 // ops' outputs, the intermediates ops make for their backward (dropout's mask, cross_entropy's
@@ -29,77 +74,68 @@ void take_saved(Node& n) {
 // views of parameters (w.t()), whose storage requires_grad_ marks (Storage::grad_leaf). Each
 // buffer counts once however many Saved hold it (Storage::saved_refs), from the first Saved that
 // takes it to the release of the last. Recording is single-threaded per graph, like the version
-// counter, so saved_refs is a plain integer.
-Saved::Saved(const Tensor& t, bool is_output, bool intermediate) : is_output_(is_output) {
+// counter, so saved_refs is a plain integer. Activations are what saved-tensor hooks are offered.
+Saved::Saved(const Tensor& t, SavedKind kind) : is_output_(kind == SavedKind::Output) {
     if (!t.defined())
         return;
     const bool activation =
-        (is_output || intermediate || t.grad_fn() != nullptr) && !t.impl()->storage->grad_leaf;
-    if (activation && frame_claims(*this, t, is_output, intermediate))
-        return;
+        (kind != SavedKind::Input || t.grad_fn() != nullptr) && !t.impl()->storage->grad_leaf;
+    if (activation)
+        if (SavedHooks* hooks = current_saved_hooks()) {
+            SavedHooksDisabled plain;  // what the hook saves for itself is plain
+            packed_ = hooks->pack(t, kind);
+            if (packed_)
+                return;
+        }
     version_ = t._version();
-    t_ = is_output ? t.detach() : t;
+    t_ = is_output_ ? t.detach() : t;
     t_pending.push_back({t.impl()->storage.get(), int64_t(t.impl()->storage->nbytes)});
     counted_ = activation;
     hold();
 }
 
 void Saved::hold() {
-    if (!counted_)
-        return;
-    Storage& st = *t_.impl()->storage;
-    if (st.saved_refs++ == 0)
-        backend::get(st.device).counters().on_saved(int64_t(st.nbytes));
+    if (counted_ && t_.impl()->storage->saved_refs++ == 0)
+        count_saved(*t_.impl()->storage, 1);
 }
 
 Saved::Saved(const Saved& o)
     : t_(o.t_),
       version_(o.version_),
-      output_nr_(o.output_nr_),
       is_output_(o.is_output_),
       counted_(o.counted_),
-      frame_(o.frame_),
-      slot_(o.slot_) {
+      packed_(o.packed_) {
     hold();
-    if (frame_)
-        frame_ref(*frame_, slot_);
 }
 
 Saved::Saved(Saved&& o) noexcept
     : t_(std::move(o.t_)),
       version_(o.version_),
-      output_nr_(o.output_nr_),
       is_output_(o.is_output_),
       counted_(o.counted_),
-      frame_(std::move(o.frame_)),
-      slot_(o.slot_) {
+      packed_(std::move(o.packed_)) {
     o.counted_ = false;
 }
 
 Saved& Saved::operator=(Saved o) noexcept {
     std::swap(t_, o.t_);
     std::swap(version_, o.version_);
-    std::swap(output_nr_, o.output_nr_);
     std::swap(is_output_, o.is_output_);
     std::swap(counted_, o.counted_);
-    std::swap(frame_, o.frame_);
-    std::swap(slot_, o.slot_);
+    std::swap(packed_, o.packed_);
     return *this;
 }
 
 Saved::~Saved() {
-    if (frame_)
-        frame_unref(*frame_, slot_);
-    if (!counted_)
-        return;
-    Storage& st = *t_.impl()->storage;
-    if (--st.saved_refs == 0)
-        backend::get(st.device).counters().on_saved(-int64_t(st.nbytes));
+    if (counted_ && --t_.impl()->storage->saved_refs == 0)
+        count_saved(*t_.impl()->storage, -1);
 }
 
 Tensor Saved::get() const {
-    if (frame_)
-        return frame_get(*frame_, slot_);
+    if (packed_) {
+        SavedHooksDisabled plain;
+        return packed_->unpack();
+    }
     if (!t_.defined())
         return t_;
     const uint32_t now = t_._version();
@@ -113,7 +149,7 @@ Tensor Saved::get() const {
         // create_graph: the output must carry its history so the formula records through it
         auto impl = tg::detail::make_pooled<TensorImpl>(*t_.impl());
         impl->grad_fn = current_node()->shared_from_this();
-        impl->output_nr = output_nr_;
+        impl->output_nr = 0;
         return Tensor(std::move(impl));
     }
     return t_;

@@ -58,7 +58,7 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
     } else {
         k();
     }
-    ++self.impl()->storage->version;
+    runtime::mark_modified(self);
     return self;
 }
 }  // namespace

@@ -37,7 +37,7 @@ void mm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, do
     const Operand oa = operand(a), ob = operand(b);
     backend::View va = runtime::view(oa.t), vb = runtime::view(ob.t), vc = runtime::view(c);
     runtime::be(c).gemm(oa.trans, ob.trans, m, n, k, alpha, va, oa.ld, vb, ob.ld, beta, vc,
-                    c.stride(0));
+                        c.stride(0));
 }
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
@@ -159,29 +159,22 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                        mm_into(dy, ww, g[0], 1, 0);
                    }
                    // dW and db go straight into .grad() with beta = 1 when the engine allows
-                   // it (Note [Gradient accumulated in place]); g[1], g[2] stay undefined then
+                   // it (Note [Gradient accumulated in place]); done() is then undefined
                    if (needs(n, 1)) {  // dW = dyᵀ·x           [out,N] x [N,in]
-                       Tensor into = grad_buffer(n, 1);
-                       const bool add = into.defined();
-                       if (!add)
-                           into = g[1] = runtime::empty(ww.sizes(), ww.dtype(), ww.device());
-                       mm_into(dy.t(), xx, into, 1, add ? 1 : 0);
-                       if (add)
-                           ++into.impl()->storage->version;
+                       GradTarget dw(n, 1);
+                       mm_into(dy.t(), xx, dw.out(), 1, dw.beta());
+                       g[1] = dw.done();
                    }
                    if (needs(n, 2)) {  // db = dyᵀ·1 (gemv)    [out,N] x [N]
                        const int64_t rows = dy.size(0), cols = dy.size(1);
-                       Tensor into = grad_buffer(n, 2);
-                       const bool add = into.defined();
-                       if (!add)
-                           into = g[2] = runtime::empty({cols}, dy.dtype(), dy.device());
+                       GradTarget db(n, 2);
                        const Tensor one = ones({rows}, dy.options());
                        const Operand od = operand(dy);
-                       runtime::be(dy).gemv(!od.trans, od.trans ? cols : rows, od.trans ? rows : cols,
-                                        1, runtime::view(od.t), od.ld, runtime::view(one), 1, add ? 1 : 0,
-                                        runtime::view(into), 1);
-                       if (add)
-                           ++into.impl()->storage->version;
+                       runtime::be(dy).gemv(!od.trans, od.trans ? cols : rows,
+                                            od.trans ? rows : cols, 1, runtime::view(od.t), od.ld,
+                                            runtime::view(one), 1, db.beta(),
+                                            runtime::view(db.out()), 1);
+                       g[2] = db.done();
                    }
                    return g;
                });

@@ -54,7 +54,7 @@ AdamHyper hyper_of(const Options& o, bool decoupled, const char* name) {
 /// out = op(a, b) written in place (out may be a), bumping out's version as in-place ops do.
 void update(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double p, double q) {
     runtime::binary_into(op, out, a, b, "Adam", p, q);
-    ++out.impl()->storage->version;
+    runtime::mark_modified(out);
 }
 
 // Note [Optimizer updates are tensor ops] (optimizer.hpp). The update is four passes over

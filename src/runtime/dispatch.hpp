@@ -36,6 +36,11 @@ void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& 
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q);
 /// dst = src broadcast to dst's shape, converting dtype.
 void copy_into(const Tensor& dst, const Tensor& src);
+/// Records that t's storage was written in place: bumps the version that saved tensors check
+/// (Note [Version counter] in autograd/saved.cpp). Every in-place write goes through here.
+inline void mark_modified(const Tensor& t) {
+    ++t.impl()->storage->version;
+}
 /// t = value everywhere (any layout).
 void fill(const Tensor& t, double value);
 /// Fills contiguous t with uniform [a, b) (normal = false) or normal(a, b) samples from the global

@@ -5,41 +5,25 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "autograd/engine.hpp"
+#include "autograd/hooks.hpp"
 #include "autograd/record.hpp"
+#include "checkpoint/replay.hpp"
 #include "core/random.hpp"
 
 namespace tg {
 
 // Note [Checkpoint edges]: fn may use tensors that require grad without taking them as inputs:
-// the parameters of the modules it calls, or a tensor it captured. The probe (Note [Checkpoint
-// probe] in record.hpp) lists them, and the checkpoint node gets an edge to each, after the
-// inputs, as if they had been passed in. In backward() the recomputed subgraph is simply
-// backpropagated: its leaves are those tensors, whose .grad() then accumulates exactly as
+// the parameters of the modules it calls, or a tensor it captured. The probe (a UseObserver,
+// Note [Unrecorded uses] in autograd/hooks.hpp) lists them, and the checkpoint node gets an edge to
+// each, after the inputs, as if they had been passed in. In backward() the recomputed subgraph is
+// simply backpropagated: its leaves are those tensors, whose .grad() then accumulates exactly as
 // without checkpointing (in place, Note [Gradient accumulated in place]), and the node returns
 // no gradient for them. In autograd::grad, create_graph, or when fn captured a tensor that has a
 // history of its own, the recomputed subgraph is differentiated with respect to the inputs and
 // those tensors, stopping there, and the gradients go out along the edges: autograd::grad sees
 // the parameters used inside fn and leaves .grad() alone, and the enclosing graph is run once,
 // by the enclosing pass.
-namespace autograd::detail {
-namespace {
-/// What a probe saw: the distinct tensors requiring grad that fn's ops were given.
-struct Probe {
-    std::vector<Tensor> used;
-    std::unordered_set<const TensorImpl*> seen;
-};
-thread_local Probe* t_probe = nullptr;
-}  // namespace
-bool probe_active() {
-    return t_probe != nullptr;
-}
-void probe_note(std::initializer_list<const Tensor*> inputs) {
-    for (const Tensor* t : inputs)
-        if (t->defined() && t->requires_grad() && t_probe->seen.insert(t->impl()).second)
-            t_probe->used.push_back(*t);
-}
-}  // namespace autograd::detail
-
 namespace {
 using namespace autograd::detail;
 
@@ -50,30 +34,36 @@ struct Captured {
     bool history = false;
 };
 
+/// Note [Unrecorded uses] in autograd/hooks.hpp: the distinct tensors requiring grad that fn's
+/// ops were given, inputs included; an enclosing checkpoint's probe sees them too.
+struct Probe final : UseObserver {
+    std::vector<Tensor> tensors;
+    std::unordered_set<const TensorImpl*> seen;
+    void used(const Tensor& t) override {
+        if (seen.insert(t.impl()).second)
+            tensors.push_back(t);
+    }
+};
+
 /// Runs fn unrecorded; lists the tensors requiring grad that its ops used (inputs included).
 std::vector<Tensor> run_probed(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
                                std::vector<Tensor>& used) {
     NoGradGuard no_grad;
     Probe probe;
-    Probe* const outer = t_probe;
-    t_probe = &probe;
     std::vector<Tensor> out;
-    try {
+    {
+        UseObserverScope observe(probe);
         out = fn(inputs);
-    } catch (...) {
-        t_probe = outer;
-        throw;
     }
-    t_probe = outer;
-    if (outer)  // an enclosing checkpoint's probe sees them too
-        for (const Tensor& u : probe.used)
-            probe_note({&u});
-    used = std::move(probe.used);
+    if (observing_unrecorded())  // an enclosing checkpoint's probe sees them too
+        for (const Tensor& u : probe.tensors)
+            note_unrecorded({&u});
+    used = std::move(probe.tensors);
     return out;
 }
 }  // namespace
 
-std::vector<Tensor> autograd::detail::replay_inputs(const std::vector<Saved>& saved) {
+std::vector<Tensor> checkpointing::replay_inputs(const std::vector<Saved>& saved) {
     std::vector<Tensor> xs;
     for (const Saved& s : saved) {
         const Tensor x = s.get();
@@ -90,7 +80,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     if (!GradMode::is_enabled())
         return fn(inputs);
     if (!use_reentrant)
-        return checkpoint_nonreentrant(fn, inputs);
+        return checkpointing::checkpoint_nonreentrant(fn, inputs);
     const std::mt19937_64 rng = tg::detail::generator();  // Dropout must draw the same masks
     std::vector<Tensor> used;
     std::vector<Tensor> outs = run_probed(fn, inputs, used);
@@ -122,7 +112,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     std::vector<Tensor> edges = inputs;
     edges.insert(edges.end(), cap.tensors.begin(), cap.tensors.end());
     record_list("checkpoint", edges, out_ptrs, [fn, saved, rng, cap](Grads& dys, const Node& n) {
-        const std::vector<Tensor> xs = replay_inputs(saved);
+        const std::vector<Tensor> xs = checkpointing::replay_inputs(saved);
         std::vector<Tensor> ys;
         {
             tg::detail::ReplayGenerator replay(rng);

@@ -1,8 +1,6 @@
 // checkpoint_sequential: runs a Sequential in checkpointed segments (√n equal ones or a plan
-// from the planner in checkpoint_planner.cpp), and profile_sequential, the planner's per-layer
+// from the planner in planner.cpp), and profile_sequential, the planner's per-layer
 // measurements (docs/checkpointing.md).
-#include "tapegrad/nn/checkpoint_sequential.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
@@ -12,6 +10,7 @@
 #include "tapegrad/checkpoint.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/memory.hpp"
+#include "tapegrad/nn/checkpoint_sequential.hpp"
 
 namespace tg::nn {
 

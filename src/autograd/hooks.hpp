@@ -1,0 +1,89 @@
+#pragma once
+// The two hooks a checkpoint installs: into saving (Note [Saved tensor hooks]) and into the ops
+// that run without recording (Note [Unrecorded uses]). Nothing else in autograd knows about
+// checkpointing.
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+
+#include "tapegrad/tensor.hpp"
+
+namespace tg::autograd::detail {
+
+// Note [Saved tensor hooks]: while a SavedHooks is installed on a thread (SavedHooksScope; the
+// innermost wins), every Saved of an activation (Note [Activation memory] in saved.cpp) made on
+// that thread is offered to its pack(). A non-null handle then stands for the tensor, and
+// Saved::get() asks the handle for it (unpack). Copies of a Saved share the handle, so the
+// handle lives exactly as long as something may still read the tensor. pack and unpack run with
+// the hooks disabled, so what a hook saves for itself is plain. This is PyTorch's
+// saved_tensors_hooks, which its non-reentrant checkpoint is built on too.
+enum class SavedKind : uint8_t { Input, Output, Intermediate };
+
+struct PackedSaved {
+    virtual ~PackedSaved() = default;
+    /// The tensor this handle stands for (the same values it had when packed).
+    virtual Tensor unpack() = 0;
+};
+
+struct SavedHooks {
+    virtual ~SavedHooks() = default;
+    /// A handle that stands for t from now on, or null to save t as usual.
+    virtual std::shared_ptr<PackedSaved> pack(const Tensor& t, SavedKind kind) = 0;
+};
+
+/// Installs hooks on this thread for its scope, enabled even inside a SavedHooksDisabled (a hook
+/// that runs a function again, as a recomputation does, offers that run's Saved to itself).
+class SavedHooksScope {
+public:
+    explicit SavedHooksScope(SavedHooks& hooks);
+    ~SavedHooksScope();
+    SavedHooksScope(const SavedHooksScope&) = delete;
+    SavedHooksScope& operator=(const SavedHooksScope&) = delete;
+
+private:
+    SavedHooks* prev_;
+    int prev_disabled_;
+};
+
+/// Disables the installed hooks for its scope: Saved objects made in it are plain.
+class SavedHooksDisabled {
+public:
+    SavedHooksDisabled();
+    ~SavedHooksDisabled();
+    SavedHooksDisabled(const SavedHooksDisabled&) = delete;
+    SavedHooksDisabled& operator=(const SavedHooksDisabled&) = delete;
+};
+
+/// The hooks the next Saved of an activation on this thread is offered to, or null.
+SavedHooks* current_saved_hooks();
+
+/// A hook that aborts an op by throwing from pack() after some of the op's Saved were made calls
+/// this, so their saved_report entries are not given to the next op recorded.
+void discard_pending_saved();
+
+// Note [Unrecorded uses]: an op that does not record (grad mode off) still tells an installed
+// UseObserver which of its inputs require grad. The reentrant checkpoint runs its function that
+// way and must know the parameters and captured tensors it used (Note [Checkpoint edges] in
+// checkpoint/checkpoint.cpp).
+struct UseObserver {
+    virtual ~UseObserver() = default;
+    virtual void used(const Tensor& t) = 0;
+};
+
+/// Installs an observer on this thread for its scope (the innermost sees the uses).
+class UseObserverScope {
+public:
+    explicit UseObserverScope(UseObserver& observer);
+    ~UseObserverScope();
+    UseObserverScope(const UseObserverScope&) = delete;
+    UseObserverScope& operator=(const UseObserverScope&) = delete;
+
+private:
+    UseObserver* prev_;
+};
+
+/// Whether an observer is installed on this thread; note_unrecorded tells it of inputs.
+bool observing_unrecorded();
+void note_unrecorded(std::initializer_list<const Tensor*> inputs);
+
+}  // namespace tg::autograd::detail
