@@ -1,0 +1,56 @@
+// Conversions that record: clone, contiguous, to(dtype), to(device).
+#include <vector>
+
+#include "autograd/record.hpp"
+#include "backend/registry.hpp"
+#include "runtime/dispatch.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+// ---- conversion
+/// y = copy of x;  dx = dy
+Tensor Tensor::clone() const {
+    Tensor y = runtime::empty(sizes(), dtype(), device());
+    runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
+    if (should_record({this}))
+        record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
+    return y;
+}
+Tensor Tensor::contiguous() const {
+    return is_contiguous() ? *this : clone();
+}
+/// y = x converted to d;  dx = dy converted back
+Tensor Tensor::to(Dtype d) const {
+    if (d == dtype())
+        return *this;
+    Tensor y = runtime::empty(sizes(), d, device());
+    runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
+    if (is_floating(d) && should_record({this})) {
+        const Dtype from = dtype();
+        record("to_dtype", {this}, y, [from](const Tensor& dy) { return Grads{dy.to(from)}; });
+    }
+    return y;
+}
+/// y = x on device d (through host memory);  dx = dy moved back
+Tensor Tensor::to(Device d) const {
+    if (d == device())
+        return *this;
+    Tensor src = contiguous();
+    Tensor y = runtime::empty(sizes(), dtype(), d);
+    const size_t n = size_t(numel()) * element_size(dtype());
+    std::vector<unsigned char> host(n);
+    runtime::be(src).to_host(host.data(), src.impl()->storage->data,
+                             size_t(src.storage_offset()) * element_size(dtype()), n);
+    backend::get(d).from_host(y.impl()->storage->data, 0, host.data(), n);
+    if (should_record({this})) {
+        const Device from = device();
+        record("to_device", {this}, y, [from](const Tensor& dy) { return Grads{dy.to(from)}; });
+    }
+    return y;
+}
+Tensor Tensor::to(const TensorOptions& o) const {
+    return to(o.dtype()).to(o.device());
+}
+
+}  // namespace tg

@@ -1,0 +1,96 @@
+// The tensor and its storage: allocation through the device's backend, metadata, host reads.
+#include "tapegrad/tensor.hpp"
+
+#include "backend/registry.hpp"
+#include "tapegrad/autograd.hpp"
+
+namespace tg {
+
+// ---- storage
+Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
+    if (d.is_cpu() && n <= sizeof(small)) {
+        data = small;
+        backend::cpu_backend().counters().on_alloc(int64_t(n));
+    } else {
+        data = backend::get(d).allocate(n);
+    }
+}
+Storage::Storage(void* external, size_t n, Device d)
+    : data(external), nbytes(n), device(d), owned(false) {}
+Storage::~Storage() {
+    if (!owned)
+        return;
+    if (data == small)
+        backend::cpu_backend().counters().on_free(int64_t(nbytes));
+    else
+        backend::get(device).deallocate(data, nbytes);
+}
+
+// ---- metadata
+void Tensor::throw_undefined() {
+    throw error("operation on an undefined tensor");
+}
+int64_t Tensor::size(int64_t d) const {
+    return sizes()[size_t(wrap_dim(d, dim(), "size"))];
+}
+int64_t Tensor::stride(int64_t d) const {
+    return strides()[size_t(wrap_dim(d, dim(), "stride"))];
+}
+int64_t Tensor::numel() const {
+    return numel_of(sizes());
+}
+bool Tensor::is_contiguous() const {
+    const TensorImpl* i = check();
+    int64_t expect = 1;
+    for (size_t k = i->sizes.size(); k-- > 0;) {
+        if (i->sizes[k] == 1)
+            continue;
+        if (i->strides[k] != expect)
+            return false;
+        expect *= i->sizes[k];
+    }
+    return true;
+}
+
+template <class T>
+T* Tensor::data_ptr() const {
+    const TensorImpl* i = check();
+    if (!i->storage->device.is_cpu())
+        throw device_error("data_ptr: tensor is on " + i->storage->device.str() +
+                           "; copy it with .to(tg::Device::cpu()) first");
+    if (dtype_of<T>() != i->dtype)
+        throw dtype_error(std::string("data_ptr<") + dtype_name(dtype_of<T>()) + ">: tensor " +
+                          shape_str(i->sizes) + " is " + dtype_name(i->dtype));
+    return static_cast<T*>(i->storage->data) + i->offset;
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+    Tensor c = detach().to(dtype_of<T>()).contiguous();
+    std::vector<T> out(size_t(c.numel()));
+    const TensorImpl* i = c.impl();
+    backend::get(c.device())
+        .to_host(out.data(), i->storage->data, size_t(i->offset) * sizeof(T),
+                 out.size() * sizeof(T));
+    return out;
+}
+
+template <class T>
+T Tensor::item() const {
+    if (numel() != 1)
+        throw shape_error("item: tensor of shape " + shape_str(sizes()) + " has " +
+                          std::to_string(numel()) + " elements, expected 1");
+    return to_vector<T>()[0];
+}
+
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template int64_t* Tensor::data_ptr<int64_t>() const;
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template int64_t Tensor::item<int64_t>() const;
+
+}  // namespace tg
