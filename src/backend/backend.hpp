@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/device_common/caching_allocator.hpp"
+#include "backend/caching_allocator.hpp"
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 

@@ -4,8 +4,6 @@
 
 #include <cmath>
 
-#include "tapegrad/tensor.hpp"
-
 namespace tg {
 
 namespace detail {
@@ -41,9 +39,5 @@ void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, std:
 }
 
 }  // namespace detail
-
-void manual_seed(uint64_t seed) {
-    detail::generator().seed(seed);
-}
 
 }  // namespace tg

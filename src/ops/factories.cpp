@@ -93,6 +93,10 @@ Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     return finish(Tensor(std::move(impl)), o);
 }
 
+void manual_seed(uint64_t seed) {
+    detail::generator().seed(seed);
+}
+
 static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o) {
     if (!is_floating(o.dtype()))
         throw dtype_error(std::string(normal ? "randn" : "rand") + ": dtype " +

@@ -1,4 +1,4 @@
-#include "backend/device_common/caching_allocator.hpp"
+#include "backend/caching_allocator.hpp"
 
 namespace tg::backend {
 
