@@ -38,6 +38,14 @@ Tensor sqrt(const Tensor& x);
 Tensor exp(const Tensor& x);
 /// y = ln x;  dx = dy / x
 Tensor log(const Tensor& x);
+/// y = ln(1 + x), accurate for small x;  dx = dy / (1 + x)
+Tensor log1p(const Tensor& x);
+/// y = eˣ - 1, accurate for small x;  dx = dy * (y + 1)
+Tensor expm1(const Tensor& x);
+/// y = sin x;  dx = dy * cos x
+Tensor sin(const Tensor& x);
+/// y = cos x;  dx = -dy * sin x
+Tensor cos(const Tensor& x);
 /// y = |x|;  dx = dy * sign(x)     (sign(0) = 0)
 Tensor abs(const Tensor& x);
 /// y = min(max(x, lo), hi);  dx = dy where lo <= x <= hi, else 0

@@ -80,7 +80,7 @@ struct AccumulateGrad final : Node {
 
 // Note [Gradient accumulated in place]: when a leaf already has a .grad(), the backward of an
 // op that computes its gradient with a BLAS call (linear's dW = dyᵀ·x, db = dyᵀ·1) can add
-// straight into it with beta = 1, as the Neanderthal seed's backward pass does, instead of
+// straight into it with beta = 1, as Neanderthal's memory-minimal backward pass does, instead of
 // writing a temporary that AccumulateGrad then adds: one buffer of the weight's size and one
 // pass over it fewer per layer and step (a 4 MiB transient per 1024x1024 layer, which is what
 // kept the planner's 25% budget out of reach). It is allowed only where the result is the one

@@ -1,7 +1,6 @@
 // Arithmetic: + - * / pow sqrt exp log abs clamp maximum minimum where (ops.hpp has the VJPs).
-#include <limits>
-
 #include <cmath>
+#include <limits>
 
 #include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
@@ -154,6 +153,42 @@ Tensor log(const Tensor& x) {
     return y;
 }
 
+Tensor log1p(const Tensor& x) {
+    runtime::check_floating("log1p", x);
+    Tensor y = runtime::unary(UnaryOp::log1p, x);
+    if (should_record({&x}))
+        record("log1p", {&x}, y,
+               [sx = save(x)](const Tensor& dy) { return Grads{dy / (sx.get() + 1)}; });
+    return y;
+}
+
+Tensor expm1(const Tensor& x) {
+    runtime::check_floating("expm1", x);
+    Tensor y = runtime::unary(UnaryOp::expm1, x);
+    if (should_record({&x}))
+        record("expm1", {&x}, y,
+               [sy = save_output(y)](const Tensor& dy) { return Grads{dy * (sy.get() + 1)}; });
+    return y;
+}
+
+Tensor sin(const Tensor& x) {
+    runtime::check_floating("sin", x);
+    Tensor y = runtime::unary(UnaryOp::sin, x);
+    if (should_record({&x}))
+        record("sin", {&x}, y,
+               [sx = save(x)](const Tensor& dy) { return Grads{dy * cos(sx.get())}; });
+    return y;
+}
+
+Tensor cos(const Tensor& x) {
+    runtime::check_floating("cos", x);
+    Tensor y = runtime::unary(UnaryOp::cos, x);
+    if (should_record({&x}))
+        record("cos", {&x}, y,
+               [sx = save(x)](const Tensor& dy) { return Grads{-dy * sin(sx.get())}; });
+    return y;
+}
+
 Tensor abs(const Tensor& x) {
     Tensor y = runtime::unary(UnaryOp::abs, x);
     if (should_record({&x}))
@@ -174,8 +209,8 @@ Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
         record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())  // the mask is a constant of the second derivative
-                return Grads{
-                    dy * runtime::binary(BinaryOp::clamp_backward, ones_like(xx), xx, "clamp", lo, hi)};
+                return Grads{dy * runtime::binary(BinaryOp::clamp_backward, ones_like(xx), xx,
+                                                  "clamp", lo, hi)};
             return Grads{runtime::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
         });
     return y;
@@ -225,8 +260,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
         broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"), "where");
     Tensor y = runtime::empty(s, a.dtype(), a.device());
     Shape sc, sa, sb;
-    runtime::be(y).where(runtime::view(y), runtime::broadcast_view(cond, s, sc), runtime::broadcast_view(a, s, sa),
-                     runtime::broadcast_view(b, s, sb));
+    runtime::be(y).where(runtime::view(y), runtime::broadcast_view(cond, s, sc),
+                         runtime::broadcast_view(a, s, sa), runtime::broadcast_view(b, s, sb));
     if (should_record({&a, &b}))
         record("where", {&a, &b}, y, [sc2 = save(cond)](const Tensor& dy, const Node& n) {
             const Tensor c = sc2.get();
