@@ -37,24 +37,6 @@ using namespace bench;
 
 namespace {
 
-struct Options {
-    int threads = 1;
-    int reps = 10;
-    int warmup = 2;
-    bool run_tg = true;
-    bool with_torch = true;
-    bool with_gemm = true;
-    std::string csv, md;
-};
-
-std::string header(const std::string& title, const Options& o, const std::string& extra) {
-    std::string md = "# " + title + "\n\n" + machine_markdown();
-    md += "- threads: " + std::to_string(o.threads) + " (" + set_blas_threads(o.threads) + "; " +
-          set_torch_threads(o.threads) + ")\n";
-    md += extra;
-    return md + "\n";
-}
-
 /// Times steppers interleaved rep by rep (rotating which goes first) and returns per-impl samples.
 std::vector<std::vector<StepTimes>> interleave(std::vector<Stepper*> impls, int warmup, int reps,
                                                std::vector<double>& first_loss) {
@@ -84,9 +66,9 @@ double med(const std::vector<StepTimes>& v, const std::function<double(const Ste
 }
 
 /// The step benchmark (default mode and --seed-size).
-int run_steps(const Options& o, const MlpSpec& s, const std::string& title,
+int run_steps(const MlpOptions& o, const MlpSpec& s, const std::string& title,
               const std::string& extra, const std::string& reference_md) {
-    std::string md = header(title, o, extra);
+    std::string md = mlp_header(title, o, extra);
     long long steal0 = host_steal_jiffies();
     double wall0 = now_s();
     std::vector<std::string> names;
@@ -165,10 +147,11 @@ int run_steps(const Options& o, const MlpSpec& s, const std::string& title,
     return 0;
 }
 
-int run_deep_memory(const Options& o) {
-    std::string md = header("bench_mlp --deep-memory: live bytes of the deep MLP (tapegrad)", o,
-                            "- 32 x (Linear(1024,1024)+tanh), batch 512, MSE vs zeros, SGD(0.05); "
-                            "tg::memory::reset_peak before each step\n");
+int run_deep_memory(const MlpOptions& o) {
+    std::string md =
+        mlp_header("bench_mlp --deep-memory: live bytes of the deep MLP (tapegrad)", o,
+                   "- 32 x (Linear(1024,1024)+tanh), batch 512, MSE vs zeros, SGD(0.05); "
+                   "tg::memory::reset_peak before each step\n");
     MlpSpec s = deep_mlp_spec();
     MlpInit init = make_mlp_init(s, 7, true);
     DeepMemory m = tg_deep_memory(s, init, 3);
@@ -244,7 +227,7 @@ std::map<std::string, std::string> run_child(const std::string& cmd) {
     return kv;
 }
 
-int run_deep_memory_rss(const Options& o, const std::string& child_mode) {
+int run_deep_memory_rss(const MlpOptions& o, const std::string& child_mode) {
     if (!child_mode.empty() && child_mode != "all") {
         if (child_mode.rfind("torch:", 0) == 0) {
             torch_rss_child(child_mode.substr(6), o.threads);
@@ -253,7 +236,7 @@ int run_deep_memory_rss(const Options& o, const std::string& child_mode) {
         std::fprintf(stderr, "tapegrad children run as bench_mlp_rss_tg MODE\n");
         return 2;
     }
-    std::string md = header(
+    std::string md = mlp_header(
         "bench_mlp --deep-memory-rss: peak RSS (VmHWM) of the deep MLP, one process per row", o,
         "- 32 x (Linear(1024,1024)+tanh), batch 512, MSE vs zeros, SGD; tapegrad children are "
         "`bench_mlp_rss_tg MODE` (no LibTorch loaded), LibTorch children `bench_mlp_rss_torch "
@@ -324,8 +307,8 @@ int run_deep_memory_rss(const Options& o, const std::string& child_mode) {
     return 0;
 }
 
-int run_fmnist(const Options& o) {
-    std::string md = header(
+int run_fmnist(const MlpOptions& o) {
+    std::string md = mlp_header(
         "bench_mlp --fmnist-epoch: one Fashion-MNIST epoch, tapegrad vs LibTorch", o,
         "- 60,000 training images (tg::data::FashionMNIST, normalised; LibTorch gets copies of the "
         "same tensors), MLP 784-256-128-10 ReLU, Adam(1e-3), batch 128 (469 batches, in order), "
@@ -384,15 +367,7 @@ int run_fmnist(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    Options o;
-    o.threads = std::stoi(arg_value(argc, argv, "--threads", "1"));
-    o.reps = std::stoi(arg_value(argc, argv, "--reps", "10"));
-    o.warmup = std::stoi(arg_value(argc, argv, "--warmup", "2"));
-    o.run_tg = !has_flag(argc, argv, "--no-tg");
-    o.with_torch = !has_flag(argc, argv, "--no-torch");
-    o.with_gemm = !has_flag(argc, argv, "--no-gemm");  // profiling runs only; ratios need it
-    o.csv = arg_value(argc, argv, "--csv", "");
-    o.md = arg_value(argc, argv, "--md", "");
+    MlpOptions o = parse_mlp_options(argc, argv);
     try {
         const std::string device = arg_value(argc, argv, "--device", "cpu");
         if (device != "cpu") {
