@@ -122,12 +122,6 @@ public:
 std::unique_ptr<EpochRunner> make_tg_fmnist(const FmnistData& d, int64_t batch);
 std::unique_ptr<EpochRunner> make_torch_fmnist(const FmnistData& d, int64_t batch);
 
-/// `--device opencl[:i]` (bench_mlp_opencl.cpp, built when TG_OPENCL is on): the 784-256-128-10
-/// MLP step in tapegrad on the device vs the raw CLBlast GEMMs of the same step, per batch size,
-/// with the bytes moved host<->device per step. Throws std::runtime_error without the device.
-int run_opencl_step(const std::string& device, const std::vector<int64_t>& batches, int warmup,
-                    int reps, const std::string& csv_path, const std::string& md_path);
-
 /// The options the CPU MLP programs share: --threads T (OpenBLAS and LibTorch threads),
 /// --reps N, --warmup N, --csv FILE, --md FILE, --no-tg; for profiling runs --no-torch /
 /// --no-gemm leave out those implementations.

@@ -13,9 +13,6 @@
 ///                          linked with one library only; M = torch:MODE runs that child here.
 ///   --seed-size            the seed article's network (10000x10000 input, 10000->5000->1000->10)
 ///   --fmnist-epoch         one Fashion-MNIST epoch (784-256-128-10 ReLU, Adam, batch 128)
-///   --device opencl[:i]    the 784-256-128-10 MLP step on an OpenCL device vs the raw CLBlast
-///                          GEMMs of the step, and host<->device bytes per step (issue 5);
-///                          --batches 256,512 (default), --warmup 2, --reps 10. Needs TG_OPENCL.
 /// Common options: --threads T (OpenBLAS and LibTorch threads), --csv FILE, --md FILE, --no-tg;
 /// for profiling runs --no-torch / --no-gemm leave out those implementations.
 #include <unistd.h>
@@ -25,7 +22,6 @@
 #include <functional>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -369,20 +365,6 @@ int run_fmnist(const MlpOptions& o) {
 int main(int argc, char** argv) {
     MlpOptions o = parse_mlp_options(argc, argv);
     try {
-        const std::string device = arg_value(argc, argv, "--device", "cpu");
-        if (device != "cpu") {
-#ifdef TG_BENCH_OPENCL
-            std::vector<int64_t> batches;
-            std::stringstream list(arg_value(argc, argv, "--batches", "256,512"));
-            for (std::string b; std::getline(list, b, ',');)
-                batches.push_back(std::stoll(b));
-            return run_opencl_step(device, batches, o.warmup, o.reps, o.csv, o.md);
-#else
-            std::fprintf(stderr, "bench_mlp: --device %s needs a build with TG_OPENCL=ON\n",
-                         device.c_str());
-            return 2;
-#endif
-        }
         if (has_flag(argc, argv, "--deep-memory-rss")) {
             std::string m = arg_value(argc, argv, "--deep-memory-rss", "all");
             if (m.rfind("--", 0) == 0)

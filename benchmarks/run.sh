@@ -26,8 +26,9 @@ mkdir -p "$RES"
 if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
-    cmake --build "$BUILD" -j2 --target bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch \
-        bench_checkpoint
+    targets="bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch bench_checkpoint"
+    if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
+    cmake --build "$BUILD" -j2 --target $targets
 fi
 B=$BUILD/benchmarks
 WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl}
@@ -78,8 +79,9 @@ for w in $WHAT; do
         fi ;;
     opencl)
         if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then
-            OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --device opencl --reps "${REPS_OPENCL:-10}" \
-                --csv "$RES/bench_mlp_opencl.csv" --md "$RES/bench_mlp_opencl.md" >/dev/null
+            OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_opencl" --device opencl \
+                --reps "${REPS_OPENCL:-10}" --csv "$RES/bench_mlp_opencl.csv" \
+                --md "$RES/bench_mlp_opencl.md" >/dev/null
         else
             echo "run.sh: opencl skipped (built with TG_OPENCL=OFF)" >&2
         fi ;;
