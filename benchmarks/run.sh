@@ -26,7 +26,8 @@ mkdir -p "$RES"
 if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
-    targets="bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch bench_checkpoint"
+    targets="bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch bench_fmnist_epoch
+             bench_checkpoint"
     if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
     cmake --build "$BUILD" -j2 --target $targets
 fi
@@ -64,7 +65,7 @@ for w in $WHAT; do
             --csv "$RES/mlp_deep_memory_rss.csv" --md "$RES/mlp_deep_memory_rss.md" >/dev/null ;;
     fmnist)
         for t in 1 2; do
-            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp" --threads $t --fmnist-epoch \
+            OPENBLAS_NUM_THREADS=$t "$B/bench_fmnist_epoch" --threads $t \
                 --reps "${REPS_FMNIST:-3}" --csv "$RES/fmnist_epoch_t$t.csv" \
                 --md "$RES/fmnist_epoch_t$t.md" >/dev/null
         done ;;
