@@ -4,9 +4,6 @@
 ///   (default)              2048x2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE,
 ///                          SGD(0.05) + zero_grad; tapegrad, LibTorch and GEMM-only interleaved
 ///                          rep by rep (the order rotates), --warmup 2 then --reps 10, medians.
-///   --deep-memory          32 x (Linear(1024,1024)+tanh), batch 512: tapegrad's live-byte peak
-///                          per step (tg::memory::stats) vs the minimum (params + grads + one
-///                          activation).
 ///   --deep-memory-rss [M]  without M: spawns one process per (impl, mode, malloc setting) and
 ///                          tabulates VmHWM; the children are bench_mlp_rss_tg MODE and
 ///                          bench_mlp_rss_torch MODE (MODE is libs|params|step|steps3), each
@@ -142,51 +139,6 @@ int run_steps(const MlpOptions& o, const MlpSpec& s, const std::string& title,
     return 0;
 }
 
-int run_deep_memory(const MlpOptions& o) {
-    std::string md =
-        mlp_header("bench_mlp --deep-memory: live bytes of the deep MLP (tapegrad)", o,
-                   "- 32 x (Linear(1024,1024)+tanh), batch 512, MSE vs zeros, SGD(0.05); "
-                   "tg::memory::reset_peak before each step\n");
-    MlpSpec s = deep_mlp_spec();
-    MlpInit init = make_mlp_init(s, 7, true);
-    DeepMemory m = tg_deep_memory(s, init, 3);
-    const double minimum = double(deep_mlp_minimum_bytes());
-    Table table;
-    table.header = {"step",
-                    "live_before_B",
-                    "peak_B",
-                    "minimum_B",
-                    "peak_over_minimum",
-                    "peak_minus_XY_over_minimum",
-                    "bar_le_1.05",
-                    "loss"};
-    bool pass = true;
-    for (size_t i = 0; i < m.peak.size(); ++i) {
-        double r = double(m.peak[i]) / minimum;
-        double r2 = double(m.peak[i] - m.input_bytes) / minimum;
-        bool p = r <= 1.05;
-        if (i == 0 || i + 1 == m.peak.size())
-            pass = pass && p;
-        table.add({std::to_string(i + 1), std::to_string(m.before[i]), std::to_string(m.peak[i]),
-                   std::to_string(int64_t(minimum)), fmt(r, 4), fmt(r2, 4), p ? "PASS" : "FAIL",
-                   fmt(m.loss[i], 6)});
-    }
-    md += "- parameters " + std::to_string(m.param_bytes) + " B, X + Y " +
-          std::to_string(m.input_bytes) + " B, minimum (params + grads + one activation) " +
-          std::to_string(int64_t(minimum)) + " B\n\n" + table.markdown();
-    md +=
-        "\nLibTorch reference (baselines.md §4d): live bytes ~1.0x minimum in the first step, "
-        "~1.32x in steady state (zero_grad keeps zeroed grads allocated).\n";
-    md += std::string(
-              "\nBar peak live bytes <= 1.05 x minimum in step 1 and in steady state "
-              "(step 3): **") +
-          (pass ? "PASS" : "FAIL") + "**\n";
-    std::cout << md;
-    write_file(o.csv, table.csv());
-    write_file(o.md, md);
-    return 0;
-}
-
 std::string self_dir() {
     char buf[4096];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -317,8 +269,6 @@ int main(int argc, char** argv) {
             }
             return run_deep_memory_rss(o, m);
         }
-        if (has_flag(argc, argv, "--deep-memory"))
-            return run_deep_memory(o);
         if (has_flag(argc, argv, "--seed-size")) {
             MlpSpec s;
             s.batch = 10000;
