@@ -26,8 +26,9 @@ mkdir -p "$RES"
 if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
-    targets="bench_autograd bench_mlp bench_mlp_memory bench_mlp_rss_tg bench_mlp_rss_torch
-             bench_fmnist_epoch bench_checkpoint"
+    # bench_mlp_rss builds its children bench_mlp_rss_tg and bench_mlp_rss_torch too.
+    targets="bench_autograd bench_mlp bench_mlp_memory bench_mlp_rss bench_fmnist_epoch
+             bench_checkpoint"
     if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
     cmake --build "$BUILD" -j2 --target $targets
 fi
@@ -61,7 +62,7 @@ for w in $WHAT; do
         OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_memory" --threads 1 \
             --csv "$RES/mlp_deep_memory.csv" --md "$RES/mlp_deep_memory.md" >/dev/null ;;
     deep-memory-rss)
-        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --threads 1 --deep-memory-rss \
+        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_rss" --threads 1 \
             --csv "$RES/mlp_deep_memory_rss.csv" --md "$RES/mlp_deep_memory_rss.md" >/dev/null ;;
     fmnist)
         for t in 1 2; do
