@@ -1,8 +1,9 @@
 #pragma once
-/// bench_mlp: the fully-connected training step of issue 3 in tapegrad, in LibTorch and as the
-/// bare cblas_sgemm sequence it needs, plus the deep-MLP memory, seed-size and Fashion-MNIST
-/// modes. Each implementation lives in its own translation unit behind this interface, which also
-/// holds the options and the summary header of the programs.
+/// The MLP benchmarks of issue 3: the fully-connected training step in tapegrad, in LibTorch and
+/// as the bare cblas_sgemm sequence it needs (bench_mlp_step), the deep-MLP memory runs
+/// (bench_mlp_memory, bench_mlp_rss) and the Fashion-MNIST epoch (bench_fmnist_epoch). Each
+/// implementation lives in its own translation unit behind this interface; the programs share
+/// their options and summary header below.
 #include <cstdint>
 #include <memory>
 #include <string>

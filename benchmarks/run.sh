@@ -23,11 +23,11 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
+if [ ! -x "$BUILD/benchmarks/bench_mlp_step" ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
     # bench_mlp_rss builds its children bench_mlp_rss_tg and bench_mlp_rss_torch too.
-    targets="bench_autograd bench_mlp bench_mlp_memory bench_mlp_rss bench_fmnist_epoch
+    targets="bench_autograd bench_mlp_step bench_mlp_memory bench_mlp_rss bench_fmnist_epoch
              bench_checkpoint"
     if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
     cmake --build "$BUILD" -j2 --target $targets
@@ -55,7 +55,7 @@ for w in $WHAT; do
         rm "$RES/autograd.part.md" ;;
     mlp)
         for t in 1 2; do
-            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp" --threads $t --reps "${REPS_MLP:-15}" \
+            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp_step" --threads $t --reps "${REPS_MLP:-15}" \
                 --csv "$RES/mlp_step_t$t.csv" --md "$RES/mlp_step_t$t.md" >/dev/null
         done ;;
     deep-memory)
@@ -71,7 +71,7 @@ for w in $WHAT; do
                 --md "$RES/fmnist_epoch_t$t.md" >/dev/null
         done ;;
     seed-size)
-        OPENBLAS_NUM_THREADS=2 "$B/bench_mlp" --threads 2 --seed-size \
+        OPENBLAS_NUM_THREADS=2 "$B/bench_mlp_step" --threads 2 --seed-size \
             --csv "$RES/mlp_seed_size.csv" --md "$RES/mlp_seed_size.md" >/dev/null ;;
     checkpoint)
         OPENBLAS_NUM_THREADS=1 "$B/bench_checkpoint" --out "$RES" >/dev/null
@@ -91,8 +91,8 @@ for w in $WHAT; do
     esac
 done
 
-# mlp.md: every bench_mlp section that exists, behind one machine header (rewritten only when a
-# section of it was run).
+# mlp.md: every section of the MLP programs (bench_mlp_step, bench_mlp_memory, bench_mlp_rss,
+# bench_fmnist_epoch) that exists, behind one machine header (rewritten only when one was run).
 case " $WHAT " in
 *" mlp "* | *" deep-memory"* | *" fmnist "* | *" seed-size "*) ;;
 *) echo "results in $RES"; exit 0 ;;

@@ -1,14 +1,13 @@
-/// bench_mlp: the MLP training step of issue 3 in tapegrad vs LibTorch vs the bare GEMMs.
+/// bench_mlp_step: the MLP training step of issue 3 in tapegrad vs LibTorch vs the bare GEMMs.
 ///
-/// Modes (one per run; every mode writes a CSV and a markdown summary with --csv/--md):
-///   (default)              2048x2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE,
-///                          SGD(0.05) + zero_grad; tapegrad, LibTorch and GEMM-only interleaved
-///                          rep by rep (the order rotates), --warmup 2 then --reps 10, medians.
-///   --seed-size            the seed article's network (10000x10000 input, 10000->5000->1000->10)
-/// Common options: --threads T (OpenBLAS and LibTorch threads), --csv FILE, --md FILE, --no-tg;
-/// for profiling runs --no-torch / --no-gemm leave out those implementations.
+///   (default)    2048x2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE,
+///                SGD(0.05) + zero_grad; tapegrad, LibTorch and GEMM-only interleaved
+///                rep by rep (the order rotates), --warmup 2 then --reps 10, medians.
+///   --seed-size  the seed article's network (10000x10000 input, 10000->5000->1000->10),
+///                tapegrad and GEMM-only (--with-torch adds LibTorch), --warmup 1, --reps 3.
+/// Options: --threads T (OpenBLAS and LibTorch threads), --csv FILE, --md FILE, --no-tg; for
+/// profiling runs --no-torch / --no-gemm leave out those implementations.
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -16,7 +15,6 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "bench_env.hpp"
 #include "bench_mlp.hpp"
 
 using namespace bench;
@@ -147,18 +145,18 @@ int main(int argc, char** argv) {
             o.warmup = std::stoi(arg_value(argc, argv, "--warmup", "1"));
             o.reps = std::stoi(arg_value(argc, argv, "--reps", "3"));
             return run_steps(
-                o, s, "bench_mlp --seed-size: the seed article's network",
+                o, s, "bench_mlp_step --seed-size: the seed article's network",
                 "- 10000 x 10000 input, 10000->5000->1000->10 (tanh, sigmoid, sigmoid), MSE, SGD\n",
                 "\nThe seed article reports **7.5 s** per step for this network on an i7-4790k "
                 "CPU (4 cores, AVX2). Compare with the step_ms column (ms).\n");
         }
         return run_steps(o, MlpSpec{},
-                         "bench_mlp: MLP training step, tapegrad vs LibTorch vs GEMM-only",
+                         "bench_mlp_step: MLP training step, tapegrad vs LibTorch vs GEMM-only",
                          "- 2048 x 2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE vs "
                          "a uniform target, SGD(lr 0.05) step + zero_grad, float32\n",
                          "");
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "bench_mlp: %s\n", e.what());
+        std::fprintf(stderr, "bench_mlp_step: %s\n", e.what());
         return 1;
     }
 }
