@@ -123,9 +123,9 @@ public:
 std::unique_ptr<EpochRunner> make_tg_fmnist(const FmnistData& d, int64_t batch);
 std::unique_ptr<EpochRunner> make_torch_fmnist(const FmnistData& d, int64_t batch);
 
-/// The options the CPU MLP programs share: --threads T (OpenBLAS and LibTorch threads),
-/// --reps N, --warmup N, --csv FILE, --md FILE, --no-tg; for profiling runs --no-torch /
-/// --no-gemm leave out those implementations.
+/// The options the MLP programs share: --threads T (OpenBLAS and LibTorch threads), --reps N,
+/// --warmup N, --csv FILE, --md FILE, --no-tg; for profiling runs --no-torch / --no-gemm leave
+/// out those implementations. bench_mlp_opencl reads only --reps, --warmup, --csv and --md.
 struct MlpOptions {
     int threads = 1;
     int reps = 10;
