@@ -1,11 +1,16 @@
 #pragma once
-/// bench_mlp: the fully-connected training step of issue 3 in tapegrad, in LibTorch and as the
-/// bare cblas_sgemm sequence it needs, plus the deep-MLP memory, seed-size and Fashion-MNIST
-/// modes. Each implementation lives in its own translation unit behind this interface.
+/// The MLP benchmarks of issue 3: the fully-connected training step in tapegrad, in LibTorch and
+/// as the bare cblas_sgemm sequence it needs (bench_mlp_step), the deep-MLP memory runs
+/// (bench_mlp_memory, bench_mlp_rss) and the Fashion-MNIST epoch (bench_fmnist_epoch). Each
+/// implementation lives in its own translation unit behind this interface; the programs share
+/// their options and summary header below.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "bench_common.hpp"
+#include "bench_env.hpp"
 
 namespace bench {
 
@@ -118,10 +123,41 @@ public:
 std::unique_ptr<EpochRunner> make_tg_fmnist(const FmnistData& d, int64_t batch);
 std::unique_ptr<EpochRunner> make_torch_fmnist(const FmnistData& d, int64_t batch);
 
-/// `--device opencl[:i]` (bench_mlp_opencl.cpp, built when TG_OPENCL is on): the 784-256-128-10
-/// MLP step in tapegrad on the device vs the raw CLBlast GEMMs of the same step, per batch size,
-/// with the bytes moved host<->device per step. Throws std::runtime_error without the device.
-int run_opencl_step(const std::string& device, const std::vector<int64_t>& batches, int warmup,
-                    int reps, const std::string& csv_path, const std::string& md_path);
+/// The options the MLP programs share: --threads T (OpenBLAS and LibTorch threads), --reps N,
+/// --warmup N, --csv FILE, --md FILE, --no-tg; for profiling runs --no-torch / --no-gemm leave
+/// out those implementations. bench_mlp_opencl reads only --reps, --warmup, --csv and --md.
+struct MlpOptions {
+    int threads = 1;
+    int reps = 10;
+    int warmup = 2;
+    bool run_tg = true;
+    bool with_torch = true;
+    bool with_gemm = true;
+    std::string csv, md;
+};
+
+inline MlpOptions parse_mlp_options(int argc, char** argv) {
+    MlpOptions o;
+    o.threads = std::stoi(arg_value(argc, argv, "--threads", "1"));
+    o.reps = std::stoi(arg_value(argc, argv, "--reps", "10"));
+    o.warmup = std::stoi(arg_value(argc, argv, "--warmup", "2"));
+    o.run_tg = !has_flag(argc, argv, "--no-tg");
+    o.with_torch = !has_flag(argc, argv, "--no-torch");
+    o.with_gemm = !has_flag(argc, argv, "--no-gemm");  // profiling runs only; ratios need it
+    o.csv = arg_value(argc, argv, "--csv", "");
+    o.md = arg_value(argc, argv, "--md", "");
+    return o;
+}
+
+/// The start of a summary: the title, the machine, and the thread counts, which it sets
+/// (OpenBLAS's and LibTorch's, to o.threads), then `extra` (markdown lines).
+inline std::string mlp_header(const std::string& title, const MlpOptions& o,
+                              const std::string& extra) {
+    std::string md = "# " + title + "\n\n" + machine_markdown();
+    md += "- threads: " + std::to_string(o.threads) + " (" + set_blas_threads(o.threads) + "; " +
+          set_torch_threads(o.threads) + ")\n";
+    md += extra;
+    return md + "\n";
+}
 
 }  // namespace bench

@@ -1,5 +1,5 @@
-/// bench_mlp, raw-BLAS side: the cblas_sgemm calls of the MLP step and nothing else.
-/// The only translation unit of the benchmark that includes OpenBLAS's <cblas.h>.
+/// The MLP benchmarks' raw-BLAS side: the cblas_sgemm calls of the MLP step and nothing else.
+/// Their only translation unit that includes OpenBLAS's <cblas.h>.
 #include <cblas.h>
 
 #include <cmath>

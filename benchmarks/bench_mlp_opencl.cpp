@@ -1,9 +1,11 @@
-/// `bench_mlp --device opencl[:i]` (issue 5): the MLP training step on an OpenCL device (PoCL
-/// here) in tapegrad, against the bare CLBlast GEMM sequence the same step needs (the limit on
-/// that device), plus the bytes moved host<->device per step (bar: 0 after the first step).
+/// bench_mlp_opencl (issue 5): the MLP training step on an OpenCL device (PoCL here) in
+/// tapegrad, against the bare CLBlast GEMM sequence the same step needs (the limit on that
+/// device), plus the bytes moved host<->device per step (bar: 0 after the first step).
 /// Model: 784 -> 256 -> 128 -> 10, ReLU, cross_entropy, SGD(0.05, momentum 0.9), float32.
 /// tapegrad and CLBlast steps are interleaved rep by rep (the order alternates); medians.
-/// The only translation unit of bench_mlp that sees the OpenCL and CLBlast headers.
+/// Options: --device opencl[:i] (default opencl, device 0), --batches 256,512 (default),
+/// --warmup 2, --reps 10, --csv FILE, --md FILE. Built only with TG_OPENCL; the only translation
+/// unit of the benchmarks that sees the OpenCL and CLBlast headers.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <clblast.h>
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -165,8 +168,8 @@ private:
     double last_loss_ = 0;
 };
 
-}  // namespace
-
+/// Per batch size: the tapegrad step on `device` vs the CLBlast GEMMs, and the bytes moved.
+/// Throws std::runtime_error without the device.
 int run_opencl_step(const std::string& device, const std::vector<int64_t>& batches, int warmup,
                     int reps, const std::string& csv_path, const std::string& md_path) {
     int index = 0;
@@ -178,7 +181,7 @@ int run_opencl_step(const std::string& device, const std::vector<int64_t>& batch
     if (!tg::is_available(dev))
         throw std::runtime_error(dev.str() + " is not available");
     std::string md =
-        "# bench_mlp --device " + device + ": MLP step on OpenCL vs raw CLBlast GEMMs\n\n" +
+        "# bench_mlp_opencl --device " + device + ": MLP step on OpenCL vs raw CLBlast GEMMs\n\n" +
         machine_markdown() +
         "- model 784 -> 256 -> 128 -> 10 (ReLU), cross_entropy, SGD(0.05, momentum 0.9), "
         "float32; the CLBlast column is the step's 8 GEMMs alone (forward 3, dW 3, dX 2) called "
@@ -247,4 +250,20 @@ int run_opencl_step(const std::string& device, const std::vector<int64_t>& batch
     return 0;
 }
 
+}  // namespace
 }  // namespace bench
+
+int main(int argc, char** argv) {
+    const bench::MlpOptions o = bench::parse_mlp_options(argc, argv);
+    try {
+        const std::string device = bench::arg_value(argc, argv, "--device", "opencl");
+        std::vector<int64_t> batches;
+        std::stringstream list(bench::arg_value(argc, argv, "--batches", "256,512"));
+        for (std::string b; std::getline(list, b, ',');)
+            batches.push_back(std::stoll(b));
+        return bench::run_opencl_step(device, batches, o.warmup, o.reps, o.csv, o.md);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_mlp_opencl: %s\n", e.what());
+        return 1;
+    }
+}

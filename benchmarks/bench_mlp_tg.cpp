@@ -1,5 +1,6 @@
-/// bench_mlp, tapegrad side: the MLP step, the deep-MLP memory runs and the Fashion-MNIST epoch.
-/// Also linked alone (without LibTorch) into bench_mlp_rss_tg for the peak-RSS children.
+/// The MLP benchmarks' tapegrad side: the MLP step, the deep-MLP memory runs and the
+/// Fashion-MNIST epoch. Also linked alone (without LibTorch) into bench_mlp_rss_tg, the tapegrad
+/// peak-RSS child.
 #include <cstdio>
 #include <cstring>
 #include <tapegrad/data.hpp>

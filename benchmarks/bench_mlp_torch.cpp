@@ -1,4 +1,4 @@
-/// bench_mlp, LibTorch side (the only translation unit of bench_mlp that includes LibTorch).
+/// The MLP benchmarks' LibTorch side (their only translation unit that includes LibTorch).
 #include <torch/torch.h>
 
 #include <cstdio>

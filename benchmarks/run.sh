@@ -23,11 +23,14 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-if [ ! -x "$BUILD/benchmarks/bench_mlp" ] || [ "${REBUILD:-1}" = 1 ]; then
+if [ ! -x "$BUILD/benchmarks/bench_mlp_step" ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
-    cmake --build "$BUILD" -j2 --target bench_autograd bench_mlp bench_mlp_rss_tg bench_mlp_rss_torch \
-        bench_checkpoint
+    # bench_mlp_rss builds its children bench_mlp_rss_tg and bench_mlp_rss_torch too.
+    targets="bench_autograd bench_mlp_step bench_mlp_memory bench_mlp_rss bench_fmnist_epoch
+             bench_checkpoint"
+    if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
+    cmake --build "$BUILD" -j2 --target $targets
 fi
 B=$BUILD/benchmarks
 WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl}
@@ -52,23 +55,23 @@ for w in $WHAT; do
         rm "$RES/autograd.part.md" ;;
     mlp)
         for t in 1 2; do
-            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp" --threads $t --reps "${REPS_MLP:-15}" \
+            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp_step" --threads $t --reps "${REPS_MLP:-15}" \
                 --csv "$RES/mlp_step_t$t.csv" --md "$RES/mlp_step_t$t.md" >/dev/null
         done ;;
     deep-memory)
-        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --threads 1 --deep-memory \
+        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_memory" --threads 1 \
             --csv "$RES/mlp_deep_memory.csv" --md "$RES/mlp_deep_memory.md" >/dev/null ;;
     deep-memory-rss)
-        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --threads 1 --deep-memory-rss \
+        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_rss" --threads 1 \
             --csv "$RES/mlp_deep_memory_rss.csv" --md "$RES/mlp_deep_memory_rss.md" >/dev/null ;;
     fmnist)
         for t in 1 2; do
-            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp" --threads $t --fmnist-epoch \
+            OPENBLAS_NUM_THREADS=$t "$B/bench_fmnist_epoch" --threads $t \
                 --reps "${REPS_FMNIST:-3}" --csv "$RES/fmnist_epoch_t$t.csv" \
                 --md "$RES/fmnist_epoch_t$t.md" >/dev/null
         done ;;
     seed-size)
-        OPENBLAS_NUM_THREADS=2 "$B/bench_mlp" --threads 2 --seed-size \
+        OPENBLAS_NUM_THREADS=2 "$B/bench_mlp_step" --threads 2 --seed-size \
             --csv "$RES/mlp_seed_size.csv" --md "$RES/mlp_seed_size.md" >/dev/null ;;
     checkpoint)
         OPENBLAS_NUM_THREADS=1 "$B/bench_checkpoint" --out "$RES" >/dev/null
@@ -78,8 +81,9 @@ for w in $WHAT; do
         fi ;;
     opencl)
         if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then
-            OPENBLAS_NUM_THREADS=1 "$B/bench_mlp" --device opencl --reps "${REPS_OPENCL:-10}" \
-                --csv "$RES/bench_mlp_opencl.csv" --md "$RES/bench_mlp_opencl.md" >/dev/null
+            OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_opencl" --device opencl \
+                --reps "${REPS_OPENCL:-10}" --csv "$RES/bench_mlp_opencl.csv" \
+                --md "$RES/bench_mlp_opencl.md" >/dev/null
         else
             echo "run.sh: opencl skipped (built with TG_OPENCL=OFF)" >&2
         fi ;;
@@ -87,8 +91,8 @@ for w in $WHAT; do
     esac
 done
 
-# mlp.md: every bench_mlp section that exists, behind one machine header (rewritten only when a
-# section of it was run).
+# mlp.md: every section of the MLP programs (bench_mlp_step, bench_mlp_memory, bench_mlp_rss,
+# bench_fmnist_epoch) that exists, behind one machine header (rewritten only when one was run).
 case " $WHAT " in
 *" mlp "* | *" deep-memory"* | *" fmnist "* | *" seed-size "*) ;;
 *) echo "results in $RES"; exit 0 ;;

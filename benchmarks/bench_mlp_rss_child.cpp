@@ -1,5 +1,5 @@
 /// bench_mlp_rss_tg / bench_mlp_rss_torch MODE [THREADS]: one peak-RSS child of
-/// `bench_mlp --deep-memory-rss`, in an executable that links only one of the two libraries
+/// bench_mlp_rss, in an executable that links only one of the two libraries
 /// (TG_BENCH_RSS_TORCH selects LibTorch), so its VmHWM is that library's alone.
 /// MODE is libs | params | step | steps3; prints one `impl=... mode=... VmHWM_kB=...` line.
 #include <cstdio>
