@@ -1,5 +1,5 @@
 #pragma once
-/// bench_autograd: per-op autograd overhead on a chain of tiny ops (issue 2).
+/// bench_autograd: per-op autograd overhead on a chain of tiny ops.
 /// The chain cycles y = y + a, y = y * b, y = tanh(y) over `ops` ops on n-element tensors;
 /// each side (LibTorch, tapegrad) lives in its own translation unit and times itself.
 #include <cstdint>

@@ -1,11 +1,11 @@
-/// bench_autograd: autograd overhead per op, tapegrad vs LibTorch in the same process (issue 2).
+/// bench_autograd: autograd overhead per op, tapegrad vs LibTorch in the same process.
 ///
 /// A chain of 10,000 ops (y = y + a, y = y * b, y = tanh(y), repeated) on 1- and 16-element
 /// float tensors; a and b are constants or leaves that require grad. For each configuration:
 /// 3 warm-up chains per library, then `--reps` chains interleaved rep by rep (the library that
 /// goes first alternates), and the median per phase: forward with recording, backward
 /// (y.sum().backward() and freeing the graph), and forward under NoGradGuard.
-/// Bar (issue 2): tapegrad fwd+bwd per op <= 1/8 of LibTorch's.
+/// Bar: tapegrad fwd+bwd per op <= 1/8 of LibTorch's.
 ///
 /// Usage: bench_autograd [--reps 25] [--warmup 3] [--ops 10000] [--threads 1]
 ///                       [--csv FILE] [--md FILE] [--no-tg]
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
           " jiffies\n\n";
     md += table.markdown();
     if (run_tg)
-        md += std::string("\nBar (issue 2): tapegrad fwd+bwd per op <= 1/8 of LibTorch's: **") +
+        md += std::string("\nBar: tapegrad fwd+bwd per op <= 1/8 of LibTorch's: **") +
               (all_pass ? "PASS" : "FAIL") + "**\n";
     write_file(csv_path, csv);
     write_file(md_path, md);

@@ -1,4 +1,4 @@
-// bench_checkpoint (issue 4): peak memory and step time of a deep MLP trained without
+// bench_checkpoint: peak memory and step time of a deep MLP trained without
 // checkpointing, with √n segments and with the memory-budget planner (docs/checkpointing.md).
 //
 //   bench_checkpoint [--layers 64] [--width 1024] [--batch 256] [--reps 9] [--out DIR]

@@ -1,5 +1,5 @@
 #pragma once
-/// The MLP benchmarks of issue 3: the fully-connected training step in tapegrad, in LibTorch and
+/// The MLP benchmarks: the fully-connected training step in tapegrad, in LibTorch and
 /// as the bare cblas_sgemm sequence it needs (bench_mlp_step), the deep-MLP memory runs
 /// (bench_mlp_memory, bench_mlp_rss) and the Fashion-MNIST epoch (bench_fmnist_epoch). Each
 /// implementation lives in its own translation unit behind this interface; the programs share
@@ -80,7 +80,7 @@ DeepMemory tg_deep_memory(const MlpSpec& s, const MlpInit& init, int steps);
 /// `impl=... mode=... VmHWM_kB=... RssAnon_kB=... RssFile_kB=... loss=...` on stdout.
 void torch_rss_child(const std::string& mode, int threads);
 void tg_rss_child(const std::string& mode, int threads);
-/// The deep-MLP spec of issue 3: 32 x (Linear(1024,1024) + tanh), batch 512, target zeros.
+/// The deep-MLP spec: 32 x (Linear(1024,1024) + tanh), batch 512, target zeros.
 inline MlpSpec deep_mlp_spec() {
     MlpSpec s;
     s.batch = 512;

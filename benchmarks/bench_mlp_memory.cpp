@@ -1,4 +1,4 @@
-/// bench_mlp_memory: tapegrad's live-byte peak per training step of the deep MLP of issue 3,
+/// bench_mlp_memory: tapegrad's live-byte peak per training step of the deep MLP,
 /// 32 x (Linear(1024,1024)+tanh), batch 512 (tg::memory::stats), vs the minimum (params + grads
 /// + one activation). Options: --threads T (OpenBLAS and LibTorch threads), --csv FILE, --md FILE.
 #include <cstdio>

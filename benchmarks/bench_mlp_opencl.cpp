@@ -1,4 +1,4 @@
-/// bench_mlp_opencl (issue 5): the MLP training step on an OpenCL device (PoCL here) in
+/// bench_mlp_opencl: the MLP training step on an OpenCL device (PoCL here) in
 /// tapegrad, against the bare CLBlast GEMM sequence the same step needs (the limit on that
 /// device), plus the bytes moved host<->device per step (bar: 0 after the first step).
 /// Model: 784 -> 256 -> 128 -> 10, ReLU, cross_entropy, SGD(0.05, momentum 0.9), float32.

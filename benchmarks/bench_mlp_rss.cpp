@@ -1,4 +1,4 @@
-/// bench_mlp_rss: peak RSS (VmHWM) of the deep MLP of issue 3, 32 x (Linear(1024,1024)+tanh),
+/// bench_mlp_rss: peak RSS (VmHWM) of the deep MLP, 32 x (Linear(1024,1024)+tanh),
 /// batch 512. Spawns one process per (impl, mode, malloc setting) and tabulates their VmHWM; the
 /// children are bench_mlp_rss_tg MODE and bench_mlp_rss_torch MODE (MODE is
 /// libs|params|step|steps3, bench_mlp_rss_child.cpp), each linked with one library only, found

@@ -1,9 +1,10 @@
-/// bench_mlp_step: the MLP training step of issue 3 in tapegrad vs LibTorch vs the bare GEMMs.
+/// bench_mlp_step: the MLP training step in tapegrad vs LibTorch vs the bare GEMMs.
 ///
 ///   (default)    2048x2048 input, 2048->1024 tanh ->256 sigmoid ->10 sigmoid, MSE,
 ///                SGD(0.05) + zero_grad; tapegrad, LibTorch and GEMM-only interleaved
 ///                rep by rep (the order rotates), --warmup 2 then --reps 10, medians.
-///   --seed-size  the seed article's network (10000x10000 input, 10000->5000->1000->10),
+///   --seed-size  the network of the Neanderthal article (10000x10000 input,
+///   10000->5000->1000->10),
 ///                tapegrad and GEMM-only (--with-torch adds LibTorch), --warmup 1, --reps 3.
 /// Options: --threads T (OpenBLAS and LibTorch threads), --csv FILE, --md FILE, --no-tg; for
 /// profiling runs --no-torch / --no-gemm leave out those implementations.
@@ -145,9 +146,10 @@ int main(int argc, char** argv) {
             o.warmup = std::stoi(arg_value(argc, argv, "--warmup", "1"));
             o.reps = std::stoi(arg_value(argc, argv, "--reps", "3"));
             return run_steps(
-                o, s, "bench_mlp_step --seed-size: the seed article's network",
+                o, s, "bench_mlp_step --seed-size: the network of the Neanderthal article",
                 "- 10000 x 10000 input, 10000->5000->1000->10 (tanh, sigmoid, sigmoid), MSE, SGD\n",
-                "\nThe seed article reports **7.5 s** per step for this network on an i7-4790k "
+                "\nThe Neanderthal article reports **7.5 s** per step for this network on an "
+                "i7-4790k "
                 "CPU (4 cores, AVX2). Compare with the step_ms column (ms).\n");
         }
         return run_steps(o, MlpSpec{},
