@@ -54,6 +54,12 @@ inline void compare_case(const opcases::OpCase& c, tg::Device dev, tg::Dtype dt,
         xc.push_back(opcases::make_leaf(c.inputs[k], seed + k, dt, cpu, transposed_storage, grad));
         xd.push_back(opcases::make_leaf(c.inputs[k], seed + k, dt, dev, transposed_storage, grad));
         BOOST_TEST_REQUIRE(xd.back().device() == dev);
+        const tg::Shape& s = c.inputs[k].shape;
+        if (transposed_storage && c.inputs[k].layout == opcases::Layout::Contiguous &&
+            s.size() >= 2 && s[s.size() - 1] > 1 && s[s.size() - 2] > 1) {
+            BOOST_TEST(!xc.back().is_contiguous(), "input " << k << " should be strided");
+            BOOST_TEST(!xd.back().is_contiguous(), "input " << k << " should be strided");
+        }
     }
     const Tensor yc = c.fn(xc), yd = c.fn(xd);
     BOOST_TEST_REQUIRE(yd.device() == dev);

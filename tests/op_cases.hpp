@@ -137,9 +137,9 @@ inline std::vector<double> dist_values(const In& in, int64_t n, uint64_t seed) {
     }
 }
 
-/// Input `in` of a row as a leaf of dtype dt on dev, laid out in memory as in.layout says; the
-/// values depend only on (in, seed), not on dt, dev or transposed_storage. transposed_storage
-/// also swaps the last two dims of the underlying buffer (the device suite's second layout).
+/// Input `in` of a row as a leaf of dtype dt on dev, laid out in memory as in.layout says; its
+/// values depend only on (in, seed) (rounded to dt), not on dev or transposed_storage, which also
+/// swaps the last two dims of the underlying buffer (the device suite's second layout).
 inline tg::Tensor make_leaf(const In& in, uint64_t seed, tg::Dtype dt = tg::kFloat64,
                             tg::Device dev = tg::Device::cpu(), bool transposed_storage = false,
                             bool requires_grad = true) {
