@@ -4,13 +4,12 @@
 /// with per-dtype tolerances, with contiguous and non-contiguous (transposed-storage) inputs.
 /// Used by test_backend_opencl.cpp and test_backend_cuda.cpp.
 ///
-/// Adding an op: one `{name, {input shapes}, [](const In& x) { return op(x[0], ...); }}` line in
-/// cases(). Keep inputs in the op's domain inside the lambda (e.g. log(x*x + 0.1)); constants
-/// such as indices are created on x[0].device().
-#include <functional>
+/// The ops are the rows of the op table, op_cases.hpp (which says how to add one); the
+/// gradcheck suite, test_ops_grad.cpp, runs the same rows.
 #include <string>
 #include <vector>
 
+#include "op_cases.hpp"
 #include "tapegrad/memory.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
@@ -18,204 +17,15 @@
 
 namespace conformance {
 
-using In = std::vector<tg::Tensor>;
 using tg::Tensor;
 
-struct Case {
-    std::string name;
-    std::vector<tg::Shape> shapes;
-    std::function<Tensor(const In&)> f;
-    bool grad = true;  // compare input gradients too
-};
-
+/// int64 constants on like's device (labels and indices of the other device suites).
 inline Tensor longs(const std::vector<int64_t>& v, const Tensor& like) {
     return tg::tensor(v, tg::kInt64).to(like.device());
 }
 
-inline std::vector<Case> cases() {
-    using namespace tg;
-    const auto R = Reduction::Sum;
-    return {
-        // arithmetic, broadcasting
-        {"add_bcast", {{3, 4}, {4}}, [](const In& x) { return x[0] + x[1]; }},
-        {"sub_bcast", {{3, 1}, {1, 4}}, [](const In& x) { return x[0] - x[1]; }},
-        {"mul_bcast", {{2, 3, 4}, {3, 1}}, [](const In& x) { return x[0] * x[1]; }},
-        {"div", {{3, 4}, {3, 4}}, [](const In& x) { return x[0] / (x[1] * x[1] + 0.5); }},
-        {"scalars",
-         {{3, 4}},
-         [](const In& x) { return ((x[0] + 2) - 3) * 1.5 / 4 + (2 - x[0]) * 3; }},
-        {"rdiv", {{5}}, [](const In& x) { return rdiv(2.0, x[0] * x[0] + 1); }},
-        {"neg", {{2, 3}}, [](const In& x) { return -x[0]; }},
-        {"pow_scalar", {{3, 4}}, [](const In& x) { return pow(x[0] * x[0] + 0.5, 2.5); }},
-        {"pow_tensor", {{3, 4}, {4}}, [](const In& x) { return pow(x[0] * x[0] + 0.5, x[1]); }},
-        {"rpow", {{3, 4}}, [](const In& x) { return pow(2.0, x[0]); }},
-        {"sqrt", {{3, 4}}, [](const In& x) { return sqrt(x[0] * x[0] + 0.1); }},
-        {"exp", {{3, 4}}, [](const In& x) { return exp(x[0]); }},
-        {"log", {{3, 4}}, [](const In& x) { return log(x[0] * x[0] + 0.1); }},
-        {"abs", {{3, 4}}, [](const In& x) { return abs(x[0]); }},
-        {"clamp",
-         {{3, 4}},
-         [](const In& x) {
-             return clamp(x[0], -0.5, 0.5) + clamp_min(x[0], 0.2) * clamp_max(x[0], -0.1);
-         }},
-        {"maximum", {{3, 4}, {4}}, [](const In& x) { return maximum(x[0], x[1]); }},
-        {"minimum", {{3, 1}, {3, 4}}, [](const In& x) { return minimum(x[0], x[1]); }},
-        {"where_mask",
-         {{3, 4}, {3, 4}},
-         [](const In& x) { return where(gt(x[0], 0.0), x[0], x[1]); }},
-        {"where_float",
-         {{3, 4}, {4}},
-         [](const In& x) { return where(gt(x[1], 0.0).to(x[0].dtype()), x[0], x[1] * 2); }},
-        // activations
-        {"tanh", {{4, 5}}, [](const In& x) { return tanh(x[0] * 2); }},
-        {"sigmoid", {{4, 5}}, [](const In& x) { return sigmoid(x[0] * 3); }},
-        {"relu", {{4, 5}}, [](const In& x) { return relu(x[0]); }},
-        {"leaky_relu", {{4, 5}}, [](const In& x) { return leaky_relu(x[0], 0.1); }},
-        {"gelu", {{4, 5}}, [](const In& x) { return gelu(x[0] * 2); }},
-        {"softplus", {{4, 5}}, [](const In& x) { return softplus(x[0] * 3, 1, 2); }},
-        {"softmax", {{4, 5}}, [](const In& x) { return softmax(x[0], 1); }},
-        {"softmax_dim0", {{4, 5}}, [](const In& x) { return softmax(x[0], 0); }},
-        {"log_softmax_3d", {{2, 3, 4}}, [](const In& x) { return log_softmax(x[0], 1); }},
-        // linear algebra
-        {"matmul", {{3, 5}, {5, 4}}, [](const In& x) { return matmul(x[0], x[1]); }},
-        {"matmul_tt", {{5, 3}, {4, 5}}, [](const In& x) { return matmul(x[0].t(), x[1].t()); }},
-        {"matvec", {{3, 5}, {5}}, [](const In& x) { return matmul(x[0], x[1]); }},
-        {"vecmat", {{5}, {5, 3}}, [](const In& x) { return matmul(x[0], x[1]); }},
-        {"dot", {{6}, {6}}, [](const In& x) { return matmul(x[0], x[1]); }},
-        {"bmm", {{2, 3, 5}, {2, 5, 4}}, [](const In& x) { return matmul(x[0], x[1]); }},
-        {"bmm_bcast", {{2, 3, 5}, {5, 4}}, [](const In& x) { return matmul(x[0], x[1]); }},
-        {"linear", {{4, 5}, {3, 5}, {3}}, [](const In& x) { return linear(x[0], x[1], x[2]); }},
-        {"linear_nobias", {{4, 5}, {3, 5}}, [](const In& x) { return linear(x[0], x[1]); }},
-        {"transpose_permute",
-         {{2, 3, 4}},
-         [](const In& x) {
-             return transpose(x[0], 0, 2) * 2 + permute(x[0], {2, 1, 0}) +
-                    t(x[0].sum({0})).unsqueeze(2);
-         }},
-        // reductions
-        {"sum", {{3, 4}}, [](const In& x) { return sum(x[0]); }},
-        {"sum_dims",
-         {{2, 3, 4}},
-         [](const In& x) {
-             return sum(x[0], {0, 2}) + sum(x[0], {1}, true).sum({2}).squeeze(1).sum({0});
-         }},
-        {"mean", {{3, 4}}, [](const In& x) { return mean(x[0]) + mean(x[0], {1}).sum(); }},
-        {"max_min", {{3, 4}}, [](const In& x) { return max(x[0]) * 2 + min(x[0]); }},
-        {"max_dim", {{3, 4}}, [](const In& x) { return max(x[0], 1) + min(x[0], 0, true).sum(); }},
-        {"var",
-         {{3, 4}},
-         [](const In& x) { return var(x[0]) + var(x[0], {0}, false, true).sum(); }},
-        {"sum_to",
-         {{2, 3, 4}},
-         [](const In& x) {
-             return sum_to(x[0], {3, 1});
-         }},
-        {"sum_long", {{300, 70}}, [](const In& x) { return sum(x[0], {0}) + sum(x[0] * x[0]); }},
-        // shape
-        {"reshape_flatten",
-         {{2, 3, 4}},
-         [](const In& x) {
-             return reshape(x[0], {6, 4}) * flatten(x[0], 1).reshape({6, 4});
-         }},
-        {"squeeze_unsqueeze",
-         {{3, 1, 4}},
-         [](const In& x) { return squeeze(x[0]).unsqueeze(0) + squeeze(x[0], 1); }},
-        {"expand",
-         {{3, 1}},
-         [](const In& x) {
-             return expand(x[0], {2, 3, 4});
-         }},
-        {"cat_stack",
-         {{2, 3}, {4, 3}},
-         [](const In& x) {
-             return cat({x[0], x[1]}, 0) + stack({x[1], x[1]}, 0).sum({0}).narrow(0, 0, 4).sum();
-         }},
-        {"cat_dim1",
-         {{3, 2}, {3, 4}},
-         [](const In& x) {
-             return cat({x[0], x[1]}, 1);
-         }},
-        {"narrow",
-         {{5, 4}},
-         [](const In& x) {
-             return narrow(x[0], 0, 1, 3) * narrow(x[0], 1, 2, 2).narrow(0, 0, 3).sum();
-         }},
-        {"narrow_scatter",
-         {{2, 4}},
-         [](const In& x) {
-             return narrow_scatter(x[0], {5, 4}, 0, 2);
-         }},
-        // indexing
-        {"index_select",
-         {{5, 3}},
-         [](const In& x) {
-             return index_select(x[0], 0, longs({4, 0, 4, 2}, x[0]));
-         }},
-        {"index_select_dim1",
-         {{3, 5}},
-         [](const In& x) {
-             return index_select(x[0], 1, longs({1, 1, 3}, x[0]));
-         }},
-        {"gather",
-         {{3, 4}},
-         [](const In& x) {
-             return gather(x[0], 1, longs({0, 3, 3, 1, 2, 2}, x[0]).reshape({3, 2}));
-         }},
-        {"index_add",
-         {{3, 2}},
-         [](const In& x) {
-             return index_add(x[0], {4, 2}, 0, longs({3, 0, 3}, x[0]));
-         }},
-        {"scatter_add",
-         {{2, 3}},
-         [](const In& x) {
-             return scatter_add(x[0], {2, 4}, 1, longs({0, 0, 3, 1, 2, 1}, x[0]).reshape({2, 3}));
-         }},
-        // comparisons and arg-reductions (no gradient)
-        {"compare",
-         {{3, 4}, {4}},
-         [](const In& x) {
-             return eq(x[0], x[0]) + ne(x[0], x[1]) * 2 + gt(x[0], x[1]) * 4 + lt(x[0], x[1]) * 8 +
-                    ge(x[0], x[1]) * 16 + le(x[0], x[1]) * 32 + gt(x[0], 0.1) * 64 +
-                    lt(x[0], 0.1) * 128;
-         },
-         false},
-        {"argmax",
-         {{4, 5}},
-         [](const In& x) {
-             return argmax(x[0], 1) + argmin(x[0], 0).sum() + argmax(x[0]) * 10 +
-                    argmax(x[0], 0, true).sum();
-         },
-         false},
-        // losses
-        {"mse_l1",
-         {{4, 3}, {4, 3}},
-         [](const In& x) { return mse_loss(x[0], x[1]) + l1_loss(x[0], x[1], Reduction::Sum); }},
-        {"nll",
-         {{4, 3}},
-         [](const In& x) {
-             return nll_loss(log_softmax(x[0], 1), longs({2, 0, 1, 2}, x[0]));
-         }},
-        {"cross_entropy",
-         {{4, 3}},
-         [R](const In& x) {
-             const Tensor l = longs({2, 0, 1, 1}, x[0]);
-             return cross_entropy(x[0] * 3, l) + cross_entropy(x[0], l, R) +
-                    cross_entropy(x[0], l, Reduction::None).sum();
-         }},
-        {"bce_logits",
-         {{4, 3}, {4, 3}},
-         [](const In& x) { return binary_cross_entropy_with_logits(x[0] * 4, sigmoid(x[1])); }},
-        {"dropout",
-         {{6, 5}},
-         [](const In& x) {
-             tg::manual_seed(11);
-             return dropout(x[0], 0.3, true);
-         }},
-    };
-}
-
-/// Input k of a case: values from seed, on dev; transposed storage when noncontig and >= 2-D.
+/// An input of the other device suites: values from seed, on dev; transposed storage when
+/// noncontig and >= 2-D.
 inline Tensor make_input(const tg::Shape& s, uint64_t seed, tg::Dtype dt, tg::Device dev,
                          bool noncontig, bool requires_grad) {
     tg::NoGradGuard g;
@@ -229,43 +39,75 @@ inline Tensor make_input(const tg::Shape& s, uint64_t seed, tg::Dtype dt, tg::De
     return x;
 }
 
-/// Runs one case on cpu and dev; compares values and input gradients.
-inline void run_case(const Case& c, tg::Device dev, tg::Dtype dt, bool noncontig) {
+/// One row of the op table on the CPU and on dev from the same inputs (its specs' values and
+/// layouts, of dtype dt; with transposed_storage, each >= 2-D input's buffer is stored transposed
+/// as well): compares the values and, unless kValuesOnly, the input gradients of sum(y * dy) for
+/// a fixed random dy.
+inline void compare_case(const opcases::OpCase& c, tg::Device dev, tg::Dtype dt,
+                         bool transposed_storage) {
     const double tol = dt == tg::kFloat32 ? 2e-4 : 1e-10;
-    BOOST_TEST_CONTEXT(c.name << " " << dt << (noncontig ? " non-contiguous" : "") << " on "
-                              << dev) {
-        In xc, xd;
-        for (size_t k = 0; k < c.shapes.size(); ++k) {
-            xc.push_back(make_input(c.shapes[k], 17 + k, dt, tg::Device::cpu(), noncontig, c.grad));
-            xd.push_back(make_input(c.shapes[k], 17 + k, dt, dev, noncontig, c.grad));
+    const bool grad = !(c.flags & opcases::kValuesOnly);
+    const uint64_t seed = opcases::name_seed(c.name);
+    const tg::Device cpu = tg::Device::cpu();
+    opcases::V xc, xd;
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+        xc.push_back(opcases::make_leaf(c.inputs[k], seed + k, dt, cpu, transposed_storage, grad));
+        xd.push_back(opcases::make_leaf(c.inputs[k], seed + k, dt, dev, transposed_storage, grad));
+        BOOST_TEST_REQUIRE(xd.back().device() == dev);
+        const tg::Shape& s = c.inputs[k].shape;
+        if (transposed_storage && c.inputs[k].layout == opcases::Layout::Contiguous &&
+            s.size() >= 2 && s[s.size() - 1] > 1 && s[s.size() - 2] > 1) {
+            BOOST_TEST(!xc.back().is_contiguous(), "input " << k << " should be strided");
+            BOOST_TEST(!xd.back().is_contiguous(), "input " << k << " should be strided");
         }
-        const Tensor yc = c.f(xc), yd = c.f(xd);
-        BOOST_TEST_REQUIRE(yd.device() == dev);
-        tgtest::check_close(yd.to(tg::Device::cpu()), yc, tol, tol);
-        if (!c.grad || !yc.requires_grad())
-            return;
-        const Tensor dyc = make_input(yc.sizes(), 99, dt, tg::Device::cpu(), false, false);
-        const Tensor dyd = make_input(yc.sizes(), 99, dt, dev, false, false);
-        (yc * dyc).sum().backward();
-        (yd * dyd).sum().backward();
-        for (size_t k = 0; k < xc.size(); ++k) {
-            BOOST_TEST_CONTEXT("gradient of input " << k) {
-                BOOST_TEST_REQUIRE(xd[k].grad().defined() == xc[k].grad().defined());
-                if (!xc[k].grad().defined())
-                    continue;
-                BOOST_TEST_REQUIRE(xd[k].grad().device() == dev);
-                tgtest::check_close(xd[k].grad().to(tg::Device::cpu()), xc[k].grad(), tol, tol);
-            }
+    }
+    const Tensor yc = c.fn(xc), yd = c.fn(xd);
+    BOOST_TEST_REQUIRE(yd.device() == dev);
+    BOOST_TEST(yd.dtype() == yc.dtype());
+    tgtest::check_close(yd.to(cpu), yc, tol, tol);
+    if (!grad)
+        return;
+    BOOST_TEST_REQUIRE(yc.requires_grad());
+    BOOST_TEST_REQUIRE(yd.requires_grad());
+    const opcases::In dy_spec{yc.sizes()};  // in y's dtype (to_float64 rows)
+    const Tensor dyc = opcases::make_leaf(dy_spec, seed + 1000, yc.dtype(), cpu, false, false);
+    const Tensor dyd = opcases::make_leaf(dy_spec, seed + 1000, yc.dtype(), dev, false, false);
+    (yc * dyc).sum().backward();
+    (yd * dyd).sum().backward();
+    for (size_t k = 0; k < xc.size(); ++k) {
+        BOOST_TEST_CONTEXT("gradient of input " << k) {
+            BOOST_TEST_REQUIRE(xd[k].grad().defined() == xc[k].grad().defined());
+            if (!xc[k].grad().defined())
+                continue;
+            BOOST_TEST_REQUIRE(xd[k].grad().device() == dev);
+            tgtest::check_close(xd[k].grad().to(cpu), xc[k].grad(), tol, tol);
         }
     }
 }
 
-/// Every case, both float dtypes, contiguous and not.
+/// compare_case, with failures named by row, dtype, layout and device; an exception fails the
+/// row and the next one runs.
+inline void run_case(const opcases::OpCase& c, tg::Device dev, tg::Dtype dt,
+                     bool transposed_storage) {
+    BOOST_TEST_CONTEXT(c.name << " " << dt << (transposed_storage ? " transposed storage" : "")
+                              << " on " << dev) {
+        try {
+            compare_case(c, dev, dt, transposed_storage);
+        } catch (const std::exception& e) {
+            BOOST_ERROR("threw: " << e.what());
+        }
+    }
+}
+
+/// Every row of the op table, both float dtypes, with the specs' layouts and (unless
+/// kNoTransposedStorage) with transposed storage.
 inline void run_all(tg::Device dev) {
-    for (const Case& c : cases())
-        for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64})
-            for (bool nc : {false, true})
-                run_case(c, dev, dt, nc);
+    for (const opcases::Family& f : opcases::all_families())
+        for (const opcases::OpCase& c : f.cases)
+            for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64})
+                for (bool ts : {false, true})
+                    if (!ts || !(c.flags & opcases::kNoTransposedStorage))
+                        run_case(c, dev, dt, ts);
 }
 
 /// A 2-layer MLP on a synthetic 3-class problem, trained `steps` full-batch Adam steps on dev;

@@ -1,5 +1,5 @@
 #pragma once
-/// The autograd engine's behaviours on a device (after tests/test_engine.cpp), each run on kDev
+/// The autograd engine's behaviours on a device (after tests/test_engine*.cpp), each run on kDev
 /// and on the CPU from the same inputs and compared: accumulation across backward calls,
 /// retain_graph, double backward, hooks, autograd::grad, grad modes, detach, version counters,
 /// graph release and a deep chain. Included by backend_device_tests.hpp (NeedsDevice, kDev).

@@ -1,0 +1,46 @@
+#pragma once
+/// Op table rows (op_cases.hpp says how to add one): activations, softmax, log_softmax, dropout.
+/// Included by op_cases.hpp.
+
+namespace opcases {
+
+inline std::vector<OpCase> activation_cases() {
+    return {
+        {"tanh", {U({3, 4})}, F(tg::tanh(x[0] * 2.0))},
+        {"tanh_method", {UT({3, 4})}, F(x[0].tanh())},
+        {"sigmoid", {U({3, 4})}, F(tg::sigmoid(x[0] * 3.0))},
+        {"sigmoid_method", {US({3, 4})}, F(x[0].sigmoid())},
+        {"relu", {NZ({3, 4})}, F(tg::relu(x[0]))},
+        {"relu_method", {NZ({2, 3, 2})}, F(x[0].relu())},
+        {"leaky_relu", {NZ({3, 4})}, F(tg::leaky_relu(x[0], 0.1))},
+        {"leaky_relu_default", {NZ({3, 4})}, F(tg::leaky_relu(x[0]))},
+        {"gelu", {U({3, 4})}, F(tg::gelu(x[0] * 3.0))},
+        {"softplus", {U({3, 4})}, F(tg::softplus(x[0] * 3.0))},
+        {"softplus_beta", {U({3, 4})}, F(tg::softplus(x[0], 2.0, 20.0))},
+        {"softplus_threshold", {U({4, 5})}, F(tg::softplus(x[0] * 3.0, 1.0, 2.0))},
+        {"softplus_linear_region", {U({3, 4})}, F(tg::softplus(x[0] + 25.0))},
+        {"softplus_very_negative", {U({3, 4})}, F(tg::softplus(x[0] - 30.0) * 1e12)},
+        {"softmax_dim1", {U({3, 5})}, F(tg::softmax(x[0] * 2.0, 1))},
+        {"softmax_dim0", {U({3, 5})}, F(tg::softmax(x[0], 0))},
+        {"softmax_dim_neg_3d", {U({2, 3, 4})}, F(tg::softmax(x[0], -1))},
+        {"softmax_dim_mid_3d", {U({2, 3, 4})}, F(tg::softmax(x[0], 1))},
+        {"softmax_transposed", {UT({3, 5})}, F(tg::softmax(x[0], 1))},
+        {"softmax_1d", {U({6})}, F(tg::softmax(x[0], 0))},
+        {"softmax_large_logits", {U({2, 4})}, F(tg::softmax(x[0] + 500.0, 1))},
+        {"log_softmax_dim1", {U({3, 5})}, F(tg::log_softmax(x[0] * 2.0, 1))},
+        {"log_softmax_dim0", {U({3, 5})}, F(tg::log_softmax(x[0], 0))},
+        {"log_softmax_3d", {U({2, 3, 4})}, F(tg::log_softmax(x[0], 1))},
+        {"log_softmax_strided", {US({3, 4})}, F(tg::log_softmax(x[0], -1))},
+        {"log_softmax_large_logits", {U({2, 4})}, F(tg::log_softmax(x[0] * 3.0 + 1000.0, 1))},
+        {"dropout_train",
+         {U({4, 5})},
+         [](const V& x) {
+             tg::manual_seed(3);  // the same mask on every call of the function
+             return tg::dropout(x[0], 0.3, true);
+         },
+         kNoF32},
+        {"dropout_eval", {U({4, 5})}, F(tg::dropout(x[0], 0.3, false))},
+    };
+}
+
+}  // namespace opcases

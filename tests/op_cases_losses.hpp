@@ -1,0 +1,59 @@
+#pragma once
+/// Op table rows (op_cases.hpp says how to add one): mse, l1, nll, cross_entropy,
+/// binary_cross_entropy_with_logits. Included by op_cases.hpp.
+
+namespace opcases {
+
+inline std::vector<OpCase> loss_cases() {
+    const tg::Tensor target = tgtest::make_const({4, 3}, 77);
+    const tg::Tensor prob = tgtest::make_const({4, 3}, 78, 0.1, 0.9);
+    const tg::Tensor hard = tg::gt(tgtest::make_const({4, 3}, 79), 0.0).to(tg::kFloat64);
+    const tg::Tensor lab = labels({0, 2, 1, 2});
+    using R = tg::Reduction;
+    return {
+        {"mse_mean", {U({4, 3})}, F(tg::mse_loss(x[0], on(target, x[0])))},
+        {"mse_sum", {U({4, 3})}, F(tg::mse_loss(x[0], on(target, x[0]), R::Sum))},
+        {"mse_none", {U({4, 3})}, F(tg::mse_loss(x[0], on(target, x[0]), R::None))},
+        {"mse_both_inputs", {U({4, 3}), UT({4, 3})}, F(tg::mse_loss(x[0], x[1]))},
+        {"l1_mean", {U({4, 3})}, F(tg::l1_loss(x[0], on(target, x[0])))},
+        {"l1_sum", {U({4, 3})}, F(tg::l1_loss(x[0], on(target, x[0]), R::Sum))},
+        {"l1_none", {U({4, 3})}, F(tg::l1_loss(x[0], on(target, x[0]), R::None))},
+        {"l1_both_inputs", {U({4, 3}), UT({4, 3})}, F(tg::l1_loss(x[0], x[1], R::Sum))},
+        {"nll_mean", {U({4, 3})}, F(tg::nll_loss(x[0], on(lab, x[0])))},
+        {"nll_sum", {U({4, 3})}, F(tg::nll_loss(x[0], on(lab, x[0]), R::Sum))},
+        {"nll_none", {U({4, 3})}, F(tg::nll_loss(x[0], on(lab, x[0]), R::None))},
+        {"nll_of_log_softmax",
+         {U({4, 3})},
+         F(tg::nll_loss(tg::log_softmax(x[0], 1), on(lab, x[0])))},
+        {"cross_entropy_mean", {U({4, 3})}, F(tg::cross_entropy(x[0] * 2.0, on(lab, x[0])))},
+        {"cross_entropy_sum", {U({4, 3})}, F(tg::cross_entropy(x[0], on(lab, x[0]), R::Sum))},
+        {"cross_entropy_none", {U({4, 3})}, F(tg::cross_entropy(x[0], on(lab, x[0]), R::None))},
+        {"cross_entropy_transposed", {UT({4, 3})}, F(tg::cross_entropy(x[0], on(lab, x[0])))},
+        {"cross_entropy_large_logits",
+         {U({4, 3})},
+         F(tg::cross_entropy(x[0] + 800.0, on(lab, x[0])))},
+        {"cross_entropy_after_linear",
+         {U({4, 5}), U({3, 5}), U({3})},
+         F(tg::cross_entropy(tg::linear(x[0], x[1], x[2]), on(lab, x[0])))},
+        {"bce_logits_mean",
+         {U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0] * 3.0, on(prob, x[0])))},
+        {"bce_logits_sum",
+         {U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], on(hard, x[0]), R::Sum))},
+        {"bce_logits_none",
+         {U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], on(prob, x[0]), R::None))},
+        {"bce_logits_large",
+         {NZ({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0] * 40.0, on(hard, x[0])))},
+        {"bce_logits_strided",
+         {US({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], on(prob, x[0])))},
+        {"bce_logits_target_grad",
+         {U({4, 3}), U({4, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0] * 4.0, tg::sigmoid(x[1])))},
+    };
+}
+
+}  // namespace opcases

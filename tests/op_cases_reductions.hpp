@@ -1,0 +1,46 @@
+#pragma once
+/// Op table rows (op_cases.hpp says how to add one): sum, mean, max/min, var, sum_to.
+/// Included by op_cases.hpp.
+
+namespace opcases {
+
+inline std::vector<OpCase> reduction_cases() {
+    return {
+        {"sum_all", {U({3, 4})}, F(tg::sum(x[0]))},
+        {"sum_method", {UT({3, 4})}, F(x[0].sum())},
+        {"sum_dim0", {U({3, 4})}, F(tg::sum(x[0], {0}))},
+        {"sum_dim_neg_keepdim", {U({3, 4})}, F(tg::sum(x[0], {-1}, true))},
+        {"sum_dims_3d", {U({2, 3, 4})}, F(tg::sum(x[0], {0, 2}))},
+        {"sum_dims_3d_keepdim", {U({2, 3, 4})}, F(x[0].sum({0, 2}, true))},
+        {"sum_transposed", {UT({3, 4})}, F(tg::sum(x[0], {1}))},
+        {"sum_strided", {US({3, 4})}, F(tg::sum(x[0], {0}))},
+        {"sum_expanded", {U({3, 1})}, F(tg::sum(x[0].expand({3, 5}), {1}))},
+        // 300x70: exercises a device's work-group reduction; too large for finite differences
+        {"sum_long", {U({300, 70})}, F(tg::sum(x[0], {0}) + tg::sum(x[0] * x[0])), kNoFD},
+        {"mean_all", {U({3, 4})}, F(tg::mean(x[0]))},
+        {"mean_method", {U({3, 4})}, F(x[0].mean())},
+        {"mean_dim", {U({3, 4})}, F(tg::mean(x[0], {1}))},
+        {"mean_dims_keepdim", {U({2, 3, 4})}, F(x[0].mean({0, -1}, true))},
+        {"max_all", {U({3, 4})}, F(tg::max(x[0]))},
+        {"max_method", {UT({3, 4})}, F(x[0].max())},
+        {"max_dim1", {U({3, 4})}, F(tg::max(x[0], 1))},
+        {"max_dim0_keepdim", {U({3, 4})}, F(tg::max(x[0], 0, true))},
+        {"max_dim_3d", {U({2, 3, 4})}, F(tg::max(x[0], -2))},
+        {"min_all", {U({3, 4})}, F(tg::min(x[0]))},
+        {"min_method", {US({3, 4})}, F(x[0].min())},
+        {"min_dim", {U({3, 4})}, F(tg::min(x[0], 0))},
+        {"min_dim_keepdim", {U({2, 3, 4})}, F(tg::min(x[0], 2, true))},
+        {"var_all_unbiased", {U({3, 4})}, F(tg::var(x[0]))},
+        {"var_all_biased", {U({3, 4})}, F(tg::var(x[0], false))},
+        {"var_dim", {U({3, 4})}, F(tg::var(x[0], Dims{1}))},
+        {"var_dims_keepdim", {U({2, 3, 4})}, F(tg::var(x[0], {0, 2}, false, true))},
+        {"var_transposed", {UT({4, 3})}, F(tg::var(x[0], Dims{0}))},
+        {"sum_to_row", {U({3, 4})}, F(tg::sum_to(x[0], {1, 4}))},
+        {"sum_to_drop_dim", {U({2, 3, 4})}, F(tg::sum_to(x[0], {4}))},
+        {"sum_to_col", {U({2, 3, 4})}, F(tg::sum_to(x[0], {3, 1}))},
+        {"sum_to_same", {U({3, 4})}, F(tg::sum_to(x[0], {3, 4}))},
+        {"norm_composed", {U({3, 4})}, F(tg::sqrt(tg::sum(x[0] * x[0]) + 1e-3))},
+    };
+}
+
+}  // namespace opcases
