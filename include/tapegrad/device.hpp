@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -28,3 +29,5 @@ inline std::ostream& operator<<(std::ostream& os, Device d) {
 bool is_available(Device d);
 
 }  // namespace tg
+
+#pragma GCC visibility pop
