@@ -19,9 +19,10 @@ install(EXPORT tapegradTargets NAMESPACE tapegrad:: DESTINATION ${TG_INSTALL_CMA
 # CUDA and the shared library: libtapegrad.so needs libcublas.so.13 and libcudart.so.13, which
 # live in the toolkit's lib directory (/usr/local/cuda/lib64), not in a Debian package and not
 # always on the loader's path. The installed .so records that directory as its RUNPATH, so it
-# loads on any machine that has the toolkit where the build found it. (cuBLAS cannot be linked in
-# statically instead: this toolkit ships no libcublas_static.a.) A static libtapegrad.a leaves CUDA to the consumer's
-# link through CUDA::cudart and CUDA::cublas (tapegradConfig.cmake finds the toolkit).
+# loads on any machine that has the toolkit where the build found it. (cuBLAS cannot be linked
+# in statically instead: this toolkit ships no libcublas_static.a.) A static libtapegrad.a
+# leaves CUDA to the consumer's link through CUDA::cudart and CUDA::cublas (tapegradConfig.cmake
+# finds the toolkit).
 if(BUILD_SHARED_LIBS AND TG_CUDA)
   set_target_properties(tapegrad PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 endif()
@@ -74,8 +75,9 @@ if(NOT BUILD_SHARED_LIBS)
   endif()
   if(TG_CUDA)
     # -rpath: the CUDA libraries are not on the loader's default path everywhere.
-    set(dir ${CUDAToolkit_LIBRARY_DIR})
-    string(APPEND TG_PC_LIBS_PRIVATE " -L${dir} -Wl,-rpath,${dir} -lcudart -lcublas")
+    set(TG_CUDA_LIBDIR ${CUDAToolkit_LIBRARY_DIR})
+    string(APPEND TG_PC_LIBS_PRIVATE
+      " -L${TG_CUDA_LIBDIR} -Wl,-rpath,${TG_CUDA_LIBDIR} -lcudart -lcublas")
   endif()
 endif()
 # The prefix is the one installed into (cmake --install --prefix, DESTDIR, CPack), so the file is
@@ -88,12 +90,12 @@ foreach(dir LIBDIR INCLUDEDIR)
     set(TG_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
-set(pc ${PROJECT_BINARY_DIR}/tapegrad.pc)
-configure_file(${PROJECT_SOURCE_DIR}/cmake/tapegrad.pc.in ${pc}.in @ONLY)
+set(TG_PC_FILE ${PROJECT_BINARY_DIR}/tapegrad.pc)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/tapegrad.pc.in ${TG_PC_FILE}.in @ONLY)
 install(CODE "
   set(TG_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-  configure_file(\"${pc}.in\" \"${pc}\" @ONLY)")
-install(FILES ${pc} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  configure_file(\"${TG_PC_FILE}.in\" \"${TG_PC_FILE}\" @ONLY)")
+install(FILES ${TG_PC_FILE} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # --- Debian package (cpack -G DEB) -------------------------------------------------------------
 # Not in a parent project (add_subdirectory with TG_INSTALL=ON), whose CPack setup is its own.
