@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds tapegrad and runs its tests on a fresh Debian machine:  bash scripts/test.sh
-# Also builds and runs the tests under AddressSanitizer + UndefinedBehaviorSanitizer unless
+# Then checks the installed library with scripts/check-package.sh unless TG_SKIP_PACKAGE=1, and
+# builds and runs the tests under AddressSanitizer + UndefinedBehaviorSanitizer unless
 # TG_SKIP_SANITIZE=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,10 @@ export OPENBLAS_NUM_THREADS=1
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DTG_WERROR=ON
 cmake --build build/release -j"$jobs"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
+# Installing: find_package, pkg-config and the .deb, with an out-of-tree consumer (about 2 min).
+if [ "${TG_SKIP_PACKAGE:-0}" != 1 ]; then
+  bash scripts/check-package.sh
+fi
 if [ "${TG_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_SANITIZE=ON -DTG_EXAMPLES=OFF \
     -DTG_OPENCL=OFF -DTG_CUDA=OFF

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -166,3 +167,5 @@ bool gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                    double rtol = 1e-3);
 
 }  // namespace tg
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -30,3 +31,5 @@ Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                   const std::vector<Tensor>& inputs, bool use_reentrant = true);
 
 }  // namespace tg
+
+#pragma GCC visibility pop

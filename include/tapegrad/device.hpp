@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -31,3 +32,5 @@ inline std::ostream& operator<<(std::ostream& os, Device d) {
 bool is_available(Device d);
 
 }  // namespace tg
+
+#pragma GCC visibility pop

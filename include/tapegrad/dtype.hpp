@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -52,3 +53,5 @@ decltype(auto) dispatch(Dtype d, F&& f) {
 }
 
 }  // namespace tg
+
+#pragma GCC visibility pop

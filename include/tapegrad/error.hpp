@@ -2,6 +2,7 @@
 /// Typed exceptions (DESIGN.md §1.6). Every message names the op and the shapes involved.
 #include <stdexcept>
 #include <string>
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -35,3 +36,5 @@ struct io_error : error {
 };
 
 }  // namespace tg
+
+#pragma GCC visibility pop

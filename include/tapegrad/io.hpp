@@ -52,6 +52,7 @@
 #include "tapegrad/error.hpp"
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/optim/optimizer.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -81,3 +82,5 @@ void load(const nn::ModuleHolder<Impl>& m, const std::string& path) {
 }
 
 }  // namespace tg
+
+#pragma GCC visibility pop

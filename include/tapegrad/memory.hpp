@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "tapegrad/device.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::memory {
 
@@ -37,3 +38,5 @@ Transfers transfers(Device d);
 void reset_transfers(Device d);
 
 }  // namespace tg::memory
+
+#pragma GCC visibility pop

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -193,3 +194,5 @@ Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y,
 Tensor dropout(const Tensor& x, double p, bool train);
 
 }  // namespace tg
+
+#pragma GCC visibility pop

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tapegrad/small_vector.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -26,3 +27,5 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 }  // namespace tg
+
+#pragma GCC visibility pop

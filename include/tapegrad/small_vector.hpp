@@ -8,6 +8,7 @@
 #include <ostream>
 #include <type_traits>
 #include <vector>
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -180,3 +181,5 @@ private:
 };
 
 }  // namespace tg
+
+#pragma GCC visibility pop

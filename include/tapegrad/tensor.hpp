@@ -10,6 +10,7 @@
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/shape.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -226,3 +227,5 @@ Tensor scalar_tensor(Scalar v, const TensorOptions& o = {});
 void manual_seed(uint64_t seed);
 
 }  // namespace tg
+
+#pragma GCC visibility pop

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::data {
 
@@ -125,3 +126,5 @@ private:
 };
 
 }  // namespace tg::data
+
+#pragma GCC visibility pop

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::data {
 
@@ -60,3 +61,5 @@ private:
 };
 
 }  // namespace tg::data
+
+#pragma GCC visibility pop

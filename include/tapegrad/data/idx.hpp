@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#pragma GCC visibility push(default)
 
 namespace tg::data {
 
@@ -27,3 +28,5 @@ struct IdxArray {
 IdxArray read_idx(const std::string& path);
 
 }  // namespace tg::data
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -80,3 +81,5 @@ private:
 TG_MODULE(LogSoftmax);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop

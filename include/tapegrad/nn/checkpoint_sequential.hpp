@@ -21,6 +21,7 @@
 
 #include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg {
 
@@ -113,3 +114,5 @@ CheckpointPlan predict(const SequentialProfile& profile, CheckpointPlan plan);
 
 }  // namespace nn
 }  // namespace tg
+
+#pragma GCC visibility pop

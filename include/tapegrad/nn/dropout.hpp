@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -22,3 +23,5 @@ private:
 TG_MODULE(Dropout);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -21,3 +22,5 @@ private:
 TG_MODULE(Flatten);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop

@@ -11,6 +11,7 @@
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -88,3 +89,5 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
         using ::tg::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
         using Impl = Name##Impl;                                \
     }
+
+#pragma GCC visibility pop

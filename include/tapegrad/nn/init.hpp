@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn::init {
 
@@ -39,3 +40,5 @@ Tensor& zeros_(Tensor& t);
 Tensor& ones_(Tensor& t);
 
 }  // namespace tg::nn::init
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -31,3 +32,5 @@ private:
 TG_MODULE(Linear);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop

@@ -5,6 +5,7 @@
 
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/ops.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -63,3 +64,5 @@ public:
 TG_MODULE(BCEWithLogitsLoss);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop

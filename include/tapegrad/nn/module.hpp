@@ -23,6 +23,7 @@
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -109,5 +110,7 @@ private:
 std::ostream& operator<<(std::ostream& os, const Module& m);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop
 
 #include "tapegrad/nn/holder.hpp"

@@ -16,6 +16,7 @@
 
 #include "tapegrad/error.hpp"
 #include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn {
 
@@ -81,3 +82,5 @@ private:
 TG_MODULE(Sequential);
 
 }  // namespace tg::nn
+
+#pragma GCC visibility pop

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::nn::utils {
 
@@ -21,3 +22,5 @@ void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 }  // namespace tg::nn::utils
+
+#pragma GCC visibility pop

@@ -28,6 +28,7 @@
 #include "tapegrad/ops.hpp"
 #include "tapegrad/optim/optimizer.hpp"
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::optim {
 
@@ -63,3 +64,5 @@ private:
 };
 
 }  // namespace tg::optim
+
+#pragma GCC visibility pop

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tapegrad/optim/optimizer.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::optim {
 
@@ -82,3 +83,5 @@ public:
 };
 
 }  // namespace tg::optim
+
+#pragma GCC visibility pop

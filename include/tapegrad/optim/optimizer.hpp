@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
 
 /// Declares an option `name` of type T with a chaining setter and a getter, as TORCH_ARG.
 #define TG_ARG(T, name)                               \
@@ -165,3 +166,5 @@ protected:
 };
 
 }  // namespace tg::optim
+
+#pragma GCC visibility pop

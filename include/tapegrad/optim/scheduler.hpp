@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tapegrad/optim/optimizer.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::optim {
 
@@ -61,3 +62,5 @@ private:
 };
 
 }  // namespace tg::optim
+
+#pragma GCC visibility pop

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tapegrad/optim/optimizer.hpp"
+#pragma GCC visibility push(default)
 
 namespace tg::optim {
 
@@ -49,3 +50,5 @@ public:
 };
 
 }  // namespace tg::optim
+
+#pragma GCC visibility pop
