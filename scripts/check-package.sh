@@ -74,7 +74,7 @@ quiet cmake -S . -B build/shared -DCMAKE_BUILD_TYPE=Release -DTG_WERROR=ON \
 quiet cmake --build build/shared -j"$jobs"
 so=build/shared/libtapegrad.so
 exported=$(nm -DC --defined-only "$so")
-internal_ns='tg::(backend|ops|detail|autograd::detail|memory::detail|io_detail)::'
+internal_ns='tg::(backend|runtime|checkpointing|detail|autograd::detail|io_detail)::'
 internal=$(grep -E "$internal_ns" <<<"$exported" || true)
 [ -z "$internal" ] || fail "libtapegrad.so exports internal symbols:"$'\n'"$internal"
 grep -q ' tg::Tensor::backward(' <<<"$exported" || fail "libtapegrad.so lacks tg::Tensor::backward"
