@@ -34,6 +34,15 @@ struct autograd_error : error {
 struct io_error : error {
     using error::error;
 };
+/// An argument whose value is out of its domain: a negative learning rate, a dropout probability
+/// outside [0, 1], an integer division by zero, a NaN bound (PyTorch's ValueError).
+struct value_error : error {
+    using error::error;
+};
+/// The host or a device has no memory left for an allocation (PyTorch's OutOfMemoryError).
+struct out_of_memory : error {
+    using error::error;
+};
 
 }  // namespace tg
 
