@@ -1,14 +1,20 @@
 /// The CPU backend splits large elementwise kernels and reductions over OpenBLAS's thread count
-/// (Note [Elementwise threads] in src/backend/cpu_threads.cpp). Each element is computed by the
+/// (Note [Elementwise threads] in src/backend/cpu/threads.cpp). Each element is computed by the
 /// same code whichever thread runs it, so results with 2 threads must equal those with 1
-/// exactly, for contiguous, transposed, broadcast and reduced operands.
+/// exactly, for contiguous, transposed, broadcast and reduced operands. And user threads that
+/// train at once, each from its own manual_seed, train exactly as one thread alone does (Note
+/// [Per-thread generators] in tapegrad/generator.hpp). scripts/tsan.sh runs this suite under
+/// ThreadSanitizer.
 #define BOOST_TEST_MODULE test_threads
 #include <boost/test/unit_test.hpp>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
 #include "test_util.hpp"
@@ -118,4 +124,78 @@ BOOST_AUTO_TEST_CASE(concurrent_callers) {
     openblas_set_num_threads(1);
     BOOST_TEST((got[0] == expected));
     BOOST_TEST((got[1] == expected));
+}
+
+namespace {
+
+/// Threads wait at wait() until all `n` have arrived (C++17 has no std::barrier).
+class Barrier {
+public:
+    explicit Barrier(int n) : n_(n) {}
+    void wait() {
+        std::unique_lock<std::mutex> l(mu_);
+        const int gen = gen_;
+        if (++arrived_ == n_) {
+            arrived_ = 0;
+            ++gen_;
+            cv_.notify_all();
+            return;
+        }
+        cv_.wait(l, [&] { return gen_ != gen; });
+    }
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    int n_, arrived_ = 0, gen_ = 0;
+};
+
+/// Seeds, builds a model with dropout, trains it for a few SGD steps and returns its parameters.
+/// With `sync`, the threads running it take every step together, so their random draws
+/// interleave.
+std::vector<double> train_with_dropout(Barrier* sync) {
+    tg::manual_seed(17);
+    if (sync)
+        sync->wait();  // every thread has seeded before any draws
+    tg::nn::Sequential m(tg::nn::Linear(32, 64), tg::nn::ReLU(), tg::nn::Dropout(0.3),
+                         tg::nn::Linear(64, 64), tg::nn::Tanh(), tg::nn::Dropout(0.2),
+                         tg::nn::Linear(64, 8));
+    tg::optim::SGD opt(m->parameters(), tg::optim::SGDOptions(0.05));
+    const tg::Tensor x = tg::randn({16, 32});
+    const tg::Tensor target = tg::randint(0, 8, {16});
+    for (int step = 0; step < 10; ++step) {
+        if (sync)
+            sync->wait();
+        opt.zero_grad();
+        tg::cross_entropy(m->forward(x), target).backward();
+        opt.step();
+    }
+    std::vector<double> out;
+    for (const tg::Tensor& p : m->parameters()) {
+        const std::vector<double> v = values_of(p.detach());
+        out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(threads_training_with_dropout_match_one_thread) {
+    const std::vector<double> alone = train_with_dropout(nullptr);
+    Barrier sync(2);
+    std::vector<std::vector<double>> got(2);
+    {
+        std::vector<std::thread> ts;
+        for (size_t t = 0; t < 2; ++t)
+            ts.emplace_back([&, t] { got[t] = train_with_dropout(&sync); });
+        for (auto& th : ts)
+            th.join();
+    }
+    for (size_t t = 0; t < 2; ++t) {
+        BOOST_TEST_REQUIRE(got[t].size() == alone.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < alone.size(); ++i)
+            differ += got[t][i] != alone[i];
+        BOOST_TEST(differ == 0u, "thread " << t << ": " << differ << " parameters differ");
+    }
 }

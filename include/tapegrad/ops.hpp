@@ -190,8 +190,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y,
 
 // ---- random ops used by layers
 /// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;
-/// dx = dy * mask / (1-p)
+/// dx = dy * mask / (1-p). The mask comes from the thread's default generator, or from g.
 Tensor dropout(const Tensor& x, double p, bool train);
+Tensor dropout(const Tensor& x, double p, bool train, const Generator& g);
 
 }  // namespace tg
 

@@ -17,6 +17,7 @@
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"
+#include "tapegrad/generator.hpp"
 #include "tapegrad/memory.hpp"
 #include "tapegrad/ops.hpp"
 #include "tapegrad/shape.hpp"

@@ -9,6 +9,7 @@
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"
+#include "tapegrad/generator.hpp"
 #include "tapegrad/shape.hpp"
 #pragma GCC visibility push(default)
 
@@ -151,8 +152,12 @@ public:
     Tensor& zero_();
     Tensor& fill_(Scalar s);
     Tensor& copy_(const Tensor& src);
+    /// Fills with samples from the thread's default generator (Note [Per-thread generators] in
+    /// tapegrad/generator.hpp), or from g.
     Tensor& uniform_(double lo = 0, double hi = 1);
+    Tensor& uniform_(double lo, double hi, const Generator& g);
     Tensor& normal_(double mean = 0, double std = 1);
+    Tensor& normal_(double mean, double std, const Generator& g);
 
     // ---- method spellings of ops.hpp functions, as LibTorch has them
     Tensor sum() const;
@@ -207,12 +212,17 @@ Tensor ones_like(const Tensor& t);
 Tensor empty_like(const Tensor& t);
 Tensor arange(Scalar end, const TensorOptions& o = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
-/// Standard normal samples from the global generator (see manual_seed).
+/// Standard normal samples from the calling thread's default generator (see manual_seed), or
+/// from g.
 Tensor randn(const Shape& s, const TensorOptions& o = {});
+Tensor randn(const Shape& s, const Generator& g, const TensorOptions& o = {});
 /// Uniform samples in [0, 1).
 Tensor rand(const Shape& s, const TensorOptions& o = {});
+Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o = {});
 /// Uniform integers in [low, high), int64 unless o says otherwise.
 Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o = kInt64);
+Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
+               const TensorOptions& o = kInt64);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
 /// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
@@ -223,7 +233,9 @@ Tensor tensor(const std::vector<int64_t>& values, const TensorOptions& o = kInt6
 /// A 0-dim tensor.
 Tensor scalar_tensor(Scalar v, const TensorOptions& o = {});
 
-/// Seeds the global generator (randn, rand, randint, dropout).
+/// Seeds the calling thread's default generator (randn, rand, randint, normal_, uniform_,
+/// dropout) and the one of every thread that has not drawn yet (Note [Per-thread generators] in
+/// tapegrad/generator.hpp).
 void manual_seed(uint64_t seed);
 
 }  // namespace tg

@@ -81,9 +81,12 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
         return fn(inputs);
     if (!use_reentrant)
         return checkpointing::checkpoint_nonreentrant(fn, inputs);
-    const std::mt19937_64 rng = tg::detail::generator();  // Dropout must draw the same masks
-    std::vector<Tensor> used;
-    std::vector<Tensor> outs = run_probed(fn, inputs, used);
+    tg::detail::RandomState rng;  // Dropout must draw the same masks
+    std::vector<Tensor> used, outs;
+    {
+        tg::detail::RecordRandom record(rng);  // Note [Replaying random state]
+        outs = run_probed(fn, inputs, used);
+    }
     Captured cap;  // Note [Checkpoint edges]: what fn used that requires grad, not an input
     for (const Tensor& u : used) {
         const bool is_input = std::any_of(inputs.begin(), inputs.end(), [&u](const Tensor& x) {
@@ -115,7 +118,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
         const std::vector<Tensor> xs = checkpointing::replay_inputs(saved);
         std::vector<Tensor> ys;
         {
-            tg::detail::ReplayGenerator replay(rng);
+            tg::detail::ReplayRandom replay(rng);
             AutoGradMode on(true);
             ys = fn(xs);
         }

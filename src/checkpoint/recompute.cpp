@@ -50,7 +50,7 @@ struct Frame final : SavedHooks, std::enable_shared_from_this<Frame> {
     CheckpointFn fn;
     std::vector<Saved> inputs;                         // held strongly, version-checked
     std::unordered_set<const Storage*> input_storage;  // their buffers: not entries
-    std::mt19937_64 rng;
+    tg::detail::RandomState rng;  // Note [Replaying random state] in core/random.cpp
     struct Entry {
         std::weak_ptr<Storage> storage;
         Shape sizes, strides;
@@ -131,7 +131,7 @@ void recompute(Frame& f) {
     if (!any)
         return;
     const std::vector<Tensor> xs = replay_inputs(f.inputs);
-    tg::detail::ReplayGenerator replay(f.rng);
+    tg::detail::ReplayRandom replay(f.rng);
     f.recomputing = true;
     f.next = 0;
     f.stop_at = stop_at;
@@ -215,7 +215,6 @@ std::vector<Tensor> checkpoint_nonreentrant(const CheckpointFn& fn,
                                             const std::vector<Tensor>& inputs) {
     auto f = std::make_shared<Frame>();
     f->fn = fn;
-    f->rng = tg::detail::generator();  // Dropout must draw the same masks
     {
         SavedHooksDisabled plain;  // an enclosing checkpoint's frame does not take them
         for (const Tensor& x : inputs) {
@@ -226,6 +225,7 @@ std::vector<Tensor> checkpoint_nonreentrant(const CheckpointFn& fn,
     }
     std::vector<Tensor> outs;
     {
+        tg::detail::RecordRandom record(f->rng);  // Dropout must draw the same masks
         SavedHooksScope hooks(*f);
         outs = fn(inputs);
     }

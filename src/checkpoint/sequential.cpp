@@ -53,7 +53,10 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
         throw error("profile_sequential: the Sequential has no modules");
     SequentialProfile prof;
     prof.input_bytes = int64_t(x.impl()->storage->nbytes);
-    const std::mt19937_64 rng = tg::detail::generator();
+    // profiling runs every layer twice: every generator is put back after (Note [Replaying
+    // random state] in core/random.cpp)
+    tg::detail::RandomState rng;
+    tg::detail::RecordRandom record(rng);
     // gradients allocated, as in a step after zero_grad(false); the caller's are put back
     std::vector<Tensor> params = seq->parameters(), old_grads;
     std::unordered_set<const void*> param_storage;
@@ -66,7 +69,7 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
     auto restore = [&] {
         for (size_t i = 0; i < params.size(); ++i)
             params[i].set_grad(old_grads[i]);
-        tg::detail::generator() = rng;
+        tg::detail::restore(rng);
     };
     // the input's device: a model on a device allocates there, not on the CPU
     const Device dev = x.device();
@@ -82,15 +85,16 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
             Tensor d = h.detach();
             if (needs)
                 d.requires_grad_(true);
-            const std::mt19937_64 layer_rng = tg::detail::generator();
+            tg::detail::RandomState layer_rng;  // the recorded run draws what this one draws
             {
+                tg::detail::RecordRandom record_layer(layer_rng);
                 NoGradGuard no_grad;
                 const int64_t c0 = cur();
                 memory::reset_peak(dev);
                 { Tensor y0 = (*m)(d); }
                 l.nograd_peak = peak() - c0;
             }
-            tg::detail::generator() = layer_rng;
+            tg::detail::restore(layer_rng);
             int64_t c0 = cur();
             memory::reset_peak(dev);
             Tensor y = (*m)(d);

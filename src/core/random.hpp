@@ -1,30 +1,88 @@
 #pragma once
+// The generators behind the random ops (Note [Per-thread generators] in tapegrad/generator.hpp),
+// the samplers every device's random tensors come from, and the record/replay of random state
+// that checkpointing needs (Note [Replaying random state] in random.cpp).
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "tapegrad/dtype.hpp"
+#include "tapegrad/generator.hpp"
 
 namespace tg::detail {
-/// The global generator behind randn/rand/randint/dropout (manual_seed seeds it).
-std::mt19937_64& generator();
+
+using Engine = std::mt19937_64;
+
+struct GeneratorImpl {
+    std::mutex mu;  // held while drawing: a Generator may be shared by threads
+    Engine engine;
+    uint64_t seed = default_rng_seed_val;
+};
+
+/// The calling thread's default generator, started at its first use from the seed of the latest
+/// manual_seed in any thread.
+Engine& generator();
+/// tg::manual_seed: reseeds this thread's default generator and sets the seed that other
+/// threads' default generators start from.
+void seed_default(uint64_t seed);
+
+/// The engine a random op draws from for this object's lifetime: g's when given (locked, and
+/// noted by the RecordRandom scopes open on this thread), else this thread's default generator.
+class Draw {
+public:
+    explicit Draw(const Generator* g);
+    Engine& engine() { return *engine_; }
+
+private:
+    std::unique_lock<std::mutex> lock_;
+    Engine* engine_;
+};
 
 /// Writes n samples of element type d to host memory dst: uniform in [a, b) (normal = false) or
 /// normal with mean a and standard deviation b, drawn from gen. Every device's random tensors
 /// come from here, so one seed gives the same numbers on every device.
-void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, std::mt19937_64& gen);
+void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, Engine& gen);
 
-/// For its scope, the global generator runs from `state`; the state it had is put back after,
-/// exception or not (checkpoint replays a segment's random draws so Dropout recomputes alike).
-class ReplayGenerator {
+/// The random state a piece of work started from: this thread's default generator, and each
+/// explicit Generator the work drew from as it was before the work's first draw from it.
+struct RandomState {
+    Engine default_engine;
+    std::vector<std::pair<std::shared_ptr<GeneratorImpl>, Engine>> generators;
+};
+
+/// For its scope, records into `state` the random state the scope's work starts from: the
+/// default generator at once, each Generator at its first draw on this thread.
+class RecordRandom {
 public:
-    explicit ReplayGenerator(const std::mt19937_64& state) : outer_(generator()) {
-        generator() = state;
-    }
-    ~ReplayGenerator() { generator() = outer_; }
-    ReplayGenerator(const ReplayGenerator&) = delete;
-    ReplayGenerator& operator=(const ReplayGenerator&) = delete;
+    explicit RecordRandom(RandomState& state);
+    ~RecordRandom();
+    RecordRandom(const RecordRandom&) = delete;
+    RecordRandom& operator=(const RecordRandom&) = delete;
+    /// Notes g's state before a draw, if this scope (or one it is inside) has not yet.
+    static void before_draw(const std::shared_ptr<GeneratorImpl>& g);
 
 private:
-    std::mt19937_64 outer_;
+    RandomState& state_;
+    RecordRandom* outer_;
 };
+
+/// For its scope, the generators in `state` run from their recorded states (so a recomputation
+/// draws what the first run drew); the states they had are put back after, exception or not.
+class ReplayRandom {
+public:
+    explicit ReplayRandom(const RandomState& state);
+    ~ReplayRandom();
+    ReplayRandom(const ReplayRandom&) = delete;
+    ReplayRandom& operator=(const ReplayRandom&) = delete;
+
+private:
+    RandomState outer_;
+};
+
+/// Sets the generators in `state` back to their recorded states.
+void restore(const RandomState& state);
+
 }  // namespace tg::detail

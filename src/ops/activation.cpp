@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "autograd/record.hpp"
-#include "runtime/dispatch.hpp"
 #include "core/random.hpp"
+#include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -57,8 +57,9 @@ Tensor leaky_relu(const Tensor& x, Scalar slope) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())
                 return Grads{dy * runtime::binary(BinaryOp::leaky_relu_backward, ones_like(xx), xx,
-                                              "leaky_relu", slope)};
-            return Grads{runtime::binary(BinaryOp::leaky_relu_backward, dy, xx, "leaky_relu", slope)};
+                                                  "leaky_relu", slope)};
+            return Grads{
+                runtime::binary(BinaryOp::leaky_relu_backward, dy, xx, "leaky_relu", slope)};
         });
     return y;
 }
@@ -115,7 +116,8 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
                                             : x.detach().transpose(d, last).contiguous();
     Tensor y = runtime::empty_as(xc);
     const int64_t cols = x.dim() == 0 ? 1 : xc.size(-1);
-    runtime::be(x).softmax_rows(runtime::view(y), runtime::view(xc), cols ? xc.numel() / cols : 0, cols, log);
+    runtime::be(x).softmax_rows(runtime::view(y), runtime::view(xc), cols ? xc.numel() / cols : 0,
+                                cols, log);
     if (d != last && x.dim() > 0)
         y = y.transpose(d, last).contiguous();
     return y;
@@ -142,7 +144,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 }
 
 /// y = x * mask, mask = (u < 1-p) / (1-p): mul records the backward dx = dy * mask.
-Tensor dropout(const Tensor& x, double p, bool train) {
+static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g) {
     if (p < 0 || p > 1)
         throw shape_error("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
     if (!train || p == 0)
@@ -151,7 +153,7 @@ Tensor dropout(const Tensor& x, double p, bool train) {
         return x * 0.0;
     runtime::check_floating("dropout", x);
     Tensor u = runtime::empty_as(x.detach());
-    runtime::fill_random(u, false, 0, 1);
+    runtime::fill_random(u, false, 0, 1, g);
     const double keep = 1 - p;
     const Tensor mask = runtime::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
     Tensor y = runtime::binary(BinaryOp::mul, x, mask, "dropout");
@@ -159,6 +161,12 @@ Tensor dropout(const Tensor& x, double p, bool train) {
         record("dropout", {&x}, y,
                [sm = save_intermediate(mask)](const Tensor& dy) { return Grads{dy * sm.get()}; });
     return y;
+}
+Tensor dropout(const Tensor& x, double p, bool train) {
+    return dropout_with(x, p, train, nullptr);
+}
+Tensor dropout(const Tensor& x, double p, bool train, const Generator& g) {
+    return dropout_with(x, p, train, &g);
 }
 
 }  // namespace tg

@@ -94,45 +94,70 @@ Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
 }
 
 void manual_seed(uint64_t seed) {
-    detail::generator().seed(seed);
+    detail::seed_default(seed);
 }
 
-static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o) {
+static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o,
+                            const Generator* g) {
     if (!is_floating(o.dtype()))
         throw dtype_error(std::string(normal ? "randn" : "rand") + ": dtype " +
                           dtype_name(o.dtype()) + " is not floating-point");
     Tensor t = runtime::empty(s, o.dtype(), o.device());
-    runtime::fill_random(t, normal, normal ? 0 : 0, 1);
+    runtime::fill_random(t, normal, 0, 1, g);
     return finish(t, o);
 }
 Tensor randn(const Shape& s, const TensorOptions& o) {
-    return random_tensor(s, true, o);
+    return random_tensor(s, true, o, nullptr);
+}
+Tensor randn(const Shape& s, const Generator& g, const TensorOptions& o) {
+    return random_tensor(s, true, o, &g);
 }
 Tensor rand(const Shape& s, const TensorOptions& o) {
-    return random_tensor(s, false, o);
+    return random_tensor(s, false, o, nullptr);
 }
-Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o) {
+Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o) {
+    return random_tensor(s, false, o, &g);
+}
+
+static Tensor random_ints(int64_t low, int64_t high, const Shape& s, const TensorOptions& o,
+                          const Generator* g) {
     if (high <= low)
         throw shape_error("randint: empty range [" + std::to_string(low) + ", " +
                           std::to_string(high) + ")");
     std::vector<int64_t> v(size_t(numel_of(s)));
     std::uniform_int_distribution<int64_t> dist(low, high - 1);
-    for (auto& x : v)
-        x = dist(detail::generator());
+    {
+        detail::Draw draw(g);
+        for (auto& x : v)
+            x = dist(draw.engine());
+    }
     return from_host_vector(v, s, o);
 }
+Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o) {
+    return random_ints(low, high, s, o, nullptr);
+}
+Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
+               const TensorOptions& o) {
+    return random_ints(low, high, s, o, &g);
+}
 
+static Tensor& fill_random_(Tensor& t, bool normal, double a, double b, const Generator* g) {
+    NoGradGuard no_grad;
+    Tensor r = runtime::empty(t.sizes(), t.dtype(), t.device());
+    runtime::fill_random(r, normal, a, b, g);
+    return t.copy_(r);
+}
 Tensor& Tensor::uniform_(double lo, double hi) {
-    NoGradGuard g;
-    Tensor r = runtime::empty(sizes(), dtype(), device());
-    runtime::fill_random(r, false, lo, hi);
-    return copy_(r);
+    return fill_random_(*this, false, lo, hi, nullptr);
+}
+Tensor& Tensor::uniform_(double lo, double hi, const Generator& g) {
+    return fill_random_(*this, false, lo, hi, &g);
 }
 Tensor& Tensor::normal_(double mean, double std) {
-    NoGradGuard g;
-    Tensor r = runtime::empty(sizes(), dtype(), device());
-    runtime::fill_random(r, true, mean, std);
-    return copy_(r);
+    return fill_random_(*this, true, mean, std, nullptr);
+}
+Tensor& Tensor::normal_(double mean, double std, const Generator& g) {
+    return fill_random_(*this, true, mean, std, &g);
 }
 
 }  // namespace tg

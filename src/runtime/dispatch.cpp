@@ -125,18 +125,19 @@ void fill(const Tensor& t, double value) {
     be(t).unary(UnaryOp::fill, v, v, value, 0);
 }
 
-void fill_random(const Tensor& t, bool normal, double a, double b) {
+void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g) {
+    detail::Draw draw(g);
     const int64_t n = t.numel();
     const size_t bytes = size_t(n) * element_size(t.dtype());
     const TensorImpl* i = t.impl();
     const size_t offset = size_t(i->offset) * element_size(t.dtype());
     if (t.device().is_cpu()) {
         detail::sample(static_cast<char*>(i->storage->data) + offset, t.dtype(), n, normal, a, b,
-                       detail::generator());
+                       draw.engine());
         return;
     }
     std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
-    detail::sample(host.data(), t.dtype(), n, normal, a, b, detail::generator());
+    detail::sample(host.data(), t.dtype(), n, normal, a, b, draw.engine());
     be(t).from_host(i->storage->data, offset, host.data(), bytes);
 }
 

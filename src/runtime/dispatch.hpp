@@ -43,9 +43,10 @@ inline void mark_modified(const Tensor& t) {
 }
 /// t = value everywhere (any layout).
 void fill(const Tensor& t, double value);
-/// Fills contiguous t with uniform [a, b) (normal = false) or normal(a, b) samples from the global
-/// generator (drawn on the host for every device: core/random.hpp).
-void fill_random(const Tensor& t, bool normal, double a, double b);
+/// Fills contiguous t with uniform [a, b) (normal = false) or normal(a, b) samples from g, or
+/// without one from the thread's default generator (drawn on the host for every device:
+/// core/random.hpp).
+void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g = nullptr);
 /// Whether t holds no NaN or Inf (reads one element back from a device).
 bool all_finite(const Tensor& t);
 /// A 0/1 mask of the comparison, as int64.

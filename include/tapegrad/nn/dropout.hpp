@@ -1,24 +1,50 @@
 #pragma once
 /// Dropout: zeroes elements with probability p in training mode and scales the rest by 1/(1-p);
-/// the identity in eval mode. Masks come from the global generator (tg::manual_seed).
+/// the identity in eval mode. Masks come from the calling thread's default generator
+/// (tg::manual_seed), or from the Generator given in its options.
+#include <optional>
 #include <ostream>
 
+#include "tapegrad/generator.hpp"
 #include "tapegrad/nn/module.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg::nn {
 
-class DropoutImpl : public Module {
+/// Dropout's options, as LibTorch's DropoutOptions, plus the Generator its masks come from.
+class DropoutOptions {
 public:
-    /// Throws tg::error unless 0 <= p < 1.
-    explicit DropoutImpl(double p = 0.5);
-    /// tg::dropout(x, p, is_training()).
-    Tensor forward(const Tensor& x) override;
+    DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT: implicit, as in LibTorch
+    DropoutOptions& p(double p) {
+        p_ = p;
+        return *this;
+    }
     double p() const { return p_; }
-    void pretty_print(std::ostream& os) const override;
+    /// Masks from g (shared: copies of a Generator share its state) instead of the thread's
+    /// default generator.
+    DropoutOptions& generator(const Generator& g) {
+        generator_ = g;
+        return *this;
+    }
+    const std::optional<Generator>& generator() const { return generator_; }
 
 private:
     double p_;
+    std::optional<Generator> generator_;
+};
+
+class DropoutImpl : public Module {
+public:
+    /// Throws tg::error unless 0 <= p < 1.
+    explicit DropoutImpl(const DropoutOptions& options = {});
+    /// tg::dropout(x, p, is_training()), with the options' generator if they have one.
+    Tensor forward(const Tensor& x) override;
+    double p() const { return options_.p(); }
+    const DropoutOptions& options() const { return options_; }
+    void pretty_print(std::ostream& os) const override;
+
+private:
+    DropoutOptions options_;
 };
 TG_MODULE(Dropout);
 
