@@ -13,6 +13,11 @@ struct Family {
     Backend* (*create)(int index);
     /// Why there is no device: when not built in, how to build it; else what to install.
     const char* missing;
+    /// Null, or what must happen to a device's backend before the process exits (Note [Device
+    /// shutdown] in registry.cpp): finish its queued work and release what the driver would
+    /// otherwise tear down under it. Afterwards freeing a buffer does nothing and anything else
+    /// throws backend_unavailable.
+    void (*shutdown)(Backend& b);
 };
 
 /// The backend serving a device, made on first use; throws backend_unavailable for devices not

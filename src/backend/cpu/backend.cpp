@@ -36,6 +36,6 @@ void CpuBackend::from_host(void* dst, size_t off, const void* src, size_t n) {
 }  // namespace cpu
 
 extern const Family cpu_family = {"cpu", [] { return 1; },
-                                  [](int) -> Backend* { return new cpu::CpuBackend; }, ""};
+                                  [](int) -> Backend* { return new cpu::CpuBackend; }, "", nullptr};
 
 }  // namespace tg::backend

@@ -333,6 +333,6 @@ int device_count() {
 
 extern const Family cuda_family = {
     "cuda", cuda::device_count, [](int index) -> Backend* { return new cuda::CudaBackend(index); },
-    "no CUDA device found (driver missing or no GPU)"};
+    "no CUDA device found (driver missing or no GPU)", nullptr};
 
 }  // namespace tg::backend

@@ -64,8 +64,37 @@ OpenClBackend::OpenClBackend(int index, cl_device_id id)
     zero(status_, 4 * sizeof(cl_long));
 }
 
+void OpenClBackend::live() const {
+    if (down_.load(std::memory_order_acquire))
+        throw backend_unavailable(device().str() + ": used after the device was shut down at exit");
+}
+
+void OpenClBackend::shutdown() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (down_.load())
+            return;
+        clFinish(queue_);  // errors are not reported: the process is exiting
+        for (Program& p : programs_) {
+            for (auto& [name, k] : p.kernels)
+                clReleaseKernel(k);
+            p.kernels.clear();
+            if (p.prog)
+                clReleaseProgram(p.prog);
+            p.prog = nullptr;
+        }
+        clReleaseMemObject(status_);
+    }
+    empty_cache();  // the cached buffers, while raw_free still releases them
+    std::lock_guard<std::mutex> lock(mu_);
+    down_.store(true, std::memory_order_release);
+    clReleaseCommandQueue(queue_);
+    clReleaseContext(ctx_);  // the driver keeps it while live tensors' buffers hold it
+}
+
 // ---- memory (clCreateBuffer is slow: Note [Caching allocator])
 void* OpenClBackend::raw_allocate(size_t nbytes) {
+    live();
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, nbytes, nullptr, &err);
     check(err, "clCreateBuffer",
@@ -74,7 +103,8 @@ void* OpenClBackend::raw_allocate(size_t nbytes) {
 }
 
 void OpenClBackend::raw_free(void* p) {
-    clReleaseMemObject(static_cast<cl_mem>(p));
+    if (!down_.load(std::memory_order_acquire))  // after shutdown the driver may be gone
+        clReleaseMemObject(static_cast<cl_mem>(p));
 }
 
 // ---- transfers (the only places bytes cross between host and device)
@@ -91,11 +121,13 @@ void OpenClBackend::from_host(void* dst, size_t off, const void* src, size_t n) 
 
 void OpenClBackend::synchronize() {
     std::lock_guard<std::mutex> lock(mu_);
+    live();
     check(clFinish(queue_), "clFinish");
     check_index_status();
 }
 
 void OpenClBackend::read(cl_mem m, size_t off, void* dst, size_t n) {
+    live();
     if (n == 0)
         return;
     check(clEnqueueReadBuffer(queue_, m, CL_TRUE, off, n, dst, 0, nullptr, nullptr),
@@ -104,6 +136,7 @@ void OpenClBackend::read(cl_mem m, size_t off, void* dst, size_t n) {
 }
 
 void OpenClBackend::write(cl_mem m, size_t off, const void* src, size_t n) {
+    live();
     if (n == 0)
         return;
     check(clEnqueueWriteBuffer(queue_, m, CL_TRUE, off, n, src, 0, nullptr, nullptr),
@@ -112,6 +145,7 @@ void OpenClBackend::write(cl_mem m, size_t off, const void* src, size_t n) {
 }
 
 void OpenClBackend::zero(cl_mem m, size_t n) {
+    live();
     const cl_long z = 0;
     check(clEnqueueFillBuffer(queue_, m, &z, sizeof z, 0, n, 0, nullptr, nullptr),
           "clEnqueueFillBuffer");
@@ -137,6 +171,7 @@ void OpenClBackend::need(Dtype d, const char* op) const {
 }
 
 cl_kernel OpenClBackend::kernel(Dtype d, const std::string& name) {
+    live();
     need(d, name.c_str());
     Program& p = programs_[int(d)];
     if (!p.prog)
@@ -194,6 +229,7 @@ extern const Family opencl_family = {
     [](int index) -> Backend* {
         return new opencl::OpenClBackend(index, opencl::devices()[size_t(index)]);
     },
-    "no OpenCL platform found (install an ICD such as pocl-opencl-icd)"};
+    "no OpenCL platform found (install an ICD such as pocl-opencl-icd)",
+    [](Backend& b) { static_cast<opencl::OpenClBackend&>(b).shutdown(); }};
 
 }  // namespace tg::backend

@@ -8,6 +8,7 @@
 #endif
 #include <CL/cl.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -30,6 +31,10 @@ public:
     OpenClBackend(int index, cl_device_id id);
     TG_BACKEND_KERNELS(, override)
     void synchronize() override;
+    /// At exit (Note [Device shutdown] in backend/registry.cpp): finishes the queue and releases
+    /// the kernels, programs, cached buffers, queue and context. Afterwards freeing a buffer does
+    /// nothing and every other call throws backend_unavailable.
+    void shutdown();
 
 protected:
     void* raw_allocate(size_t nbytes) override;
@@ -46,6 +51,8 @@ private:
 
     /// Throws dtype_error unless the device can compute in d.
     void need(Dtype d, const char* op) const;
+    /// Throws backend_unavailable once shutdown() has run.
+    void live() const;
     cl_kernel kernel(Dtype d, const std::string& name);
     void build(Dtype d, Program& p);
 
@@ -87,6 +94,7 @@ private:
     std::mutex mu_;
     cl_mem status_ = nullptr;
     DeferredErrors errors_;
+    std::atomic<bool> down_{false};
 };
 
 }  // namespace tg::backend::opencl

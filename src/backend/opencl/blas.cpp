@@ -41,6 +41,7 @@ void OpenClBackend::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, doub
                          const View& a, int64_t lda, const View& b, int64_t ldb, double beta,
                          const View& c, int64_t ldc) {
     std::lock_guard<std::mutex> lock(mu_);
+    live();
     need(c.dtype, "gemm");
     if (beta == 0)
         zero_rows(c, m, n, ldc);  // Note [beta = 0 reads C]
@@ -62,6 +63,7 @@ void OpenClBackend::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, doub
 void OpenClBackend::gemv(bool ta, int64_t m, int64_t n, double alpha, const View& a, int64_t lda,
                          const View& x, int64_t incx, double beta, const View& y, int64_t incy) {
     std::lock_guard<std::mutex> lock(mu_);
+    live();
     need(y.dtype, "gemv");
     if (beta == 0)
         zero_rows(y, ta ? n : m, 1, incy);
