@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds tapegrad and runs its tests on a fresh Debian machine:  bash scripts/test.sh
-# Then checks the installed library with scripts/check-package.sh unless TG_SKIP_PACKAGE=1, and
+# Then checks the installed library with scripts/check-package.sh unless TG_SKIP_PACKAGE=1,
 # builds and runs the tests under AddressSanitizer + UndefinedBehaviorSanitizer unless
-# TG_SKIP_SANITIZE=1.
+# TG_SKIP_SANITIZE=1, and the threaded suites under ThreadSanitizer (scripts/tsan.sh) unless
+# TG_SKIP_TSAN=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh test
@@ -22,4 +23,8 @@ if [ "${TG_SKIP_SANITIZE:-0}" != 1 ]; then
   # The device suites run once, in the release build: PoCL's LLVM JIT is not built for ASan.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "opencl|cuda"
+fi
+# Threads under ThreadSanitizer (about 3 min).
+if [ "${TG_SKIP_TSAN:-0}" != 1 ]; then
+  bash scripts/tsan.sh
 fi

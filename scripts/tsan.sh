@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the suites that run threads under ThreadSanitizer and runs them:  bash scripts/tsan.sh
+#   test_threads       user threads training with dropout at once, bit for bit against one
+#                      thread alone; the CPU backend's kernel threads; concurrent callers
+#   test_generator     per-thread default generators, a Generator shared by two threads
+#   test_pool_threads  the small-object pool: frees on another thread, hand-over at thread exit
+# scripts/test.sh runs it unless TG_SKIP_TSAN=1. About 3 minutes on the 2-core VM (the build is
+# most of it); the tests are bounded by a 10-minute timeout.
+#
+# GCC's ThreadSanitizer, like the rest of the build. The CPU backend's AVX2/AVX-512 clones of its
+# float32 loops are left out under TSan (Note [Wider SIMD] in src/backend/cpu/elementwise.cpp):
+# the loader resolves them before the TSan runtime has started, which crashed every test at
+# start-up; every clone computes the same bits, so the default one stands for them all.
+# OpenCL and CUDA are off: their drivers are not built for TSan. OpenBLAS is not instrumented;
+# its own threads stay off (OPENBLAS_NUM_THREADS=1) except where test_threads turns them on for
+# tapegrad's elementwise threads, which synchronise through std::mutex and TSan sees that.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${TG_JOBS:-2}
+suites=(test_threads test_generator test_pool_threads)
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_EXAMPLES=OFF -DTG_OPENCL=OFF \
+  -DTG_CUDA=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
+cmake --build build/tsan -j"$jobs" --target "${suites[@]}"
+regex="^($(IFS='|'; echo "${suites[*]}"))\$"
+# halt_on_error: the first race fails the suite (TSan's exit code 66 otherwise comes at the end)
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" OPENBLAS_NUM_THREADS=1 \
+  ctest --test-dir build/tsan --output-on-failure -j1 --timeout 600 -R "$regex"
