@@ -10,7 +10,8 @@ namespace tg {
 
 using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-/// Runs fn(inputs) without recording and keeps only the inputs and the RNG state. In backward,
+/// Runs fn(inputs) without recording and keeps only the inputs and the random state (the
+/// thread's default generator and every tg::Generator fn draws from). In backward,
 /// fn runs again on detached inputs with recording on (so dropout draws the same masks) and
 /// its private subgraph is backpropagated: parameters used inside fn are leaves and their
 /// grad() accumulates exactly as without checkpointing. autograd::grad differentiates through

@@ -61,7 +61,7 @@ private:
 
 /// Iterates (data, targets) in batches along dim 0. Each begin() starts a new epoch; with
 /// shuffle, epoch e visits the rows in an order that depends only on (seed, e), so runs are
-/// reproducible and independent of the global generator. Unshuffled batches are views (narrow);
+/// reproducible and independent of the random generators. Unshuffled batches are views (narrow);
 /// shuffled ones are gathered with index_select.
 class DataLoader {
 public:
