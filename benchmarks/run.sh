@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every benchmark with OpenBLAS's fast kernel and writes CSV + markdown to benchmarks/results/.
 #
-#   benchmarks/run.sh                # everything (about 10 minutes on the 2-core dev VM)
+#   benchmarks/run.sh                # everything (about 11 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl (opencl needs TG_OPENCL and an
-#                                    # OpenCL device, e.g. PoCL)
+#                                    # seed-size checkpoint opencl soak (opencl needs TG_OPENCL
+#                                    # and an OpenCL device, e.g. PoCL)
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
@@ -28,12 +28,12 @@ if [ ! -x "$BUILD/benchmarks/bench_mlp_step" ] || [ "${REBUILD:-1}" = 1 ]; then
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
     # bench_mlp_rss builds its children bench_mlp_rss_tg and bench_mlp_rss_torch too.
     targets="bench_autograd bench_mlp_step bench_mlp_memory bench_mlp_rss bench_fmnist_epoch
-             bench_checkpoint"
+             bench_checkpoint bench_soak"
     if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
     cmake --build "$BUILD" -j2 --target $targets
 fi
 B=$BUILD/benchmarks
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak}
 
 machine() {  # markdown lines describing the machine
     echo "- machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs," \
@@ -87,6 +87,11 @@ for w in $WHAT; do
         else
             echo "run.sh: opencl skipped (built with TG_OPENCL=OFF)" >&2
         fi ;;
+    soak)  # about a minute; exits 1 when a bar fails, which must not stop the other benchmarks
+        OPENBLAS_NUM_THREADS=1 "$B/bench_soak" --csv "$RES/soak.csv" --md "$RES/soak.part.md" \
+            >/dev/null || echo "run.sh: bench_soak: a bar failed (see $RES/soak.md)" >&2
+        { machine; echo; cat "$RES/soak.part.md"; } > "$RES/soak.md"
+        rm "$RES/soak.part.md" ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
@@ -108,4 +113,4 @@ esac
         sed 's/^# /## /' "$RES/$f.md"
     done
 } > "$RES/mlp.md"
-echo "results in $RES: autograd.md mlp.md checkpoint.md and the CSV files"
+echo "results in $RES: autograd.md mlp.md checkpoint.md soak.md and the CSV files"
