@@ -70,23 +70,21 @@ void OpenClBackend::live() const {
 }
 
 void OpenClBackend::shutdown() {
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (down_.load())
-            return;
-        clFinish(queue_);  // errors are not reported: the process is exiting
-        for (Program& p : programs_) {
-            for (auto& [name, k] : p.kernels)
-                clReleaseKernel(k);
-            p.kernels.clear();
-            if (p.prog)
-                clReleaseProgram(p.prog);
-            p.prog = nullptr;
-        }
-        clReleaseMemObject(status_);
-    }
-    empty_cache();  // the cached buffers, while raw_free still releases them
+    // the cache's lock is taken under mu_ here only; raw_allocate and raw_free never take mu_
     std::lock_guard<std::mutex> lock(mu_);
+    if (down_.load())
+        return;
+    clFinish(queue_);  // errors are not reported: the process is exiting
+    for (Program& p : programs_) {
+        for (auto& [name, k] : p.kernels)
+            clReleaseKernel(k);
+        p.kernels.clear();
+        if (p.prog)
+            clReleaseProgram(p.prog);
+        p.prog = nullptr;
+    }
+    clReleaseMemObject(status_);
+    empty_cache();  // the cached buffers, while raw_free still releases them
     down_.store(true, std::memory_order_release);
     clReleaseCommandQueue(queue_);
     clReleaseContext(ctx_);  // the driver keeps it while live tensors' buffers hold it
