@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/posix_file.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/io.hpp"
 
@@ -121,17 +122,10 @@ void write_file(const std::string& path, uint32_t kind, const std::string& type,
     head.str(type);
     head.u64(records.size());
 
-    const std::string tmp = path + ".tmp";
-    auto fail = [&](const std::string& what) {
-        std::remove(tmp.c_str());
-        throw io_error("save(" + path + "): " + what);
-    };
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-        fail("cannot open " + tmp + " for writing: " + std::strerror(errno));
+    AtomicFile out(path, "save(" + path + ")");  // Note [Atomic save] in posix_file.cpp
     uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
     auto put = [&](const std::vector<uint8_t>& b) {
-        out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+        out.write(b.data(), b.size());
         crc = crc_update(crc, b.data(), b.size());
     };
     put(head.b);
@@ -141,12 +135,8 @@ void write_file(const std::string& path, uint32_t kind, const std::string& type,
     }
     Bytes tail;
     tail.u32(crc);
-    out.write(reinterpret_cast<const char*>(tail.b.data()), 4);
-    out.close();
-    if (!out)
-        fail("error while writing " + tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        fail("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+    out.write(tail.b.data(), tail.b.size());
+    out.commit();
 }
 
 namespace {

@@ -24,7 +24,8 @@ OutRecord record_of(std::string name, const Tensor& t);
 OutRecord scalar_record(std::string name, double v);
 /// An int64 [] record.
 OutRecord int_record(std::string name, int64_t v);
-/// Writes path + ".tmp" and renames it to path; throws io_error("save(path): ...").
+/// Writes a temporary next to path and renames it over path (Note [Atomic save] in
+/// posix_file.cpp); throws io_error("save(path): ...").
 void write_file(const std::string& path, uint32_t kind, const std::string& type,
                 const std::vector<OutRecord>& records);
 
