@@ -12,17 +12,6 @@ namespace {
 
 using namespace io_detail;
 
-/// Checks a record's dtype and shape against the tensor it will fill.
-void check_matches(const std::string& where, const std::string& what, const InRecord& rec,
-                   Dtype dtype, const Shape& sizes, const char* target) {
-    if (rec.sizes != sizes)
-        throw io_error(where + ": " + what + ": shape " + shape_str(rec.sizes) + " in file, " +
-                       shape_str(sizes) + " in " + target);
-    if (rec.dtype != dtype)
-        throw io_error(where + ": " + what + ": dtype " + dtype_name(rec.dtype) + " in file, " +
-                       dtype_name(dtype) + " in " + target);
-}
-
 const char* kind_name(uint32_t k) {
     return k == kKindModule      ? "module parameters"
            : k == kKindOptimizer ? "optimizer state"
