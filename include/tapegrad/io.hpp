@@ -9,10 +9,13 @@
 /// flushes it to disk and renames it over `path`: an interrupted or killed save, or several
 /// threads or processes saving to one path at once, never leave a partial or mixed file at
 /// `path`. Every save also removes the temporaries that killed saves of `path` left behind
-/// (those no running save holds; Note [Atomic save] in src/io/posix_file.cpp). load() reads the whole file and validates everything
-/// (magic, version, size, checksum, kind, every name, dtype and shape against the target)
-/// before it changes anything: on any problem it throws tg::io_error naming the file and the
-/// problem, e.g.
+/// (those no running save holds; Note [Atomic save] in src/io/posix_file.cpp).
+///
+/// load() accepts only a regular file, reads it with memory bounded by its size, and validates
+/// everything (magic, version, size, checksum, kind, every declared count and size against
+/// overflow and the bytes left, every name, dtype and shape against the target, and for an
+/// optimizer every loaded value as its constructor validates options) before it changes
+/// anything: on any problem it throws tg::io_error naming the file and the problem, e.g.
 ///     load(model.tgsv): parameter "fc1.weight": shape [256,784] in file, [128,784] in model
 /// and the target is left exactly as it was.
 ///
