@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <limits>
 
 #include "serialize_util.hpp"
@@ -171,4 +172,34 @@ BOOST_AUTO_TEST_CASE(crafted_optimizer_records_never_escape_as_other_errors) {
     f.at("param_groups.0.lr").data.clear();
     write_bytes(path, f.bytes());
     check_rejected(adam, watched(), path, {"too many elements"}, "lr shape");
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_parameters_load_and_train) {
+    // NaN and infinities are values a file may hold (a run that diverged): they load bit for
+    // bit, and training on them gives NaN, never undefined behaviour (the fast float32 exp once
+    // converted a NaN to int).
+    TempDir dir;
+    const std::string path = dir.file("odd.tgsv");
+    auto a = make_mlp(1), b = make_mlp(2);
+    {
+        tg::NoGradGuard guard;
+        auto ps = a->parameters();
+        ps[0].data_ptr<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+        ps[0].data_ptr<float>()[1] = std::numeric_limits<float>::infinity();
+        ps[2].data_ptr<float>()[0] = -std::numeric_limits<float>::infinity();
+    }
+    tg::save(a, path);
+    tg::load(b, path);
+    BOOST_TEST((bits_of(a->parameters()) == bits_of(b->parameters())));
+    tg::optim::Adam adam(b->parameters(), tg::optim::AdamOptions(0.01));
+    train_step(b, adam);
+    BOOST_TEST(std::isnan(b->parameters()[0].data_ptr<float>()[0]));
+
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    tg::Tensor x = tg::tensor(std::vector<float>{nan, -nan, 0.5f});
+    for (auto [name, y] : {std::pair{"exp", tg::exp(x)}, std::pair{"tanh", tg::tanh(x)},
+                           std::pair{"sigmoid", tg::sigmoid(x)}}) {
+        const float* v = y.data_ptr<float>();
+        BOOST_TEST((std::isnan(v[0]) && std::isnan(v[1]) && std::isfinite(v[2])), name);
+    }
 }
