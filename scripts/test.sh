@@ -2,7 +2,7 @@
 # Builds tapegrad and runs its tests on a fresh Debian machine:  bash scripts/test.sh
 # Then checks the installed library with scripts/check-package.sh unless TG_SKIP_PACKAGE=1, and
 # builds and runs the tests under AddressSanitizer + UndefinedBehaviorSanitizer unless
-# TG_SKIP_SANITIZE=1.
+# TG_SKIP_SANITIZE=1, then fuzzes the file readers (scripts/fuzz.sh) unless TG_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh test
@@ -22,4 +22,8 @@ if [ "${TG_SKIP_SANITIZE:-0}" != 1 ]; then
   # The device suites run once, in the release build: PoCL's LLVM JIT is not built for ASan.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "opencl|cuda"
+fi
+# libFuzzer on the IDX, model and optimizer readers, 45 s each (about 4 min in all).
+if [ "${TG_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh
 fi
