@@ -205,6 +205,11 @@ BOOST_AUTO_TEST_CASE(failed_saves_leave_no_temporary) {
     check_throws<tg::io_error>([&] { tg::save(a, path); }, {"save(" + path + ")", "cannot rename"});
     BOOST_TEST(dir.others("model.tgsv").empty());
     std::filesystem::remove_all(dir.path / "model.tgsv");
+    // a path naming a directory: no file name, so nothing in it looks like a temporary of it
+    write_bytes(dir.file(".tmp.AbC123"), {1});
+    check_throws<tg::io_error>([&] { tg::save(a, dir.path.string() + "/"); }, {"cannot rename"});
+    BOOST_TEST((dir.others("") == std::vector<std::string>{".tmp.AbC123"}));
+    std::filesystem::remove(dir.file(".tmp.AbC123"));
 
     // a write fails (EFBIG under a file size limit, as ENOSPC would on a full disk), in a child
     // so that the limit does not outlive the check

@@ -108,6 +108,8 @@ int lock(int fd, int how) {
 /// whatever cannot be opened or locked is left alone.
 void remove_stale_temporaries(const std::string& path) {
     const std::string dir = directory_of(path);
+    if (std::filesystem::path(path).filename().empty())
+        return;  // "dir/": no file name to sweep for, and the rename will fail
     const std::string prefix = std::filesystem::path(temp_prefix(path)).filename().string();
     DIR* d = ::opendir(dir.c_str());
     if (!d)

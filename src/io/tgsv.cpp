@@ -270,7 +270,6 @@ InFile read_file(const std::string& path, const std::string& where) {
     if (count > r.left() / kMinRecord)
         throw io_error(where + ": corrupt file: " + std::to_string(count) +
                        " records cannot fit in " + std::to_string(r.left()) + " bytes");
-    f.records.reserve(size_t(count));
     for (uint64_t i = 0; i < count; ++i)
         f.records.push_back(read_record(r, where));
     r.record.clear();
