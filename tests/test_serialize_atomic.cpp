@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,4 +235,17 @@ BOOST_AUTO_TEST_CASE(failed_saves_leave_no_temporary) {
     BOOST_TEST_REQUIRE(::waitpid(pid, &status, 0) == pid);
     BOOST_TEST(WIFEXITED(status));
     BOOST_TEST(WEXITSTATUS(status) == 0, "2: saved, 3: another error, 4: a temporary was left");
+}
+
+BOOST_AUTO_TEST_CASE(saved_files_get_the_permissions_of_any_new_file) {
+    // Not mkstemp's 0600: 0666 less the umask, as for any file the user creates.
+    TempDir dir;
+    const std::string path = dir.file("model.tgsv");
+    const mode_t mask = ::umask(022);
+    auto a = make_mlp(1);
+    tg::save(a, path);
+    ::umask(mask);
+    struct stat st {};
+    BOOST_TEST_REQUIRE(::stat(path.c_str(), &st) == 0);
+    BOOST_TEST((st.st_mode & 0777) == 0644u);
 }

@@ -176,8 +176,8 @@ BOOST_AUTO_TEST_CASE(crafted_optimizer_records_never_escape_as_other_errors) {
 
 BOOST_AUTO_TEST_CASE(non_finite_parameters_load_and_train) {
     // NaN and infinities are values a file may hold (a run that diverged): they load bit for
-    // bit, and training on them gives NaN, never undefined behaviour (the fast float32 exp once
-    // converted a NaN to int).
+    // bit, and training on them gives NaN, never undefined behaviour (the fast float32 exp,
+    // tanh and sigmoid kernels must not convert a NaN to int).
     TempDir dir;
     const std::string path = dir.file("odd.tgsv");
     auto a = make_mlp(1), b = make_mlp(2);

@@ -6,8 +6,8 @@
 //  - The data goes to a temporary in path's directory (the same file system, so rename(2) is
 //    atomic) with a fresh random name, `path.tmp.XXXXXX`, created with O_EXCL: no two savers
 //    ever share a temporary, and each rename publishes one complete file (the last one wins).
-//    Not mkstemp(3): it creates the file 0600, and a saved file should get the permissions the
-//    user's umask gives any new file, as it did before.
+//    Not mkstemp(3): it creates the file 0600, while a saved file should get the permissions
+//    the user's umask gives any new file.
 //  - fsync(2) of the file before the rename, so after a power cut the name never points to data
 //    that never reached the disk; fsync of the directory after it, so the rename itself lasts.
 //  - Every error path removes the temporary. A killed saver cannot, so each saver holds an
