@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tapegrad needs from Debian's packages. Usage: scripts/install-deps.sh [run|test|bench]
 #   run   - build deps + the Fashion-MNIST data set (dataset-fashion-mnist)
-#   test  - build deps (default)
+#   test  - build deps + clang and libFuzzer for scripts/fuzz.sh (default)
 #   bench - build deps + LibTorch (libtorch-dev) and the data set, for benchmarks/
 set -euo pipefail
 what=${1:-test}
@@ -11,7 +11,7 @@ pkgs=(cmake make g++ pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxs
 case "$what" in
   run) pkgs+=(dataset-fashion-mnist) ;;
   bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;
-  test) ;;
+  test) pkgs+=(clang-14 libclang-rt-14-dev) ;;  # scripts/fuzz.sh
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
 esac
 missing=()

@@ -2,8 +2,8 @@
 # Builds tapegrad and runs its tests on a fresh Debian machine:  bash scripts/test.sh
 # Then checks the installed library with scripts/check-package.sh unless TG_SKIP_PACKAGE=1,
 # builds and runs the tests under AddressSanitizer + UndefinedBehaviorSanitizer unless
-# TG_SKIP_SANITIZE=1, and the threaded suites under ThreadSanitizer (scripts/tsan.sh) unless
-# TG_SKIP_TSAN=1.
+# TG_SKIP_SANITIZE=1, the threaded suites under ThreadSanitizer (scripts/tsan.sh) unless
+# TG_SKIP_TSAN=1, then fuzzes the file readers (scripts/fuzz.sh) unless TG_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh test
@@ -27,4 +27,8 @@ fi
 # Threads under ThreadSanitizer (about 3 min).
 if [ "${TG_SKIP_TSAN:-0}" != 1 ]; then
   bash scripts/tsan.sh
+fi
+# libFuzzer on the IDX, model and optimizer readers, 45 s each (about 4 min in all).
+if [ "${TG_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh
 fi

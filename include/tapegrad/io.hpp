@@ -5,11 +5,17 @@
 ///     tg::load(model, "model.tgsv");      // same architecture: names, shapes, dtypes must match
 ///     tg::save(optimizer, "opt.tgsv");  tg::load(optimizer, "opt.tgsv");
 ///
-/// save() writes `path + ".tmp"` and renames it over `path`, so an interrupted save never
-/// leaves a half-written file at `path`. load() reads the whole file and validates everything
-/// (magic, version, size, checksum, kind, every name, dtype and shape against the target)
-/// before it changes anything: on any problem it throws tg::io_error naming the file and the
-/// problem, e.g.
+/// save() writes a temporary `path.tmp.XXXXXX` (a fresh random name) in the same directory,
+/// flushes it to disk and renames it over `path`: an interrupted or killed save, or several
+/// threads or processes saving to one path at once, never leave a partial or mixed file at
+/// `path`. Every save also removes the temporaries that killed saves of `path` left behind
+/// (those no running save holds; Note [Atomic save] in src/io/posix_file.cpp).
+///
+/// load() accepts only a regular file, reads it with memory bounded by its size, and validates
+/// everything (magic, version, size, checksum, kind, every declared count and size against
+/// overflow and the bytes left, every name, dtype and shape against the target, and for an
+/// optimizer every loaded value as its constructor validates options) before it changes
+/// anything: on any problem it throws tg::io_error naming the file and the problem, e.g.
 ///     load(model.tgsv): parameter "fc1.weight": shape [256,784] in file, [128,784] in model
 /// and the target is left exactly as it was.
 ///
@@ -59,7 +65,8 @@ namespace tg {
 /// The format version this build writes (and the only one it reads).
 constexpr uint32_t kSerializationVersion = 1;
 
-/// Writes m's parameters to path (via path + ".tmp" and a rename); throws io_error on failure.
+/// Writes m's parameters to path atomically (a temporary and a rename); throws io_error on
+/// failure, leaving path as it was and no temporary behind.
 void save(const nn::Module& m, const std::string& path);
 /// Loads parameters saved from a module of the same architecture; throws io_error (naming the
 /// file and the problem) and leaves m unchanged on any mismatch or corruption.

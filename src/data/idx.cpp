@@ -39,8 +39,11 @@ public:
         struct stat st {};
         if (::stat(path.c_str(), &st) != 0)
             fail(path_, std::string("cannot open: ") + std::strerror(errno));
+        // Only regular files: a FIFO would block the open and a device may never end.
         if (S_ISDIR(st.st_mode))
-            fail(path_, "cannot open: is a directory");
+            fail(path_, "cannot open: not a regular file (a directory)");
+        if (!S_ISREG(st.st_mode))
+            fail(path_, "cannot open: not a regular file");
         errno = 0;
         file_ = gzopen(path.c_str(), "rb");
         if (!file_)

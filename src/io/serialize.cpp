@@ -12,21 +12,25 @@ namespace {
 
 using namespace io_detail;
 
-/// Checks a record's dtype and shape against the tensor it will fill.
-void check_matches(const std::string& where, const std::string& what, const InRecord& rec,
-                   Dtype dtype, const Shape& sizes, const char* target) {
-    if (rec.sizes != sizes)
-        throw io_error(where + ": " + what + ": shape " + shape_str(rec.sizes) + " in file, " +
-                       shape_str(sizes) + " in " + target);
-    if (rec.dtype != dtype)
-        throw io_error(where + ": " + what + ": dtype " + dtype_name(rec.dtype) + " in file, " +
-                       dtype_name(dtype) + " in " + target);
-}
-
 const char* kind_name(uint32_t k) {
     return k == kKindModule      ? "module parameters"
            : k == kKindOptimizer ? "optimizer state"
                                  : "unknown data";
+}
+
+/// Runs check(), turning the value, shape and dtype errors of the checks it reuses into an
+/// io_error naming the file and `what`: a bad file is always an io_error.
+template <class F>
+void as_io_error(const std::string& where, const std::string& what, F&& check) {
+    try {
+        check();
+    } catch (const value_error& e) {
+        throw io_error(where + ": " + what + ": " + e.what());
+    } catch (const shape_error& e) {
+        throw io_error(where + ": " + what + ": " + e.what());
+    } catch (const dtype_error& e) {
+        throw io_error(where + ": " + what + ": " + e.what());
+    }
 }
 
 }  // namespace
@@ -103,6 +107,10 @@ void load(optim::Optimizer& o, const std::string& path) {
                        o.type_name());
     auto& groups = o.param_groups();
     auto params = o.parameters();
+    std::set<std::string> names;
+    for (auto& rec : f.records)
+        if (!names.insert(rec.name).second)
+            throw io_error(where + ": record \"" + rec.name + "\" appears twice in the file");
     std::vector<double> lrs(groups.size());
     std::vector<bool> seen_lr(groups.size()), seen_size(groups.size());
     std::map<size_t, std::unique_ptr<optim::OptimizerParamState>> states;
@@ -139,6 +147,11 @@ void load(optim::Optimizer& o, const std::string& path) {
                     continue;
                 if (field == "lr") {
                     lrs[g] = scalar_of(rec, kFloat64).item<double>();
+                    // the check every optimizer applies to its options, on a copy with this lr
+                    auto options = groups[g].options().clone();
+                    options->set_lr(lrs[g]);
+                    as_io_error(where, "param group " + idx,
+                                [&] { options->validate(o.type_name()); });
                     seen_lr[g] = true;
                 } else if (field == "size") {
                     int64_t size = scalar_of(rec, kInt64).item<int64_t>();
@@ -156,9 +169,9 @@ void load(optim::Optimizer& o, const std::string& path) {
                     if (pass == 1)
                         continue;
                     auto st = o.make_state();
-                    st->step(scalar_of(rec, kInt64).item<int64_t>());
-                    if (!states.emplace(i, std::move(st)).second)
-                        throw bad_name(n);
+                    const int64_t step = scalar_of(rec, kInt64).item<int64_t>();
+                    as_io_error(where, "\"" + n + "\"", [&] { st->step(step); });
+                    states.emplace(i, std::move(st));
                     continue;
                 }
                 if (pass == 0)
@@ -183,9 +196,14 @@ void load(optim::Optimizer& o, const std::string& path) {
         if (!seen_lr[g] || !seen_size[g])
             throw io_error(where + ": param group " + std::to_string(g) +
                            " is missing from the file (the file has fewer groups)");
-    // everything validated: build the tensors, then swap the state in
+    // build the new state beside the optimizer's, and check its values as a whole
     for (auto& [slot, rec] : fills)
         *slot = tensor_of(*rec);
+    for (auto& entry : states) {
+        const optim::OptimizerParamState& st = *entry.second;
+        as_io_error(where, "state of parameter " + std::to_string(entry.first),
+                    [&] { st.validate(); });
+    }
     std::unordered_map<const TensorImpl*, std::unique_ptr<optim::OptimizerParamState>> new_state;
     for (auto& [i, st] : states) {
         if (!params[i].device().is_cpu())
@@ -194,6 +212,7 @@ void load(optim::Optimizer& o, const std::string& path) {
                     *t = t->to(params[i].device());
         new_state[params[i].impl()] = std::move(st);
     }
+    // everything validated and built: only now change the optimizer (nothing below throws)
     o.state() = std::move(new_state);
     for (size_t g = 0; g < groups.size(); ++g)
         groups[g].options().set_lr(lrs[g]);

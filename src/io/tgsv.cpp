@@ -4,12 +4,11 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
+#include <new>
 
+#include "io/posix_file.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/io.hpp"
 
@@ -121,17 +120,10 @@ void write_file(const std::string& path, uint32_t kind, const std::string& type,
     head.str(type);
     head.u64(records.size());
 
-    const std::string tmp = path + ".tmp";
-    auto fail = [&](const std::string& what) {
-        std::remove(tmp.c_str());
-        throw io_error("save(" + path + "): " + what);
-    };
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-        fail("cannot open " + tmp + " for writing: " + std::strerror(errno));
+    AtomicFile out(path, "save(" + path + ")");  // Note [Atomic save] in posix_file.cpp
     uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
     auto put = [&](const std::vector<uint8_t>& b) {
-        out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+        out.write(b.data(), b.size());
         crc = crc_update(crc, b.data(), b.size());
     };
     put(head.b);
@@ -141,94 +133,147 @@ void write_file(const std::string& path, uint32_t kind, const std::string& type,
     }
     Bytes tail;
     tail.u32(crc);
-    out.write(reinterpret_cast<const char*>(tail.b.data()), 4);
-    out.close();
-    if (!out)
-        fail("error while writing " + tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        fail("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+    out.write(tail.b.data(), tail.b.size());
+    out.commit();
 }
 
 namespace {
 
-/// Reads little-endian fields from the file buffer; running past the end throws io_error.
+/// Reads little-endian fields from b[pos, end); running past end throws io_error.
 struct Reader {
-    const std::vector<uint8_t>& b;
-    size_t pos;
+    const uint8_t* b;
+    size_t pos, end;
     const std::string& where;
-    const uint8_t* take(size_t n, const char* what) {
-        if (n > b.size() - pos)
-            throw io_error(where + ": truncated or corrupt file: " + what +
-                           " runs past the end at byte " + std::to_string(pos));
-        const uint8_t* p = b.data() + pos;
-        pos += n;
+    std::string record = {};  // the record being read, named in errors
+    size_t left() const { return end - pos; }
+    const uint8_t* take(uint64_t n, const char* what) {
+        if (n > left())
+            throw io_error(where + ": " + (record.empty() ? "" : "record \"" + record + "\": ") +
+                           "truncated or corrupt file: " + what + " runs past the end at byte " +
+                           std::to_string(pos));
+        const uint8_t* p = b + pos;
+        pos += size_t(n);
         return p;
     }
     uint64_t uint(int n, const char* what) {
-        const uint8_t* p = take(size_t(n), what);
+        const uint8_t* p = take(uint64_t(n), what);
         uint64_t v = 0;
         for (int i = 0; i < n; ++i)
             v |= uint64_t(p[i]) << (8 * i);
         return v;
     }
     std::string str(const char* what) {
-        size_t n = size_t(uint(4, what));
+        uint64_t n = uint(4, what);
         const uint8_t* p = take(n, what);
-        return std::string(reinterpret_cast<const char*>(p), n);
+        return std::string(reinterpret_cast<const char*>(p), size_t(n));
     }
 };
+
+// magic, version, kind, file size: read before the rest, which their file size bounds
+constexpr size_t kFixedHeader = 20;
+// the smallest record: name length, dtype, ndim, nbytes
+constexpr uint64_t kMinRecord = 4 + 1 + 4 + 8;
+constexpr uint32_t kMaxDims = 64;
+constexpr uint64_t kMaxInt64 = uint64_t(std::numeric_limits<int64_t>::max());
+
+/// The buffer for a whole file of `size` bytes (the header has already matched it to the file).
+std::vector<uint8_t> file_buffer(uint64_t size, const std::string& where) {
+    try {
+        return std::vector<uint8_t>(size_t(size));
+    } catch (const std::bad_alloc&) {
+        throw out_of_memory(where + ": cannot allocate " + std::to_string(size) +
+                            " bytes to read the file");
+    }
+}
+
+/// Reads one record's header and locates its data, checking every declared size against
+/// overflow and against the bytes left before it believes it.
+InRecord read_record(Reader& r, const std::string& where) {
+    InRecord rec;
+    r.record.clear();
+    rec.name = r.str("record name");
+    r.record = rec.name;
+    const std::string what = where + ": record \"" + rec.name + "\": ";
+    uint8_t code = uint8_t(r.uint(1, "dtype"));
+    if (code > 2)
+        throw io_error(what + "unknown dtype code " + std::to_string(code));
+    rec.dtype = code == 0 ? kFloat32 : code == 1 ? kFloat64 : kInt64;
+    uint32_t ndim = uint32_t(r.uint(4, "ndim"));
+    if (ndim > kMaxDims)
+        throw io_error(what + "bad ndim " + std::to_string(ndim));
+    // Every element count and stride of the shape must fit in int64, zero-sized or not, so the
+    // product of the non-zero sizes must; the element count is 0 if any size is.
+    int64_t nonzero_product = 1;
+    bool empty = false;
+    for (uint32_t d = 0; d < ndim; ++d) {
+        uint64_t s = r.uint(8, "shape");
+        if (s > kMaxInt64)
+            throw io_error(what + "negative size " + std::to_string(int64_t(s)));
+        rec.sizes.push_back(int64_t(s));
+        if (s == 0)
+            empty = true;
+        else if (__builtin_mul_overflow(nonzero_product, int64_t(s), &nonzero_product))
+            throw io_error(what + "shape " + shape_str(rec.sizes) + "...: too many elements");
+    }
+    const uint64_t esize = element_size(rec.dtype);
+    const uint64_t numel = empty ? 0 : uint64_t(nonzero_product);
+    if (numel > kMaxInt64 / esize)
+        throw io_error(what + "shape " + shape_str(rec.sizes) + ": too many elements");
+    const uint64_t nbytes = r.uint(8, "data size");
+    if (nbytes != numel * esize)
+        throw io_error(what + "data size " + std::to_string(nbytes) + " does not match shape " +
+                       shape_str(rec.sizes) + " (" + std::to_string(numel * esize) + " bytes)");
+    rec.data = r.take(nbytes, "tensor data");
+    rec.nbytes = size_t(nbytes);
+    return rec;
+}
 
 }  // namespace
 
 InFile read_file(const std::string& path, const std::string& where) {
-    InFile f;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw io_error(where + ": cannot open file: " + std::strerror(errno));
-    f.buffer.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    const auto& b = f.buffer;
-    if (b.size() < 4 || std::memcmp(b.data(), kMagic, 4) != 0)
+    RegularFile in(path, where);  // a directory, a device or a FIFO is refused here
+    const uint64_t size = in.size();
+    uint8_t head[kFixedHeader];
+    const size_t head_size = size_t(std::min<uint64_t>(size, kFixedHeader));
+    in.read_exactly(head, head_size);
+    if (head_size < 4 || std::memcmp(head, kMagic, 4) != 0)
         throw io_error(where + ": not a tapegrad file (bad magic; expected \"TGSV\")");
-    Reader r{b, 4, where};
-    uint32_t version = uint32_t(r.uint(4, "version"));
+    Reader h{head, 4, head_size, where};
+    uint32_t version = uint32_t(h.uint(4, "version"));
     if (version != kSerializationVersion)
         throw io_error(where + ": format version " + std::to_string(version) +
                        ", this build reads version " + std::to_string(kSerializationVersion));
-    f.kind = uint32_t(r.uint(4, "kind"));
-    uint64_t total = r.uint(8, "file size");
-    if (total != b.size())
-        throw io_error(where + ": " + (b.size() < total ? "truncated" : "corrupt") + " file: " +
-                       std::to_string(b.size()) + " bytes, header says " + std::to_string(total));
+    InFile f;
+    f.kind = uint32_t(h.uint(4, "kind"));
+    uint64_t total = h.uint(8, "file size");
+    if (total != size)
+        throw io_error(where + ": " + (size < total ? "truncated" : "corrupt") + " file: " +
+                       std::to_string(size) + " bytes, header says " + std::to_string(total));
+    if (size < kFixedHeader + 4)
+        throw io_error(where + ": truncated file: " + std::to_string(size) + " bytes");
+    // Only now, with the declared size equal to the file's, is the whole file read.
+    f.buffer = file_buffer(size, where);
+    auto& b = f.buffer;
+    std::memcpy(b.data(), head, kFixedHeader);
+    in.read_exactly(b.data() + kFixedHeader, b.size() - kFixedHeader);
+    if (!in.at_end())
+        throw io_error(where + ": corrupt file: it grew while being read");
     uint32_t stored = 0;
     for (int i = 0; i < 4; ++i)
         stored |= uint32_t(b[b.size() - 4 + i]) << (8 * i);
     uint32_t crc = crc_update(uint32_t(crc32(0L, Z_NULL, 0)), b.data(), b.size() - 4);
     if (crc != stored)
         throw io_error(where + ": checksum mismatch: the file is corrupt");
+    Reader r{b.data(), kFixedHeader, b.size() - 4, where};  // the records end at the checksum
     f.type = r.str("type name");
     uint64_t count = r.uint(8, "record count");
-    for (uint64_t i = 0; i < count; ++i) {
-        InRecord rec;
-        rec.name = r.str("record name");
-        uint8_t code = uint8_t(r.uint(1, "dtype"));
-        if (code > 2)
-            throw io_error(where + ": record \"" + rec.name + "\": unknown dtype code");
-        rec.dtype = code == 0 ? kFloat32 : code == 1 ? kFloat64 : kInt64;
-        uint32_t ndim = uint32_t(r.uint(4, "ndim"));
-        if (ndim > 64)
-            throw io_error(where + ": record \"" + rec.name + "\": bad ndim");
-        for (uint32_t d = 0; d < ndim; ++d)
-            rec.sizes.push_back(int64_t(r.uint(8, "shape")));
-        rec.nbytes = size_t(r.uint(8, "data size"));
-        for (int64_t s : rec.sizes)
-            if (s < 0)
-                throw io_error(where + ": record \"" + rec.name + "\": negative size");
-        if (rec.nbytes != size_t(numel_of(rec.sizes)) * element_size(rec.dtype))
-            throw io_error(where + ": record \"" + rec.name + "\": data size does not match shape");
-        rec.data = r.take(rec.nbytes, "tensor data");
-        f.records.push_back(std::move(rec));
-    }
-    if (r.pos != b.size() - 4)
+    if (count > r.left() / kMinRecord)
+        throw io_error(where + ": corrupt file: " + std::to_string(count) +
+                       " records cannot fit in " + std::to_string(r.left()) + " bytes");
+    for (uint64_t i = 0; i < count; ++i)
+        f.records.push_back(read_record(r, where));
+    r.record.clear();
+    if (r.left() != 0)
         throw io_error(where + ": corrupt file: trailing bytes");
     return f;
 }
@@ -249,7 +294,6 @@ Tensor tensor_of(const InRecord& rec) {
     return t;
 }
 
-/// Checks a record's dtype and shape against the tensor it will fill.
 void check_matches(const std::string& where, const std::string& what, const InRecord& rec,
                    Dtype dtype, const Shape& sizes, const char* target) {
     if (rec.sizes != sizes)

@@ -1,6 +1,7 @@
 #pragma once
 // Reading and writing TGSV files (Note [TGSV format] in include/tapegrad/io.hpp): the byte
-// layout, checksum and atomic rename. serialize.cpp maps modules and optimizers onto records.
+// layout, checksum and record structure; posix_file.hpp publishes and reads the bytes.
+// serialize.cpp maps modules and optimizers onto records.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,7 +25,8 @@ OutRecord record_of(std::string name, const Tensor& t);
 OutRecord scalar_record(std::string name, double v);
 /// An int64 [] record.
 OutRecord int_record(std::string name, int64_t v);
-/// Writes path + ".tmp" and renames it to path; throws io_error("save(path): ...").
+/// Writes a temporary next to path and renames it over path (Note [Atomic save] in
+/// posix_file.cpp); throws io_error("save(path): ...").
 void write_file(const std::string& path, uint32_t kind, const std::string& type,
                 const std::vector<OutRecord>& records);
 
@@ -42,10 +44,16 @@ struct InFile {
     std::vector<InRecord> records;
     std::vector<uint8_t> buffer;
 };
-/// Reads and validates a whole file (magic, version, size, checksum, record structure);
-/// throws io_error prefixed with `where`.
+/// Reads and validates a whole regular file (magic, version, size, checksum, record structure,
+/// every declared size against overflow and the bytes left); throws io_error prefixed with
+/// `where`. Memory is bounded by the file's size, and the file is read only once its header
+/// declares that size.
 InFile read_file(const std::string& path, const std::string& where);
 /// A CPU tensor holding a record's elements.
 Tensor tensor_of(const InRecord& rec);
+/// Throws io_error("<where>: <what>: shape ... in file, ... in <target>") unless the record has
+/// this dtype and shape.
+void check_matches(const std::string& where, const std::string& what, const InRecord& rec,
+                   Dtype dtype, const Shape& sizes, const char* target);
 
 }  // namespace tg::io_detail

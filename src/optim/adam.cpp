@@ -22,6 +22,14 @@ std::unique_ptr<OptimizerParamState> AdamParamState::clone() const {
     return s;
 }
 
+void AdamParamState::validate() const {
+    for (const Tensor* t : {&exp_avg_sq, &max_exp_avg_sq})
+        if (t->defined() && t->numel() > 0 && lt(*t, 0).sum().item<int64_t>() > 0)
+            throw value_error(std::string("optimizer state: ") +
+                              (t == &exp_avg_sq ? "exp_avg_sq" : "max_exp_avg_sq") +
+                              " has negative elements (it is an average of squares)");
+}
+
 namespace {
 
 using backend::BinaryOp;
@@ -32,23 +40,29 @@ struct AdamHyper {
     bool amsgrad, decoupled;  // decoupled: AdamW's weight decay
 };
 
+/// The checks AdamOptions and AdamWOptions share (OptimizerOptions::validate).
+template <class Options>
+void validate_adam(const Options& o, const std::string& optimizer) {
+    o.OptimizerOptions::validate(optimizer);
+    auto bad = [&](const std::string& what) { throw value_error(optimizer + ": " + what); };
+    auto non_negative = [](double x) { return x >= 0 && std::isfinite(x); };
+    const auto [beta1, beta2] = o.betas();
+    if (!non_negative(o.eps()))
+        bad("invalid eps " + std::to_string(o.eps()));
+    if (!(beta1 >= 0 && beta1 < 1))
+        bad("invalid beta1 " + std::to_string(beta1));
+    if (!(beta2 >= 0 && beta2 < 1))
+        bad("invalid beta2 " + std::to_string(beta2));
+    if (!non_negative(o.weight_decay()))
+        bad("invalid weight_decay " + std::to_string(o.weight_decay()));
+}
+
 template <class Options>
 AdamHyper hyper_of(const Options& o, bool decoupled, const char* name) {
-    AdamHyper h{o.lr(),   std::get<0>(o.betas()), std::get<1>(o.betas()),
-                o.eps(),  o.weight_decay(),       o.amsgrad(),
-                decoupled};
-    auto bad = [&](const std::string& what) { throw error(std::string(name) + ": " + what); };
-    if (h.lr < 0)
-        bad("invalid learning rate " + std::to_string(h.lr));
-    if (h.eps < 0)
-        bad("invalid eps " + std::to_string(h.eps));
-    if (!(h.beta1 >= 0 && h.beta1 < 1))
-        bad("invalid beta1 " + std::to_string(h.beta1));
-    if (!(h.beta2 >= 0 && h.beta2 < 1))
-        bad("invalid beta2 " + std::to_string(h.beta2));
-    if (h.weight_decay < 0)
-        bad("invalid weight_decay " + std::to_string(h.weight_decay));
-    return h;
+    o.validate(name);
+    return {o.lr(),   std::get<0>(o.betas()), std::get<1>(o.betas()),
+            o.eps(),  o.weight_decay(),       o.amsgrad(),
+            decoupled};
 }
 
 /// out = op(a, b) written in place (out may be a), bumping out's version as in-place ops do.
@@ -94,7 +108,7 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
         v = st.max_exp_avg_sq;
     }
     const Tensor d = runtime::binary(BinaryOp::adam_direction, st.exp_avg, v, "Adam",
-                                 1.0 / std::sqrt(bias_correction2), h.eps);
+                                     1.0 / std::sqrt(bias_correction2), h.eps);
     Tensor(p).add_(d, -step_size);
 }
 
@@ -122,6 +136,14 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const
 }
 
 }  // namespace
+
+void AdamOptions::validate(const std::string& optimizer) const {
+    validate_adam(*this, optimizer);
+}
+
+void AdamWOptions::validate(const std::string& optimizer) const {
+    validate_adam(*this, optimizer);
+}
 
 Adam::Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<AdamOptions>(defaults)) {

@@ -1,11 +1,26 @@
 #include "tapegrad/optim/optimizer.hpp"
 
+#include <cmath>
+#include <string>
 #include <unordered_set>
 
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::optim {
+
+void OptimizerOptions::validate(const std::string& optimizer) const {
+    const double lr = get_lr();
+    if (!(lr >= 0 && std::isfinite(lr)))
+        throw value_error(optimizer + ": invalid learning rate " + std::to_string(lr));
+}
+
+void OptimizerParamState::step(int64_t s) {
+    if (s < 0 || s > kMaxStep)
+        throw value_error("optimizer state: invalid step count " + std::to_string(s) +
+                          " (0 to 2^53)");
+    step_ = s;
+}
 
 OptimizerParamGroup::OptimizerParamGroup(std::vector<Tensor> params) : params_(std::move(params)) {}
 

@@ -1,5 +1,6 @@
 #include "tapegrad/optim/sgd.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "tapegrad/autograd.hpp"
@@ -16,25 +17,24 @@ std::unique_ptr<OptimizerParamState> SGDParamState::clone() const {
     return s;
 }
 
-namespace {
-void check(const SGDOptions& o) {
-    auto bad = [](const std::string& what) { throw error("SGD: " + what); };
-    if (o.lr() < 0)
-        bad("invalid learning rate " + std::to_string(o.lr()));
-    if (o.momentum() < 0)
-        bad("invalid momentum " + std::to_string(o.momentum()));
-    if (o.weight_decay() < 0)
-        bad("invalid weight_decay " + std::to_string(o.weight_decay()));
-    if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
+void SGDOptions::validate(const std::string& optimizer) const {
+    OptimizerOptions::validate(optimizer);
+    auto bad = [&](const std::string& what) { throw value_error(optimizer + ": " + what); };
+    if (!(momentum() >= 0 && std::isfinite(momentum())))
+        bad("invalid momentum " + std::to_string(momentum()));
+    if (!std::isfinite(dampening()))
+        bad("invalid dampening " + std::to_string(dampening()));
+    if (!(weight_decay() >= 0 && std::isfinite(weight_decay())))
+        bad("invalid weight_decay " + std::to_string(weight_decay()));
+    if (nesterov() && (momentum() <= 0 || dampening() != 0))
         bad("nesterov momentum requires a momentum and zero dampening");
 }
-}  // namespace
 
 SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<SGDOptions>(defaults)) {
-    check(defaults);
+    defaults.validate(type_name());
     for (auto& g : param_groups_)
-        check(options_of<SGDOptions>(g));
+        options_of<SGDOptions>(g).validate(type_name());
 }
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions defaults)
@@ -51,7 +51,7 @@ Tensor SGD::step(LossClosure closure) {
     NoGradGuard guard;
     for (auto& group : param_groups_) {
         const SGDOptions& o = options_of<SGDOptions>(group);
-        check(o);
+        o.validate(type_name());
         for (auto& p : group.params()) {
             Tensor grad = p.grad();
             if (!grad.defined())

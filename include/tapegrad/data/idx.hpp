@@ -22,9 +22,10 @@ struct IdxArray {
 };
 
 /// Reads an IDX file of unsigned bytes, plain or gzip-compressed (detected from the content, not
-/// the name). Throws tg::io_error naming the file and the problem when it is missing or
-/// unreadable, empty, truncated, has bytes after the data, a bad magic number, an unsupported
-/// element type, or fails gzip's CRC check.
+/// the name). Throws tg::io_error naming the file and the problem when it is missing, not a
+/// regular file (a directory, a FIFO or a device such as /dev/zero), unreadable, empty, truncated,
+/// has bytes after the data, a bad magic number, an unsupported element type, or fails gzip's CRC
+/// check.
 IdxArray read_idx(const std::string& path);
 
 }  // namespace tg::data

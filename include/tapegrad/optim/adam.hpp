@@ -9,6 +9,7 @@
 ///     denom = √v / √(1 - β₂ᵗ) + eps
 ///     p = p - lr / (1 - β₁ᵗ) · m / denom
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct AdamOptions : public OptimizerCloneableOptions<AdamOptions> {
 public:
     double get_lr() const override { return lr_; }
     void set_lr(double lr) override { lr_ = lr; }
+    /// lr, eps and weight_decay finite and >= 0, both betas in [0, 1). Throws tg::value_error.
+    void validate(const std::string& optimizer) const override;
 };
 
 /// As AdamOptions, with decoupled weight decay defaulting to 1e-2.
@@ -45,6 +48,8 @@ struct AdamWOptions : public OptimizerCloneableOptions<AdamWOptions> {
 public:
     double get_lr() const override { return lr_; }
     void set_lr(double lr) override { lr_ = lr; }
+    /// As AdamOptions::validate.
+    void validate(const std::string& optimizer) const override;
 };
 
 /// exp_avg (m) and exp_avg_sq (v) are allocated at the first step, max_exp_avg_sq with amsgrad.
@@ -56,13 +61,17 @@ struct AdamParamState : public OptimizerParamState {
                 {"exp_avg_sq", &exp_avg_sq},
                 {"max_exp_avg_sq", &max_exp_avg_sq}};
     }
+    /// The second moments (exp_avg_sq, max_exp_avg_sq) have no negative element: they are
+    /// averages of squares, and the update takes their square root.
+    void validate() const override;
 };
 
 class Adam : public Optimizer {
 public:
     Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults = {});
     Adam(std::vector<Tensor> params, AdamOptions defaults = {});
-    /// One Adam update of every parameter with a gradient. Throws tg::error for invalid options.
+    /// One Adam update of every parameter with a gradient. Throws tg::value_error for options
+    /// AdamOptions::validate refuses.
     Tensor step(LossClosure closure = nullptr) override;
     std::string type_name() const override { return "Adam"; }
     std::unique_ptr<OptimizerParamState> make_state() const override {
@@ -74,7 +83,8 @@ class AdamW : public Optimizer {
 public:
     AdamW(std::vector<OptimizerParamGroup> param_groups, AdamWOptions defaults = {});
     AdamW(std::vector<Tensor> params, AdamWOptions defaults = {});
-    /// One AdamW update of every parameter with a gradient. Throws tg::error for invalid options.
+    /// One AdamW update of every parameter with a gradient. Throws tg::value_error for options
+    /// AdamWOptions::validate refuses.
     Tensor step(LossClosure closure = nullptr) override;
     std::string type_name() const override { return "AdamW"; }
     std::unique_ptr<OptimizerParamState> make_state() const override {

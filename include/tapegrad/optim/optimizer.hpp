@@ -53,6 +53,11 @@ public:
     virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
     virtual double get_lr() const = 0;
     virtual void set_lr(double lr) = 0;
+    /// Throws tg::value_error, naming `optimizer` and the option, if an option is outside its
+    /// domain (here: an lr that is negative, infinite or NaN). The one check of options: the
+    /// optimizers call it on every group when constructed and at every step(), and tg::load on
+    /// every lr it reads. Options types with more fields extend it (calling this one).
+    virtual void validate(const std::string& optimizer) const;
 };
 
 /// CRTP helper: clone() for an options type.
@@ -101,7 +106,15 @@ public:
     virtual std::vector<std::pair<std::string, Tensor*>> tensors() = 0;
     /// Steps taken with this parameter (Note [Step count on host]).
     int64_t step() const { return step_; }
-    void step(int64_t s) { step_ = s; }
+    /// Sets the step count; throws tg::value_error outside [0, kMaxStep], so that counting one
+    /// more step never overflows and a bias correction never divides by 1 - β⁰ = 0.
+    void step(int64_t s);
+    /// 2⁵³: every count up to it converts to double exactly.
+    static constexpr int64_t kMaxStep = int64_t(1) << 53;
+    /// Throws tg::value_error if a state tensor holds a value the optimizer can never produce
+    /// (Adam: a negative second moment), which would turn the parameter into NaN at the next
+    /// step; tg::load checks every state it reads with it. The default checks nothing.
+    virtual void validate() const {}
 
 private:
     int64_t step_ = 0;

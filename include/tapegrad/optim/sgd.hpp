@@ -7,6 +7,7 @@
 ///     g = g + momentum·b   (nesterov)   or   g = b   (momentum ≠ 0)
 ///     p = p - lr·g
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tapegrad/optim/optimizer.hpp"
@@ -25,6 +26,9 @@ struct SGDOptions : public OptimizerCloneableOptions<SGDOptions> {
 public:
     double get_lr() const override { return lr_; }
     void set_lr(double lr) override { lr_ = lr; }
+    /// lr, momentum and weight_decay finite and >= 0, dampening finite; nesterov needs a
+    /// momentum and zero dampening. Throws tg::value_error.
+    void validate(const std::string& optimizer) const override;
 };
 
 /// momentum_buffer is allocated at the first step with momentum ≠ 0.
@@ -40,8 +44,8 @@ class SGD : public Optimizer {
 public:
     SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults);
     SGD(std::vector<Tensor> params, SGDOptions defaults);
-    /// One SGD update of every parameter with a gradient. Throws tg::error for nesterov with
-    /// momentum <= 0 or dampening ≠ 0, or a negative lr/momentum/weight_decay.
+    /// One SGD update of every parameter with a gradient. Throws tg::value_error for options
+    /// SGDOptions::validate refuses.
     Tensor step(LossClosure closure = nullptr) override;
     std::string type_name() const override { return "SGD"; }
     std::unique_ptr<OptimizerParamState> make_state() const override {

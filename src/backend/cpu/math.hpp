@@ -24,9 +24,11 @@ inline float bits_to_float(int32_t i) {
     return f;
 }
 inline float fast_exp(float x) {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2)
-    const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
+    // NaN fails `c > -87`, so c is a number: converting a NaN n to int would be undefined
+    // behaviour. The NaN itself is returned at the end.
+    const float c = x > -87.0f ? (x < 88.0f ? x : 88.0f) : -87.0f;
+    const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(c / ln2)
+    const float r = (c - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
     float p = 1.0f / 720;
     p = p * r + 1.0f / 120;
     p = p * r + 1.0f / 24;
@@ -34,7 +36,8 @@ inline float fast_exp(float x) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    return p * bits_to_float((int32_t(n) + 127) << 23);
+    const float y = p * bits_to_float((int32_t(n) + 127) << 23);
+    return x == x ? y : x;
 }
 inline float fast_tanh(float x) {
     const float a = x < 0 ? -x : x;
