@@ -201,7 +201,9 @@ private:
 /// Prints shape, dtype, device and values, like LibTorch.
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-// ---- factories
+// ---- factories. A shape with a negative size, more than 16 dims, or whose element or byte
+// count overflows int64 throws shape_error naming the factory and the shape; one the device
+// cannot hold throws out_of_memory.
 Tensor empty(const Shape& s, const TensorOptions& o = {});
 Tensor zeros(const Shape& s, const TensorOptions& o = {});
 Tensor ones(const Shape& s, const TensorOptions& o = {});

@@ -51,7 +51,7 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int6
 
 /// [m,k]·[k,n];  da = dy·bᵀ, db = aᵀ·dy
 Tensor mm(const Tensor& a, const Tensor& b) {
-    Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device());
+    Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device(), "matmul");
     mm_into(a.detach(), b.detach(), y, 1, 0);
     if (should_record({&a, &b}))
         record("mm", {&a, &b}, y,
@@ -66,7 +66,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 /// [B,m,k]·[B,k,n] (batch strides may be 0);  da = dy·bᵀ, db = aᵀ·dy per batch
 Tensor bmm(const Tensor& a, const Tensor& b) {
     const int64_t B = a.size(0);
-    Tensor y = runtime::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device());
+    Tensor y = runtime::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device(), "matmul");
     const Tensor ad = a.detach(), bd = b.detach();
     for (int64_t i = 0; i < B; ++i)
         mm_into(ad.narrow(0, i, 1).squeeze(0), bd.narrow(0, i, 1).squeeze(0),
@@ -98,8 +98,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         return mm(a, b);
     if (da == 3 && db <= 2 && a.size(1) > 0) {  // fold the batch into rows: one GEMM
         const Tensor b2 = db == 1 ? b.unsqueeze(1) : b;
-        Tensor y = mm(a.reshape({a.size(0) * a.size(1), a.size(2)}), b2)
-                       .reshape({a.size(0), a.size(1), b2.size(1)});
+        const int64_t rows = checked_mul(a.size(0), a.size(1), "matmul", a.sizes());
+        Tensor y = mm(a.reshape({rows, a.size(2)}), b2).reshape({a.size(0), a.size(1), b2.size(1)});
         return db == 1 ? y.squeeze(2) : y;
     }
     const Tensor a3 = da == 3 ? a : (da == 2 ? a.unsqueeze(0) : a.unsqueeze(0).unsqueeze(0));
@@ -135,7 +135,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
         return linear(x.reshape({-1, x.size(-1)}), w, b).reshape(out);
     }
     const int64_t N = x.size(0), out = w.size(0);
-    Tensor y = runtime::empty({N, out}, x.dtype(), x.device());
+    Tensor y = runtime::empty({N, out}, x.dtype(), x.device(), "linear");
     if (b.defined())
         runtime::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
     mm_into(x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);

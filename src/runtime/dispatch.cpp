@@ -1,5 +1,7 @@
 #include "runtime/dispatch.hpp"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backend/registry.hpp"
@@ -8,17 +10,19 @@
 
 namespace tg::runtime {
 
-Tensor empty(const Shape& s, Dtype d, Device dev) {
-    for (int64_t n : s)
-        if (n < 0)
-            throw shape_error("empty: negative dimension in shape " + shape_str(s));
+void check_dims(const Shape& s, const char* op) {
     if (s.size() > size_t(backend::kMaxDims))
-        throw shape_error("tensor of shape " + shape_str(s) + " has more than " +
+        throw shape_error(std::string(op) + ": shape " + shape_str(s) + " has more than " +
                           std::to_string(backend::kMaxDims) + " dims");
+}
+
+Tensor empty(const Shape& s, Dtype d, Device dev, const char* op) {
+    check_dims(s, op);
+    const size_t bytes = nbytes_of(s, d, op);  // Note [Checked sizes]
     auto impl = detail::make_pooled<TensorImpl>();
-    impl->storage = detail::make_pooled<Storage>(size_t(numel_of(s)) * element_size(d), dev);
+    impl->storage = detail::make_pooled<Storage>(bytes, dev);
     impl->sizes = s;
-    impl->strides = contiguous_strides(s);
+    impl->strides = contiguous_strides(s, op);
     impl->dtype = d;
     return Tensor(std::move(impl));
 }
@@ -44,7 +48,8 @@ backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st) {
     return {i->storage->data, i->offset, shape.data(), st.data(), int(nd), i->dtype};
 }
 
-Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset, const char* op) {
+    check_dims(sizes, op);
     auto impl = detail::make_pooled<TensorImpl>();
     impl->storage = base.impl()->storage;
     impl->sizes = std::move(sizes);
@@ -90,7 +95,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, d
         be(a).binary(op, vy, view(a), view(b), p, q);
         return y;
     }
-    Tensor y = empty(broadcast_shapes(a.sizes(), b.sizes(), name), a.dtype(), a.device());
+    Tensor y = empty(broadcast_shapes(a.sizes(), b.sizes(), name), a.dtype(), a.device(), name);
     Shape sa, sb;
     be(a).binary(op, view(y), broadcast_view(a, y.sizes(), sa), broadcast_view(b, y.sizes(), sb), p,
                  q);
@@ -128,7 +133,7 @@ void fill(const Tensor& t, double value) {
 void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g) {
     detail::Draw draw(g);
     const int64_t n = t.numel();
-    const size_t bytes = size_t(n) * element_size(t.dtype());
+    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "fill_random");
     const TensorImpl* i = t.impl();
     const size_t offset = size_t(i->offset) * element_size(t.dtype());
     if (t.device().is_cpu()) {
@@ -157,7 +162,7 @@ Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) 
     Tensor m = binary(op, a, b, name);
     if (m.dtype() == Dtype::Int64)
         return m;
-    Tensor r = empty(m.sizes(), Dtype::Int64, m.device());
+    Tensor r = empty(m.sizes(), Dtype::Int64, m.device(), name);
     be(m).copy(view(r), view(m));
     return r;
 }

@@ -11,8 +11,12 @@ namespace tg::runtime {
 using backend::BinaryOp;
 using backend::UnaryOp;
 
-/// A new contiguous tensor (uninitialised).
-Tensor empty(const Shape& s, Dtype d, Device dev);
+/// A new contiguous tensor (uninitialised). Throws shape_error naming `op` for a shape that is
+/// invalid (Note [Checked sizes]) or has more than backend::kMaxDims dims, out_of_memory when the
+/// device cannot hold it.
+Tensor empty(const Shape& s, Dtype d, Device dev, const char* op = "empty");
+/// Throws shape_error naming `op` when s has more dims than the backends take (kMaxDims).
+void check_dims(const Shape& s, const char* op);
 inline Tensor empty_as(const Tensor& t) {
     return empty(t.sizes(), t.dtype(), t.device());
 }
@@ -20,8 +24,10 @@ backend::Backend& be(const Tensor& t);
 backend::View view(const Tensor& t);
 /// t read as `shape` by broadcasting: stride 0 on broadcast dims; `st` holds the strides.
 backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st);
-/// A tensor sharing base's storage with new geometry (no autograd).
-Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
+/// A tensor sharing base's storage with new geometry (no autograd). The caller has checked that
+/// the geometry lies within base's (Note [Checked sizes]); the dims are checked here, naming op.
+Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset,
+             const char* op = "view");
 /// Throws dtype_error / device_error naming op unless a and b agree.
 void check_same(const char* op, const Tensor& a, const Tensor& b);
 void check_floating(const char* op, const Tensor& t);

@@ -1,0 +1,154 @@
+/// Sizes: checked size arithmetic (Note [Checked sizes] in src/core/shape.cpp), narrow's
+/// bounds, int64 division (Note [Integer division] in src/backend/kernels.def), arange's
+/// validation, typed out-of-memory errors, and the zero-size behaviour the op table's *_empty*
+/// rows (op_cases_*.hpp) cannot state: accumulated gradients, NaN means, errors. The division
+/// and allocation checks run on OpenCL too when it is available (int64 kernels only, so the
+/// test builds one device program).
+#define BOOST_TEST_MODULE test_sizes
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "tapegrad/nn.hpp"
+#include "test_util.hpp"
+
+using tg::Tensor;
+using tgtest::check_throws;
+
+namespace {
+constexpr int64_t k32 = int64_t(1) << 32, k40 = int64_t(1) << 40, k62 = int64_t(1) << 62;
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+/// The CPU, and the OpenCL device when there is one.
+std::vector<tg::Device> devices() {
+    std::vector<tg::Device> d{tg::Device::cpu()};
+    if (tg::is_available(tg::Device::opencl(0)))
+        d.push_back(tg::Device::opencl(0));
+    return d;
+}
+
+Tensor longs(const std::vector<int64_t>& v, tg::Device dev) {
+    return tg::tensor(v).to(dev);
+}
+
+std::vector<int64_t> host_longs(const Tensor& t) {
+    return t.to(tg::Device::cpu()).to_vector<int64_t>();
+}
+}  // namespace
+
+// ============================================================================ checked sizes
+
+BOOST_AUTO_TEST_CASE(factories_reject_shapes_whose_sizes_overflow) {
+    // 2^62 float32 elements are 2^64 bytes: the element count fits, the byte count does not
+    check_throws<tg::shape_error>([] { tg::zeros({k62}); }, {"zeros", "[4611686018427387904]"});
+    check_throws<tg::shape_error>(
+        [] {
+            tg::zeros({k40, k40});
+        },
+        {"zeros", "overflows", "[1099511627776,1099511627776]"});
+    // no elements, but the contiguous strides multiply past int64
+    check_throws<tg::shape_error>(
+        [] {
+            tg::zeros({k32, k32, 0});
+        },
+        {"zeros", "[4294967296,4294967296,0]"});
+    check_throws<tg::shape_error>([] { tg::ones({k62, 4}, tg::kInt64); }, {"ones"});
+    check_throws<tg::shape_error>([] { tg::full({-1, 3}, 2.0); }, {"full", "negative", "[-1,3]"});
+    check_throws<tg::shape_error>([] { tg::empty({3, -2}); }, {"empty", "[3,-2]"});
+    check_throws<tg::shape_error>([] { tg::randn({k40, k40}); }, {"randn"});
+    check_throws<tg::shape_error>([] { tg::randint(0, 5, {-4}); }, {"randint", "[-4]"});
+    check_throws<tg::shape_error>([] { tg::zeros(tg::Shape(17, 1)); }, {"zeros", "16 dims"});
+    float buf[4] = {};
+    check_throws<tg::shape_error>([&] { tg::from_blob(buf, {-2, -2}); }, {"from_blob", "[-2,-2]"});
+    check_throws<tg::shape_error>([&] { tg::from_blob(buf, {k40, k40}); }, {"from_blob"});
+    BOOST_TEST(tg::from_blob(buf, {2, 2}).sum().item<float>() == 0.0f);
+}
+
+BOOST_AUTO_TEST_CASE(views_and_joins_reject_shapes_whose_sizes_overflow) {
+    const Tensor e = tg::zeros({0});
+    check_throws<tg::shape_error>(
+        [&] {
+            e.reshape({k32, k32});
+        },
+        {"reshape", "[4294967296,4294967296]"});
+    check_throws<tg::shape_error>([&] { e.reshape({k32, k32, 0}); }, {"reshape"});
+    check_throws<tg::shape_error>([&] { e.view({k32, -1, k32}); }, {"view"});
+    check_throws<tg::shape_error>([&] { e.reshape({-2, 0}); }, {"reshape", "[-2,0]"});
+    Tensor deep = tg::zeros({2});
+    check_throws<tg::shape_error>(
+        [&] {
+            for (int i = 0; i < 16; ++i)
+                deep = deep.unsqueeze(0);
+        },
+        {"16 dims"});
+    const Tensor one = tg::ones({1, 1});
+    check_throws<tg::shape_error>(
+        [&] {
+            one.expand({k40, k40});
+        },
+        {"expand", "[1099511627776,1099511627776]"});
+    check_throws<tg::shape_error>([&] { one.expand({-2, 1}); }, {"expand", "-2"});
+    check_throws<tg::shape_error>([&] { one.expand({k32, k32, 0}); }, {"expand"});
+    // stride-0 views may be huge, but what is made of them must still fit
+    const Tensor big = tg::ones({1}).expand({k62});
+    BOOST_TEST(big.numel() == k62);
+    check_throws<tg::shape_error>([&] { tg::cat({big, big}); }, {"cat"});
+    check_throws<tg::shape_error>([&] { big.contiguous(); }, {"clone", "[4611686018427387904]"});
+    const Tensor col = tg::ones({1, 1}).expand({k40, 1}), row = tg::ones({1, 1}).expand({1, k40});
+    check_throws<tg::shape_error>([&] { (void)(col + row); },
+                                  {"add", "[1099511627776,1099511627776]"});
+    check_throws<tg::shape_error>([&] { tg::matmul(col, row); }, {"matmul"});
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::where(tg::ones({1, 1}, tg::kInt64), col, row);
+        },
+        {"where"});
+    const Tensor many = tg::zeros({1}, tg::kInt64).expand({k32});
+    check_throws<tg::shape_error>([&] { tg::index_select(col, 1, many); }, {"index_select"});
+}
+
+BOOST_AUTO_TEST_CASE(index_ops_check_the_shapes_their_kernels_read) {
+    const Tensor idx = longs({0, 1}, tg::Device::cpu());
+    // the source must be the target with the indexed dim as long as the index
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::index_add(tg::ones({2, 2}), {5, 4}, 0, idx);
+        },
+        {"index_add", "[2,2]", "[2,4]"});
+    check_throws<tg::shape_error>([&] { tg::index_add(tg::ones({2}), {}, 0, idx); },
+                                  {"index_add", "0-dim"});
+    check_throws<tg::shape_error>([&] { tg::index_select(tg::scalar_tensor(1.0), 0, idx); },
+                                  {"index_select", "0-dim"});
+    check_throws<tg::shape_error>([&] { tg::gather(tg::scalar_tensor(1.0), 0, idx); },
+                                  {"gather", "0-dim"});
+    tgtest::check_close(
+        tg::index_add(tg::ones({2, 3}), {4, 3}, 0, longs({3, 1}, tg::Device::cpu())),
+        {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1});
+}
+
+// ============================================================================ out of memory
+
+BOOST_AUTO_TEST_CASE(impossible_allocations_throw_out_of_memory) {
+    for (const tg::Device dev : devices()) {
+        BOOST_TEST_CONTEXT("on " << dev) {
+            const int64_t before = tg::memory::stats(dev).current_bytes;
+            // more than 2^62 bytes: refused before any allocator sees the request
+            check_throws<tg::out_of_memory>(
+                [&] {
+                    tg::empty({(int64_t(1) << 59) + 1},
+                              tg::TensorOptions(tg::kFloat64).device(dev));
+                },
+                {dev.str(), "4611686018427387912 bytes"});
+#ifndef __SANITIZE_ADDRESS__  // ASan aborts on an impossible request instead of failing it
+            // 2^61 bytes, more than any address space: the system allocation itself fails
+            check_throws<tg::out_of_memory>(
+                [&] { tg::zeros({int64_t(1) << 58}, tg::TensorOptions(tg::kFloat64).device(dev)); },
+                {dev.str(), "out of memory"});
+#endif
+            BOOST_TEST(tg::memory::stats(dev).current_bytes == before);
+        }
+    }
+}
