@@ -129,6 +129,22 @@ BOOST_AUTO_TEST_CASE(index_ops_check_the_shapes_their_kernels_read) {
         {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1});
 }
 
+BOOST_AUTO_TEST_CASE(narrow_checks_its_bounds_without_overflow) {
+    const Tensor x = tg::arange(0, 4, 1, tg::kFloat64);
+    check_throws<tg::shape_error>([&] { x.narrow(0, kMax, 2); },
+                                  {"narrow", "start 9223372036854775807", "length 2", "[4]"});
+    check_throws<tg::shape_error>([&] { x.narrow(0, 2, kMax); }, {"narrow", "[4]"});
+    check_throws<tg::shape_error>([&] { x.narrow(0, kMin, 1); }, {"narrow"});
+    check_throws<tg::shape_error>([&] { x.narrow(0, -5, 1); }, {"narrow"});
+    check_throws<tg::shape_error>([&] { x.narrow(0, 1, -1); }, {"narrow"});
+    check_throws<tg::shape_error>([&] { x.narrow(0, -1, 2); }, {"narrow"});
+    check_throws<tg::shape_error>([&] { tg::narrow_scatter(x, {5}, 0, 2); }, {"narrow"});
+    tgtest::check_close(x.narrow(0, -3, 2), {1, 2});
+    tgtest::check_close(x.narrow(0, 1, 3), {1, 2, 3});
+    BOOST_TEST(x.narrow(0, 4, 0).numel() == 0);
+    BOOST_TEST(x.narrow(0, -4, 0).numel() == 0);
+}
+
 // ============================================================================ out of memory
 
 BOOST_AUTO_TEST_CASE(impossible_allocations_throw_out_of_memory) {

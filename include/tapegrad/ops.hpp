@@ -146,7 +146,8 @@ Tensor expand(const Tensor& x, const Shape& shape);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 /// Joins tensors along a new dim (composed)
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
-/// Slice [start, start+length) of dim (a view);  dx = zeros with dy written into the slice
+/// Slice [start, start+length) of dim (a view; start in [-n, n], negative counts from the end,
+/// length in [0, n - start]);  dx = zeros with dy written into the slice
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 /// Rows (along dim) picked by an int64 index;  dx = index_add(zeros, dim, index, dy)
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);

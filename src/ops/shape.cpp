@@ -214,12 +214,14 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
     const int64_t d = wrap_dim(dim, x.dim(), "narrow");
     const int64_t n = x.size(d);
+    // start in [-n, n] (negative counts from the end), then length in [0, n - start]: no sum
+    // that could overflow for a start or length near INT64_MAX
+    if (start < -n || start > n || length < 0 || length > n - (start < 0 ? start + n : start))
+        throw shape_error("narrow: start " + std::to_string(start) + " and length " +
+                          std::to_string(length) + " are out of range for dim " +
+                          std::to_string(d) + " of " + shape_str(x.sizes()));
     if (start < 0)
         start += n;
-    if (start < 0 || length < 0 || start + length > n)
-        throw shape_error("narrow: [" + std::to_string(start) + ", " +
-                          std::to_string(start + length) + ") is out of range for dim " +
-                          std::to_string(d) + " of " + shape_str(x.sizes()));
     Shape s = x.sizes();
     s[size_t(d)] = length;
     return make_view(
