@@ -145,6 +145,42 @@ BOOST_AUTO_TEST_CASE(narrow_checks_its_bounds_without_overflow) {
     BOOST_TEST(x.narrow(0, -4, 0).numel() == 0);
 }
 
+// ============================================================================ int64 division
+
+BOOST_AUTO_TEST_CASE(int64_division_by_zero_throws_value_error_on_every_device) {
+    for (const tg::Device dev : devices()) {
+        BOOST_TEST_CONTEXT("on " << dev) {
+            const Tensor a = longs({7, -7, 9}, dev), b = longs({2, 0, 1}, dev);
+            check_throws<tg::value_error>([&] { (void)(a / b); },
+                                          {"div", "integer division by zero", "[3] / [3]"});
+            check_throws<tg::value_error>(
+                [&] {
+                    tg::div(a.reshape({3, 1}), b);
+                },
+                {"div", "[3,1] / [3]"});
+            check_throws<tg::value_error>([&] { (void)(100.0 / b); }, {"rdiv", "100 / [3]"});
+            check_throws<tg::value_error>([&] { (void)(a / 0.0); }, {"div", "[3] / 0"});
+            check_throws<tg::value_error>([&] { (void)(a / 0.5); }, {"div"});  // 0 as int64
+            check_throws<tg::value_error>([&] { Tensor(a.clone()).div_(b); }, {"div_", "[3]"});
+            check_throws<tg::value_error>([&] { Tensor(a.clone()).div_(0.0); }, {"div"});
+            // quotients truncate toward zero; an empty quotient divides nothing
+            BOOST_TEST(host_longs(a / longs({2, 2, -4}, dev)) == (std::vector<int64_t>{3, -3, -2}));
+            BOOST_TEST(host_longs(a / 2.0) == (std::vector<int64_t>{3, -3, 4}));
+            BOOST_TEST(host_longs(100.0 / a) == (std::vector<int64_t>{14, -14, 11}));
+            BOOST_TEST(host_longs(Tensor(a.clone()).div_(-2.0)) ==
+                       (std::vector<int64_t>{-3, 3, -4}));
+            BOOST_TEST((longs({}, dev).reshape({0, 1}) / b).numel() == 0);
+            // INT64_MIN / -1 does not fit: it wraps (two's complement) instead of trapping
+            const Tensor m = longs({kMin, kMin, 6}, dev);
+            BOOST_TEST(host_longs(m / longs({-1, 1, -1}, dev)) ==
+                       (std::vector<int64_t>{kMin, kMin, -6}));
+        }
+    }
+    // floating point division by zero is still IEEE
+    const std::vector<float> f = (tg::tensor({1.0, -1.0}) / tg::zeros({2})).to_vector<float>();
+    BOOST_TEST((std::isinf(f[0]) && f[0] > 0 && std::isinf(f[1]) && f[1] < 0));
+}
+
 // ============================================================================ out of memory
 
 BOOST_AUTO_TEST_CASE(impossible_allocations_throw_out_of_memory) {

@@ -17,7 +17,9 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 /// y = a * b;  da = sum_to(dy * b), db = sum_to(dy * a)
 Tensor mul(const Tensor& a, const Tensor& b);
-/// y = a / b;  da = sum_to(dy / b), db = -sum_to(dy * a / b²)
+/// y = a / b;  da = sum_to(dy / b), db = -sum_to(dy * a / b²). int64 (and the scalar forms on
+/// int64 tensors) truncates toward zero; a zero divisor throws value_error and INT64_MIN / -1
+/// wraps to INT64_MIN.
 Tensor div(const Tensor& a, const Tensor& b);
 /// y = a + s;  da = dy          (and likewise the scalar forms of - * /)
 Tensor add(const Tensor& a, Scalar s);

@@ -294,6 +294,8 @@ Tensor operator*(const Tensor& a, Scalar s) {
     return mul(a, s);
 }
 Tensor operator/(const Tensor& a, Scalar s) {
+    if (!is_floating(a.dtype()))  // int64 divides (truncating), never records; by 0 it throws
+        return runtime::unary(UnaryOp::div_scalar, a, s);
     return mul(a, 1.0 / s);
 }
 Tensor operator+(Scalar s, const Tensor& a) {

@@ -1,6 +1,9 @@
 #include "runtime/dispatch.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -59,6 +62,14 @@ Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset, con
     return Tensor(std::move(impl));
 }
 
+std::string scalar_str(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", v);  // 0.1 as "0.1", unless that loses digits
+    if (std::strtod(buf, nullptr) != v && v == v)
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
 void check_same(const char* op, const Tensor& a, const Tensor& b) {
     if (a.dtype() != b.dtype())
         throw dtype_error(std::string(op) + ": " + shape_str(a.sizes()) + " " +
@@ -76,13 +87,50 @@ void check_floating(const char* op, const Tensor& t) {
                           shape_str(t.sizes()) + " " + dtype_name(t.dtype()));
 }
 
+namespace {
+/// Whether any element of the 0/1 mask m is 1 (reads one value back from a device).
+bool any_set(const Tensor& m) {
+    if (m.numel() == 0)
+        return false;
+    Tensor any = empty({}, m.dtype(), m.device());
+    Shape st(size_t(m.dim()), 0);
+    const backend::View out{
+        any.impl()->storage->data, 0, m.sizes().data(), st.data(), int(m.dim()), m.dtype()};
+    be(m).reduce(backend::ReduceOp::Max, out, view(m));
+    return any.item<double>() != 0;
+}
+
+// Note [Integer division] (kernels.def): an int64 division by zero throws here, before the
+// launch; out_numel is the number of quotients (an empty one divides nothing).
+void check_divisor(UnaryOp op, const Tensor& x, double p, int64_t out_numel) {
+    if (x.dtype() != Dtype::Int64 || out_numel == 0)
+        return;
+    if (op == UnaryOp::div_scalar && std::trunc(p) == 0)  // p as the kernel's int64 is 0
+        throw value_error("div: integer division by zero in " + shape_str(x.sizes()) + " / " +
+                          scalar_str(p) + " (int64)");
+    if (op == UnaryOp::rdiv_scalar && any_set(unary(UnaryOp::eq_scalar, x, 0, 0)))
+        throw value_error("rdiv: integer division by zero in " + scalar_str(p) + " / " +
+                          shape_str(x.sizes()) + " (int64)");
+}
+void check_divisor(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
+                   int64_t out_numel) {
+    if (op != BinaryOp::div || b.dtype() != Dtype::Int64 || out_numel == 0)
+        return;
+    if (any_set(unary(UnaryOp::eq_scalar, b, 0, 0)))
+        throw value_error(std::string(name) + ": integer division by zero in " +
+                          shape_str(a.sizes()) + " / " + shape_str(b.sizes()) + " (int64)");
+}
+}  // namespace
+
 Tensor unary(UnaryOp op, const Tensor& x, double p, double q) {
+    check_divisor(op, x, p, x.numel());
     Tensor y = empty_as(x);
     be(x).unary(op, view(y), view(x), p, q);
     return y;
 }
 
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q) {
+    check_divisor(op, x, p, out.numel());
     Shape st;
     be(out).unary(op, view(out), broadcast_view(x, out.sizes(), st), p, q);
 }
@@ -90,12 +138,14 @@ void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p, double q) {
     check_same(name, a, b);
     if (a.sizes() == b.sizes()) {
+        check_divisor(op, name, a, b, a.numel());
         Tensor y = empty_as(a);
         const backend::View vy = view(y);
         be(a).binary(op, vy, view(a), view(b), p, q);
         return y;
     }
     Tensor y = empty(broadcast_shapes(a.sizes(), b.sizes(), name), a.dtype(), a.device(), name);
+    check_divisor(op, name, a, b, y.numel());
     Shape sa, sb;
     be(a).binary(op, view(y), broadcast_view(a, y.sizes(), sa), broadcast_view(b, y.sizes(), sb), p,
                  q);
@@ -110,6 +160,7 @@ void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& 
     if (broadcast_shapes(s, broadcast_shapes(a.sizes(), b.sizes(), name), name) != s)
         throw shape_error(std::string(name) + ": cannot write " + shape_str(a.sizes()) + " and " +
                           shape_str(b.sizes()) + " into " + shape_str(s));
+    check_divisor(op, name, a, b, out.numel());
     Shape sa, sb;
     be(out).binary(op, view(out), broadcast_view(a, s, sa), broadcast_view(b, s, sb), p, q);
 }
@@ -147,15 +198,9 @@ void fill_random(const Tensor& t, bool normal, double a, double b, const Generat
 }
 
 bool all_finite(const Tensor& t) {
-    if (!is_floating(t.dtype()) || t.numel() == 0)
+    if (!is_floating(t.dtype()))
         return true;
-    Tensor bad = unary(UnaryOp::not_finite, t);  // 1 where NaN or Inf
-    Tensor any = empty({}, t.dtype(), t.device());
-    Shape st(size_t(t.dim()), 0);
-    const backend::View out{
-        any.impl()->storage->data, 0, bad.sizes().data(), st.data(), int(bad.dim()), t.dtype()};
-    be(t).reduce(backend::ReduceOp::Max, out, view(bad));
-    return any.item<double>() == 0;
+    return !any_set(unary(UnaryOp::not_finite, t));  // 1 where NaN or Inf
 }
 
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {

@@ -28,6 +28,8 @@ backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st);
 /// the geometry lies within base's (Note [Checked sizes]); the dims are checked here, naming op.
 Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset,
              const char* op = "view");
+/// A scalar as error messages show it: "3", "0.5", "1e+30", "nan".
+std::string scalar_str(double v);
 /// Throws dtype_error / device_error naming op unless a and b agree.
 void check_same(const char* op, const Tensor& a, const Tensor& b);
 void check_floating(const char* op, const Tensor& t);
