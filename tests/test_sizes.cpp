@@ -181,6 +181,23 @@ BOOST_AUTO_TEST_CASE(int64_division_by_zero_throws_value_error_on_every_device) 
     BOOST_TEST((std::isinf(f[0]) && f[0] > 0 && std::isinf(f[1]) && f[1] < 0));
 }
 
+// ============================================================================ arange
+
+BOOST_AUTO_TEST_CASE(arange_validates_bounds_step_and_count) {
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    check_throws<tg::value_error>([&] { tg::arange(0, nan); }, {"arange", "nan", "finite"});
+    check_throws<tg::value_error>([&] { tg::arange(nan, 3); }, {"arange", "nan"});
+    check_throws<tg::value_error>([&] { tg::arange(0, inf); }, {"arange", "inf"});
+    check_throws<tg::value_error>([&] { tg::arange(0, 1, nan); }, {"arange", "step=nan"});
+    check_throws<tg::shape_error>([&] { tg::arange(0, 1e30); }, {"arange", "1e+30", "elements"});
+    check_throws<tg::shape_error>([&] { tg::arange(-1e308, 1e308); }, {"arange", "elements"});
+    check_throws<tg::shape_error>([&] { tg::arange(0, double(k62)); }, {"arange"});
+    check_throws<tg::shape_error>([&] { tg::arange(0, 1, 0); }, {"arange", "step=0"});
+    check_throws<tg::shape_error>([&] { tg::arange(0, 1, -1); }, {"arange"});
+    tgtest::check_close(tg::arange(-1.5, 1, 0.5, tg::kFloat64), {-1.5, -1, -0.5, 0, 0.5});
+    BOOST_TEST(tg::arange(2, 2).numel() == 0);
+}
+
 // ============================================================================ out of memory
 
 BOOST_AUTO_TEST_CASE(impossible_allocations_throw_out_of_memory) {

@@ -212,6 +212,8 @@ Tensor zeros_like(const Tensor& t, const TensorOptions& o);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor empty_like(const Tensor& t);
+/// ceil((end - start) / step) values start + i*step. A NaN or infinite bound or step throws
+/// value_error; a zero step or one pointing away from end, or too many values, shape_error.
 Tensor arange(Scalar end, const TensorOptions& o = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
 /// Standard normal samples from the calling thread's default generator (see manual_seed), or

@@ -96,15 +96,31 @@ Tensor scalar_tensor(Scalar v, const TensorOptions& o) {
 Tensor arange(Scalar end, const TensorOptions& o) {
     return arange(0, end, 1, o);
 }
+/// As torch.arange: ceil((end - start) / step) values start + i*step. The count is computed in
+/// double and converted only once it is known to be a valid size (converting NaN or a double
+/// beyond int64 is undefined behaviour).
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
+    auto range = [&] {
+        return "start=" + runtime::scalar_str(start) + " end=" + runtime::scalar_str(end) +
+               " step=" + runtime::scalar_str(step);
+    };
+    if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+        throw value_error("arange: " + range() + ": start, end and step must be finite");
     if (step == 0 || (end - start) / step < 0)
-        throw shape_error("arange: invalid range start=" + std::to_string(start) +
-                          " end=" + std::to_string(end) + " step=" + std::to_string(step));
-    const int64_t n = int64_t(std::ceil((end - start) / step));
-    std::vector<double> v(static_cast<size_t>(n));
+        throw shape_error("arange: invalid range " + range());
+    const double count = std::ceil((end - start) / step);
+    // converting a double to int64 is defined below 2^63 only (exact in double); this also
+    // catches an (end - start) that overflowed to infinity. runtime::empty checks the rest.
+    if (!(count < 9223372036854775808.0))
+        throw shape_error("arange: " + range() + " would have " + runtime::scalar_str(count) +
+                          " elements, more than int64 can count");
+    const int64_t n = int64_t(count);
+    Tensor t = runtime::empty({n}, o.dtype(), o.device(), "arange");  // before the host buffer
+    std::vector<double> v = host_buffer<double>(size_t(n), "arange");
     for (int64_t i = 0; i < n; ++i)
         v[size_t(i)] = start + double(i) * step;
-    return from_host_vector(v, {n}, o, "arange");
+    upload(t, v, "arange");
+    return finish(t, o);
 }
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     if (!o.device().is_cpu())
