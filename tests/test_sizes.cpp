@@ -221,3 +221,53 @@ BOOST_AUTO_TEST_CASE(impossible_allocations_throw_out_of_memory) {
         }
     }
 }
+
+// ============================================================================ zero-size
+
+// The op table's *_empty* rows run these ops on the devices too (backend_conformance.hpp); the
+// empty-product cases are done device-independently (Note [Empty products]), so the CPU shows
+// them here without building another device program.
+BOOST_AUTO_TEST_CASE(linear_on_an_empty_batch_has_zero_parameter_gradients) {
+    for (const tg::Device dev : {tg::Device::cpu()}) {
+        BOOST_TEST_CONTEXT("on " << dev) {
+            const auto opt = tg::TensorOptions().device(dev).requires_grad(true);
+            Tensor w = tg::ones({3, 4}, opt), b = tg::ones({3}, opt);
+            { const Tensor stale = tg::full({3}, 7.0, dev); }  // freed memory full of 7s
+            tg::linear(tg::zeros({0, 4}, dev), w, b).sum().backward();
+            tgtest::check_close(b.grad(), {0, 0, 0}, 0, 0);
+            BOOST_TEST(w.grad().sum().item<float>() == 0.0f);
+            // with .grad() defined, an empty batch adds nothing (the in-place path)
+            tg::linear(tg::ones({2, 4}, dev), w, b).sum().backward();
+            tg::linear(tg::zeros({0, 4}, dev), w, b).sum().backward();
+            tgtest::check_close(b.grad(), {2, 2, 2}, 0, 0);
+            BOOST_TEST(w.grad().sum().item<float>() == 24.0f);
+            // the layer, with its batch folded from [2, 0, 4]
+            tg::nn::Linear layer(4, 3);
+            layer->to(dev);
+            const Tensor y = layer->forward(tg::zeros({2, 0, 4}, dev));
+            BOOST_TEST(y.sizes() == tg::Shape({2, 0, 3}));
+            y.sum().backward();
+            tgtest::check_close(layer->bias().grad(), {0, 0, 0}, 0, 0);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(reductions_over_empty_dims) {
+    for (const tg::Device dev : {tg::Device::cpu()}) {
+        BOOST_TEST_CONTEXT("on " << dev) {
+            const Tensor x = tg::zeros({0, 3}, dev), y = tg::ones({3, 0}, tg::kFloat64).to(dev);
+            BOOST_TEST(x.sum().item<float>() == 0.0f);  // the identity
+            tgtest::check_close(x.sum({0}), {0, 0, 0}, 0, 0);
+            tgtest::check_close(tg::matmul(y, y.t()), std::vector<double>(9, 0.0), 0, 0);
+            for (double m : tgtest::values_of(x.mean({0})))
+                BOOST_TEST(std::isnan(m));  // 0/0, as in PyTorch
+            for (double v : tgtest::values_of(tg::var(y, {1}, false)))
+                BOOST_TEST(std::isnan(v));
+            BOOST_TEST(tg::max(x, 1).sizes() == tg::Shape({0}));
+            BOOST_TEST(tg::argmin(y, 0).sizes() == tg::Shape({0}));
+            check_throws<tg::shape_error>([&] { tg::max(x, 0); }, {"max", "dim 0", "[0,3]"});
+            check_throws<tg::shape_error>([&] { tg::min(x); }, {"min", "[0,3]"});
+            check_throws<tg::shape_error>([&] { tg::argmax(y, 1); }, {"argmax", "[3,0]"});
+        }
+    }
+}

@@ -112,16 +112,17 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 /// y = Σ x;  dx = expand(dy)
 Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
-/// y = Σ x / n (composed)
+/// y = Σ x / n (composed); NaN over an empty dim, as 0/0
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
-/// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly
+/// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
+/// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);
 Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
 /// y = min x;  as max
 Tensor min(const Tensor& x);
 Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
-/// Variance, unbiased (n-1) unless unbiased=false (composed)
+/// Variance, unbiased (n-1) unless unbiased=false (composed); NaN when n <= the correction
 Tensor var(const Tensor& x, bool unbiased = true);
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true,
            bool keepdim = false);

@@ -57,6 +57,16 @@ void fill(const Tensor& t, double value);
 void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g = nullptr);
 /// Whether t holds no NaN or Inf (reads one element back from a device).
 bool all_finite(const Tensor& t);
+/// c = alpha * op(a) op(b) + beta * c for row-major [m,k]·[k,n] into c [m,n] (c.stride(1) == 1,
+/// leading dimension c.stride(0)): Backend::gemm, for every size including zero (Note [Empty
+/// products]); throws shape_error naming op when a dimension exceeds BLAS's int range.
+void gemm(const char* op, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+          const backend::View& a, int64_t lda, const backend::View& b, int64_t ldb, double beta,
+          const Tensor& c);
+/// y = alpha * op(a) x + beta * y, a [m,n] row-major, y 1-D: Backend::gemv, for every size
+/// including zero (Note [Empty products]).
+void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const backend::View& a,
+          int64_t lda, const backend::View& x, int64_t incx, double beta, const Tensor& y);
 /// A 0/1 mask of the comparison, as int64.
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
 

@@ -25,12 +25,15 @@ void CpuBackend::raw_free(void* p) {
     std::free(p);
 }
 
+// (an empty std::vector's data() may be null, which memcpy must not get even for 0 bytes)
 void CpuBackend::to_host(void* dst, const void* src, size_t off, size_t n) {
-    std::memcpy(dst, static_cast<const char*>(src) + off, n);
+    if (n > 0)
+        std::memcpy(dst, static_cast<const char*>(src) + off, n);
 }
 
 void CpuBackend::from_host(void* dst, size_t off, const void* src, size_t n) {
-    std::memcpy(static_cast<char*>(dst) + off, src, n);
+    if (n > 0)
+        std::memcpy(static_cast<char*>(dst) + off, src, n);
 }
 
 }  // namespace cpu
