@@ -39,6 +39,14 @@
 ///
 /// Keep inputs away from kinks and singularities (abs/relu at 0, clamp bounds, max ties, log/sqrt
 /// at <= 0): finite differences use eps = 1e-6.
+///
+/// ZERO-SIZE ROWS: every family has rows whose inputs have a dim of size 0 (named *_empty*).
+/// Both suites run them like any row: a zero-element input or output simply has an empty
+/// Jacobian, so gradcheck compares the entries there are (the weighted check still sees, say,
+/// a bias gradient that must be 0 for an empty batch), and the values are compared as usual.
+/// Layouts T and S of a zero-element leaf are whatever its shape allows (make_leaf narrows an
+/// empty last dim from 0), so the suites do not ask such a leaf to be non-contiguous. Avoid
+/// outputs that are NaN by definition (mean or var over an empty dim): NaN never compares equal.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -160,7 +168,7 @@ inline tg::Tensor make_leaf(const In& in, uint64_t seed, tg::Dtype dt = tg::kFlo
     if (transposed)
         x = x.transpose(-1, -2);
     else if (strided)
-        x = x.narrow(-1, 1, s.back());
+        x = x.narrow(-1, s.back() > 0 ? 1 : 0, s.back());  // an empty last dim: the whole of it
     x = x.detach();
     if (requires_grad)
         x.requires_grad_(true);

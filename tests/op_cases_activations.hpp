@@ -40,6 +40,22 @@ inline std::vector<OpCase> activation_cases() {
          },
          kNoF32},
         {"dropout_eval", {U({4, 5})}, F(tg::dropout(x[0], 0.3, false))},
+        // zero-size dims (op_cases.hpp)
+        {"activations_empty",
+         {U({0, 5})},
+         F(tg::tanh(x[0]) + tg::sigmoid(x[0]) + tg::relu(x[0]) + tg::leaky_relu(x[0]) +
+           tg::gelu(x[0]) + tg::softplus(x[0]))},
+        {"softmax_empty_rows", {U({0, 5})}, F(tg::softmax(x[0], 1))},
+        {"softmax_empty_dim", {U({3, 0})}, F(tg::softmax(x[0], 1))},
+        {"log_softmax_empty_dim0", {UT({0, 4})}, F(tg::log_softmax(x[0], 0))},
+        {"log_softmax_empty_3d", {U({2, 0, 3})}, F(tg::log_softmax(x[0], -1))},
+        {"dropout_empty",
+         {U({0, 3})},
+         [](const V& x) {
+             tg::manual_seed(3);
+             return tg::dropout(x[0], 0.3, true);
+         },
+         kNoF32},
     };
 }
 

@@ -74,6 +74,22 @@ inline std::vector<OpCase> arithmetic_cases() {
         {"chain_rule_mix",
          {U({3, 4}), P({4})},
          F(tg::exp(x[0]) * x[1] / (x[1] + 1.0) - x[0] * x[0])},
+        // zero-size dims (op_cases.hpp): broadcasting against an empty dim sums to zeros
+        {"add_empty_bcast", {U({0, 4}), U({4})}, F(x[0] + x[1])},
+        {"mul_empty_col_bcast", {U({3, 0}), U({3, 1})}, F(x[0] * x[1] - x[1])},
+        {"div_empty", {U({2, 0, 3}), P({3})}, F(x[0] / x[1] + 2.0 / x[1].expand({2, 0, 3}))},
+        {"pow_empty", {P({0, 3}), U({3})}, F(tg::pow(x[0], x[1]) + tg::pow(x[0], 1.5))},
+        {"math_empty",
+         {PT({4, 0})},
+         F(tg::sqrt(x[0]) + tg::exp(x[0]) * tg::log(x[0]) - tg::abs(x[0]) +
+           tg::sin(x[0]) * tg::cos(x[0]) + tg::log1p(x[0]) + tg::expm1(x[0]) - x[0] * 3.0)},
+        {"clamp_maximum_empty",
+         {US({3, 0}), U({1})},
+         F(tg::clamp(x[0], -0.5, 0.5) + tg::maximum(x[0], x[1]) - tg::minimum(x[1], x[0]))},
+        {"where_empty",
+         {U({0, 4}), U({4})},
+         F(tg::where(tg::gt(x[0], 0.0), x[0], x[1]) +
+           tg::where(on(cond, x[1]).narrow(0, 0, 0), x[1], 1.0 - x[1]))},
     };
 }
 

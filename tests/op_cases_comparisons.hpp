@@ -17,6 +17,15 @@ inline std::vector<OpCase> comparison_cases() {
          F(tg::argmax(x[0], 1) + tg::argmin(x[0], 0).sum() + tg::argmax(x[0]) * 10 +
            tg::argmax(x[0], 0, true).sum()),
          kValuesOnly},
+        // zero-size dims (op_cases.hpp)
+        {"compare_empty",
+         {U({0, 4}), U({4})},
+         F(tg::eq(x[0], x[1]) + tg::gt(x[0], x[1]) * 2 + tg::lt(x[0], 0.1) * 4),
+         kValuesOnly},
+        {"argmax_empty_kept_dim",
+         {U({0, 5}), U({3, 0})},
+         F(tg::argmax(x[0], 1) + tg::argmin(x[1], 0)),
+         kValuesOnly},
     };
 }
 

@@ -38,6 +38,23 @@ inline std::vector<OpCase> linalg_cases() {
         {"mlp_two_layers",
          {U({5, 4}), U({6, 4}), U({6}), U({3, 6}), U({3})},
          F(tg::linear(tg::tanh(tg::linear(x[0], x[1], x[2])), x[3], x[4]))},
+        // zero-size dims (op_cases.hpp): an empty inner dim gives zeros, an empty batch gives
+        // zero weight and bias gradients
+        {"matmul_empty_rows", {U({0, 4}), U({4, 5})}, F(tg::matmul(x[0], x[1]))},
+        {"matmul_empty_inner", {U({3, 0}), UT({0, 5})}, F(tg::matmul(x[0], x[1]))},
+        {"matmul_empty_cols", {UT({3, 4}), U({4, 0})}, F(tg::matmul(x[0], x[1]))},
+        {"matmul_dot_empty", {U({0}), U({0})}, F(tg::matmul(x[0], x[1]) + 1.0)},
+        {"matmul_mv_empty_inner", {U({3, 0}), U({0})}, F(tg::matmul(x[0], x[1]))},
+        {"matmul_3d_empty_batch", {U({0, 3, 4}), U({4, 5})}, F(tg::matmul(x[0], x[1]))},
+        {"matmul_3d_empty_inner", {U({2, 3, 0}), U({2, 0, 5})}, F(tg::matmul(x[0], x[1]))},
+        {"matmul_3d_empty_inner_folded", {U({2, 3, 0}), U({0, 5})}, F(tg::matmul(x[0], x[1]))},
+        {"linear_empty_batch", {U({0, 4}), U({3, 4}), U({3})}, F(tg::linear(x[0], x[1], x[2]))},
+        {"linear_empty_batch_3d",
+         {U({2, 0, 4}), UT({3, 4}), U({3})},
+         F(tg::linear(x[0], x[1], x[2]))},
+        {"linear_empty_in", {U({5, 0}), U({3, 0}), U({3})}, F(tg::linear(x[0], x[1], x[2]))},
+        {"linear_empty_out", {U({5, 4}), U({0, 4}), U({0})}, F(tg::linear(x[0], x[1], x[2]))},
+        {"linear_empty_batch_no_bias", {US({0, 4}), U({3, 4})}, F(tg::linear(x[0], x[1]))},
     };
 }
 

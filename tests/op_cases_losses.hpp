@@ -9,6 +9,7 @@ inline std::vector<OpCase> loss_cases() {
     const tg::Tensor prob = tgtest::make_const({4, 3}, 78, 0.1, 0.9);
     const tg::Tensor hard = tg::gt(tgtest::make_const({4, 3}, 79), 0.0).to(tg::kFloat64);
     const tg::Tensor lab = labels({0, 2, 1, 2});
+    const tg::Tensor no_labels = labels({});  // an empty batch
     using R = tg::Reduction;
     return {
         {"mse_mean", {U({4, 3})}, F(tg::mse_loss(x[0], on(target, x[0])))},
@@ -53,6 +54,20 @@ inline std::vector<OpCase> loss_cases() {
         {"bce_logits_target_grad",
          {U({4, 3}), U({4, 3})},
          F(tg::binary_cross_entropy_with_logits(x[0] * 4.0, tg::sigmoid(x[1])))},
+        // zero-size dims (op_cases.hpp): an empty batch has loss 0 (sum) and no gradient
+        {"mse_sum_empty", {U({0, 3}), U({0, 3})}, F(tg::mse_loss(x[0], x[1], R::Sum))},
+        {"mse_none_empty", {U({2, 0}), UT({2, 0})}, F(tg::mse_loss(x[0], x[1], R::None))},
+        {"l1_sum_empty", {U({0, 3}), U({0, 3})}, F(tg::l1_loss(x[0], x[1], R::Sum))},
+        {"nll_sum_empty", {U({0, 3})}, F(tg::nll_loss(x[0], on(no_labels, x[0]), R::Sum))},
+        {"cross_entropy_sum_empty",
+         {U({0, 3})},
+         F(tg::cross_entropy(x[0], on(no_labels, x[0]), R::Sum))},
+        {"cross_entropy_none_empty",
+         {UT({0, 3})},
+         F(tg::cross_entropy(x[0], on(no_labels, x[0]), R::None))},
+        {"bce_logits_sum_empty",
+         {U({0, 3}), U({0, 3})},
+         F(tg::binary_cross_entropy_with_logits(x[0], tg::sigmoid(x[1]), R::Sum))},
     };
 }
 

@@ -40,6 +40,18 @@ inline std::vector<OpCase> reduction_cases() {
         {"sum_to_col", {U({2, 3, 4})}, F(tg::sum_to(x[0], {3, 1}))},
         {"sum_to_same", {U({3, 4})}, F(tg::sum_to(x[0], {3, 4}))},
         {"norm_composed", {U({3, 4})}, F(tg::sqrt(tg::sum(x[0] * x[0]) + 1e-3))},
+        // zero-size dims (op_cases.hpp): a sum over an empty dim is 0; max/min may keep an
+        // empty dim but not reduce one (test_sizes.cpp)
+        {"sum_empty_all", {U({0, 3})}, F(tg::sum(x[0]) + 1.0)},
+        {"sum_empty_dim", {UT({3, 0})}, F(tg::sum(x[0], {1}))},
+        {"sum_empty_keepdim", {U({0, 3})}, F(x[0].sum({0}, true))},
+        {"sum_empty_kept_dim", {U({2, 0, 3})}, F(tg::sum(x[0], {0, 2}))},
+        {"mean_empty_kept_dim", {U({0, 3})}, F(tg::mean(x[0], {1}))},
+        {"max_empty_kept_dim", {U({0, 3})}, F(tg::max(x[0], 1))},
+        {"min_empty_kept_dim", {U({2, 0, 3})}, F(tg::min(x[0], 2, true))},
+        {"var_empty_kept_dim", {U({0, 4})}, F(tg::var(x[0], Dims{1}))},
+        {"sum_to_empty", {U({0, 3})}, F(tg::sum_to(x[0], {1, 3}))},
+        {"sum_to_empty_col", {U({2, 0})}, F(tg::sum_to(x[0], {2, 1}) * 2.0)},
     };
 }
 

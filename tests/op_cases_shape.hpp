@@ -10,6 +10,7 @@ inline std::vector<OpCase> shape_cases() {
     const tg::Tensor idx_gather = index_of({3, 0, 1, 1, 2, 2}, {3, 2});
     const tg::Tensor idx_gather0 = index_of({2, 0, 1, 0}, {1, 4});
     const tg::Tensor idx_add = labels({1, 1, 0});
+    const tg::Tensor idx_none = labels({});  // an empty index
     return {
         {"reshape", {U({3, 4})}, F(tg::reshape(x[0], {2, 6}))},
         {"reshape_method_infer", {U({3, 4})}, F(x[0].reshape({4, -1}))},
@@ -58,6 +59,36 @@ inline std::vector<OpCase> shape_cases() {
         {"views_chain",
          {U({2, 3, 4})},
          F(x[0].permute({2, 0, 1}).narrow(0, 1, 2).reshape({2, 6}).t())},
+        // zero-size dims (op_cases.hpp)
+        {"reshape_empty", {U({0, 4})}, F(x[0].reshape({4, 0}) + x[0].reshape({-1, 2}).sum())},
+        {"view_empty", {U({2, 0, 3})}, F(tg::view(x[0], {0, 6})), kNoTransposedStorage},
+        {"flatten_squeeze_empty",
+         {U({2, 0, 1, 3})},
+         F(tg::flatten(x[0], 1) * 2.0 + tg::squeeze(x[0]).unsqueeze(1).reshape({2, 0}))},
+        {"expand_empty", {U({0, 1})}, F(x[0].expand({2, 0, 4}))},
+        {"expand_to_empty", {U({3, 1})}, F(x[0].expand({3, 0}) + x[0].expand({0, 3, 1}).sum())},
+        {"cat_empty", {U({2, 3}), U({0, 3}), UT({2, 3})}, F(tg::cat({x[0], x[1], x[2]}, 0))},
+        {"cat_all_empty", {U({0, 3}), U({0, 2})}, F(tg::cat({x[0], x[1]}, 1))},
+        {"stack_empty", {U({0, 3}), U({0, 3})}, F(tg::stack({x[0], x[1]}, 1))},
+        {"narrow_to_empty", {U({4, 5})}, F(tg::narrow(x[0], 1, 5, 0) + x[0].narrow(0, 1, 0).sum())},
+        {"narrow_of_empty", {U({0, 5})}, F(tg::narrow(x[0], 1, 1, 3))},
+        {"index_select_empty_index", {U({4, 3})}, F(tg::index_select(x[0], 0, on(idx_none, x[0])))},
+        {"index_select_empty_dim", {U({3, 0})}, F(tg::index_select(x[0], 0, on(idx_rows, x[0])))},
+        {"gather_empty_index",
+         {U({3, 4})},
+         F(tg::gather(x[0], 1, on(idx_none.reshape({1, 0}).expand({3, 0}), x[0])))},
+        {"index_add_empty", {U({0, 4})}, F(tg::index_add(x[0], {2, 4}, 0, on(idx_none, x[0])))},
+        {"scatter_add_empty",
+         {U({0, 2})},
+         F(tg::scatter_add(x[0], {0, 4}, 1, on(idx_none.reshape({0, 1}).expand({0, 2}), x[0])))},
+        {"narrow_scatter_empty", {U({0, 3})}, F(tg::narrow_scatter(x[0], {5, 3}, 0, 2))},
+        {"transpose_permute_empty",
+         {UT({0, 3})},
+         F(x[0].t().contiguous() + tg::permute(x[0].unsqueeze(2), {1, 0, 2}).squeeze(2))},
+        {"clone_to_empty",
+         {U({3, 0})},
+         F(x[0].clone().to(tg::kFloat64) * 2.0 + x[0].to(tg::kFloat64)),
+         kNoF32},
     };
 }
 

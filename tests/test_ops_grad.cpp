@@ -54,7 +54,7 @@ void run_case(const OpCase& c) {
         for (size_t i = 0; i < c.inputs.size(); ++i) {
             inputs.push_back(opcases::make_leaf(c.inputs[i], seed + i));
             if (c.inputs[i].layout != opcases::Layout::Contiguous &&
-                c.inputs[i].shape.size() >= 2) {
+                c.inputs[i].shape.size() >= 2 && inputs.back().numel() > 0) {
                 BOOST_TEST(!inputs.back().is_contiguous(), "input " << i << " should be strided");
             }
         }

@@ -17,7 +17,9 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 /// y = a * b;  da = sum_to(dy * b), db = sum_to(dy * a)
 Tensor mul(const Tensor& a, const Tensor& b);
-/// y = a / b;  da = sum_to(dy / b), db = -sum_to(dy * a / b²)
+/// y = a / b;  da = sum_to(dy / b), db = -sum_to(dy * a / b²). int64 (and the scalar forms on
+/// int64 tensors) truncates toward zero; a zero divisor throws value_error and INT64_MIN / -1
+/// wraps to INT64_MIN.
 Tensor div(const Tensor& a, const Tensor& b);
 /// y = a + s;  da = dy          (and likewise the scalar forms of - * /)
 Tensor add(const Tensor& a, Scalar s);
@@ -110,16 +112,17 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 /// y = Σ x;  dx = expand(dy)
 Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
-/// y = Σ x / n (composed)
+/// y = Σ x / n (composed); NaN over an empty dim, as 0/0
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
-/// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly
+/// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
+/// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);
 Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
 /// y = min x;  as max
 Tensor min(const Tensor& x);
 Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
-/// Variance, unbiased (n-1) unless unbiased=false (composed)
+/// Variance, unbiased (n-1) unless unbiased=false (composed); NaN when n <= the correction
 Tensor var(const Tensor& x, bool unbiased = true);
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true,
            bool keepdim = false);
@@ -146,7 +149,8 @@ Tensor expand(const Tensor& x, const Shape& shape);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 /// Joins tensors along a new dim (composed)
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
-/// Slice [start, start+length) of dim (a view);  dx = zeros with dy written into the slice
+/// Slice [start, start+length) of dim (a view; start in [-n, n], negative counts from the end,
+/// length in [0, n - start]);  dx = zeros with dy written into the slice
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 /// Rows (along dim) picked by an int64 index;  dx = index_add(zeros, dim, index, dy)
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);

@@ -201,7 +201,9 @@ private:
 /// Prints shape, dtype, device and values, like LibTorch.
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-// ---- factories
+// ---- factories. A shape with a negative size, more than 16 dims, or whose element or byte
+// count overflows int64 throws shape_error naming the factory and the shape; one the device
+// cannot hold throws out_of_memory.
 Tensor empty(const Shape& s, const TensorOptions& o = {});
 Tensor zeros(const Shape& s, const TensorOptions& o = {});
 Tensor ones(const Shape& s, const TensorOptions& o = {});
@@ -210,6 +212,8 @@ Tensor zeros_like(const Tensor& t, const TensorOptions& o);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor empty_like(const Tensor& t);
+/// ceil((end - start) / step) values start + i*step. A NaN or infinite bound or step throws
+/// value_error; a zero step or one pointing away from end, or too many values, shape_error.
 Tensor arange(Scalar end, const TensorOptions& o = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
 /// Standard normal samples from the calling thread's default generator (see manual_seed), or

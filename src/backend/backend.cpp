@@ -1,6 +1,10 @@
 // What every backend shares: the caching allocator, the memory counters, the kernel names.
 #include "backend/backend.hpp"
 
+#include <string>
+
+#include "tapegrad/error.hpp"
+
 namespace tg::backend {
 
 namespace {
@@ -27,6 +31,9 @@ Backend::Backend(Device d, CachePolicy policy)
           policy, [this](size_t n) { return raw_allocate(n); }, [this](void* p) { raw_free(p); }) {}
 
 void* Backend::allocate(size_t nbytes) {
+    if (nbytes > kMaxAllocation)  // Note [Caching allocator]
+        throw out_of_memory(device_.str() + ": cannot allocate " + std::to_string(nbytes) +
+                            " bytes: more than 2^62, the most any device can provide");
     counters_.on_alloc(int64_t(nbytes));
     try {
         return cache_.allocate(nbytes);

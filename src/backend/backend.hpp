@@ -66,7 +66,9 @@ struct MemoryCounters {
 ///     on dim.
 ///   softmax_rows: row-wise (log-)softmax of contiguous [rows, cols] data.
 ///   gemm: row-major BLAS, C = alpha * op(A) op(B) + beta * C (views give data and offset).
-///   gemv: row-major BLAS, y = alpha * op(A) x + beta * y; A is [m,n].
+///   gemv: row-major BLAS, y = alpha * op(A) x + beta * y; A is [m,n]. Both are called through
+///     runtime::gemm / gemv, only with every dimension >= 1 and within int32 (Note [Empty
+///     products] in runtime/dispatch.cpp).
 ///   index: contiguous index kernels along dim (index is int64; src/out contiguous). Select:
 ///     out = src.index_select(dim, idx); Add: out.index_add_(dim, idx, src); Gather: out =
 ///     src.gather(dim, idx); ScatterAdd: out.scatter_add_(dim, idx, src). Out-of-range indices
@@ -117,7 +119,8 @@ public:
 
 protected:
     Backend(Device d, CachePolicy policy);
-    /// A new buffer of at least nbytes; throws tg::error when the system or device has no room.
+    /// A new buffer of at least nbytes; throws tg::out_of_memory when the system or device has no
+    /// room (the caching allocator then gives its cache back and tries once more).
     virtual void* raw_allocate(size_t nbytes) = 0;
     virtual void raw_free(void* p) = 0;
 

@@ -1,12 +1,19 @@
 #include "backend/caching_allocator.hpp"
 
+#include <string>
+
+#include "tapegrad/error.hpp"
+
 namespace tg::backend {
 
 void* CachingAllocator::allocate(size_t nbytes) {
+    if (nbytes > kMaxAllocation)  // no device holds it, and rounding it up could wrap
+        throw out_of_memory("cannot allocate " + std::to_string(nbytes) +
+                            " bytes: more than 2^62, the most any device can provide");
     if (nbytes < policy_.min_cached)
         return raw_allocate_(nbytes);
     const size_t g = policy_.granule;
-    const size_t cap = nbytes < g ? g : (nbytes + g - 1) / g * g;
+    const size_t cap = nbytes < g ? g : (nbytes + g - 1) / g * g;  // no wrap: nbytes <= 2^62
     std::lock_guard<std::mutex> lock(mu_);
     // the smallest cached block that fits without wasting more than a quarter of it
     auto it = free_.lower_bound(cap);

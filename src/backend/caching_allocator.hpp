@@ -5,7 +5,9 @@
 // more are kept by capacity and handed out again for a request they fit within 25%. Capacities
 // are rounded up to the granule (device: 512 bytes; CPU: a 4 KiB page). Smaller blocks go
 // straight to the raw allocator (malloc caches those itself). When a raw allocation fails, the
-// cache is given back and it is tried once more.
+// cache is given back and it is tried once more. Requests above kMaxAllocation (2^62 bytes,
+// more than any host or device has) throw out_of_memory before any rounding, which therefore
+// cannot wrap; raw allocators throw out_of_memory too when the system or device is full.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -14,6 +16,9 @@
 #include <unordered_map>
 
 namespace tg::backend {
+
+/// The largest request the allocator passes on (Note [Caching allocator]).
+constexpr size_t kMaxAllocation = size_t(1) << 62;
 
 struct CachePolicy {
     size_t min_cached = 0;  // smaller requests bypass the cache
@@ -29,7 +34,8 @@ public:
     CachingAllocator(const CachingAllocator&) = delete;
     CachingAllocator& operator=(const CachingAllocator&) = delete;
 
-    /// A block of at least nbytes; throws what the raw allocator throws.
+    /// A block of at least nbytes; throws out_of_memory above kMaxAllocation, else what the raw
+    /// allocator throws.
     void* allocate(size_t nbytes);
     /// Gives back a block allocate(nbytes) returned.
     void deallocate(void* p, size_t nbytes);

@@ -39,6 +39,15 @@ namespace tg::backend::TG_KERNEL_NS {
     TG_KERNEL_FN inline int64_t fn(int64_t a, int64_t b) {       \
         return static_cast<int64_t>(::fn(double(a), double(b))); \
     }
+/// The table's division (Note [Integer division] in kernels.def): plain for floating point;
+/// for int64, 0 for b = 0 and INT64_MIN / -1 wraps, so that no kernel traps.
+template <class T>
+TG_KERNEL_FN inline T tg_div(T a, T b) {
+    return a / b;
+}
+TG_KERNEL_FN inline int64_t tg_div(int64_t a, int64_t b) {
+    return b == 0 ? 0 : b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b;
+}
 #define TG_UNARY(name, expr)                     \
     struct U_##name {                            \
         template <class T>                       \

@@ -258,7 +258,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                            a.device().str());
     const Shape s =
         broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"), "where");
-    Tensor y = runtime::empty(s, a.dtype(), a.device());
+    Tensor y = runtime::empty(s, a.dtype(), a.device(), "where");
     Shape sc, sa, sb;
     runtime::be(y).where(runtime::view(y), runtime::broadcast_view(cond, s, sc),
                          runtime::broadcast_view(a, s, sa), runtime::broadcast_view(b, s, sb));
@@ -294,6 +294,8 @@ Tensor operator*(const Tensor& a, Scalar s) {
     return mul(a, s);
 }
 Tensor operator/(const Tensor& a, Scalar s) {
+    if (!is_floating(a.dtype()))  // int64 divides (truncating), never records; by 0 it throws
+        return runtime::unary(UnaryOp::div_scalar, a, s);
     return mul(a, 1.0 / s);
 }
 Tensor operator+(Scalar s, const Tensor& a) {

@@ -11,7 +11,7 @@ namespace tg {
 // ---- conversion
 /// y = copy of x;  dx = dy
 Tensor Tensor::clone() const {
-    Tensor y = runtime::empty(sizes(), dtype(), device());
+    Tensor y = runtime::empty(sizes(), dtype(), device(), "clone");
     runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
     if (should_record({this}))
         record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
@@ -24,7 +24,7 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::to(Dtype d) const {
     if (d == dtype())
         return *this;
-    Tensor y = runtime::empty(sizes(), d, device());
+    Tensor y = runtime::empty(sizes(), d, device(), "to");
     runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
     if (is_floating(d) && should_record({this})) {
         const Dtype from = dtype();
@@ -37,8 +37,8 @@ Tensor Tensor::to(Device d) const {
     if (d == device())
         return *this;
     Tensor src = contiguous();
-    Tensor y = runtime::empty(sizes(), dtype(), d);
-    const size_t n = size_t(numel()) * element_size(dtype());
+    Tensor y = runtime::empty(sizes(), dtype(), d, "to");
+    const size_t n = nbytes_of(sizes(), dtype(), "to");
     std::vector<unsigned char> host(n);
     runtime::be(src).to_host(host.data(), src.impl()->storage->data,
                              size_t(src.storage_offset()) * element_size(dtype()), n);

@@ -1,7 +1,10 @@
 // Factories: empty, zeros, ones, full, tensor, arange, from_blob, randn, rand, randint, and the
 // in-place random fills.
+#include <algorithm>
 #include <cmath>
+#include <new>
 #include <random>
+#include <string>
 
 #include "core/random.hpp"
 #include "runtime/dispatch.hpp"
@@ -17,18 +20,21 @@ static Tensor finish(Tensor t, const TensorOptions& o) {
     return t;
 }
 Tensor empty(const Shape& s, const TensorOptions& o) {
-    return finish(runtime::empty(s, o.dtype(), o.device()), o);
+    return finish(runtime::empty(s, o.dtype(), o.device(), "empty"), o);
 }
-Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
-    Tensor t = runtime::empty(s, o.dtype(), o.device());
+static Tensor filled(const Shape& s, Scalar v, const TensorOptions& o, const char* op) {
+    Tensor t = runtime::empty(s, o.dtype(), o.device(), op);
     runtime::fill(t, v);
     return finish(t, o);
 }
+Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
+    return filled(s, v, o, "full");
+}
 Tensor zeros(const Shape& s, const TensorOptions& o) {
-    return full(s, 0, o);
+    return filled(s, 0, o, "zeros");
 }
 Tensor ones(const Shape& s, const TensorOptions& o) {
-    return full(s, 1, o);
+    return filled(s, 1, o, "ones");
 }
 Tensor zeros_like(const Tensor& t, const TensorOptions& o) {
     return zeros(t.sizes(), o);
@@ -43,52 +49,88 @@ Tensor empty_like(const Tensor& t) {
     return empty(t.sizes(), t.options());
 }
 
+/// A host buffer of n elements for a factory that fills one on the host; out_of_memory, not
+/// std::bad_alloc, when the host has no room.
 template <class T>
-static Tensor from_host_vector(const std::vector<T>& v, const Shape& s, const TensorOptions& o) {
-    Tensor t = runtime::empty(s, o.dtype(), o.device());
-    dispatch(o.dtype(), [&](auto tag) {
+static std::vector<T> host_buffer(size_t n, const char* op) {
+    try {
+        return std::vector<T>(n);
+    } catch (const std::bad_alloc&) {
+        throw out_of_memory(std::string(op) + ": out of host memory for " + std::to_string(n) +
+                            " elements");
+    }
+}
+
+/// Copies v, converted to t's dtype, into contiguous t (any device).
+template <class T>
+static void upload(const Tensor& t, const std::vector<T>& v, const char* op) {
+    dispatch(t.dtype(), [&](auto tag) {
         using U = decltype(tag);
-        std::vector<U> conv(v.begin(), v.end());
+        std::vector<U> conv = host_buffer<U>(v.size(), op);
+        std::copy(v.begin(), v.end(), conv.begin());
         runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size() * sizeof(U));
     });
+}
+template <class T>
+static Tensor from_host_vector(const std::vector<T>& v, const Shape& s, const TensorOptions& o,
+                               const char* op) {
+    Tensor t = runtime::empty(s, o.dtype(), o.device(), op);
+    upload(t, v, op);
     return finish(t, o);
 }
 Tensor tensor(const std::vector<double>& v, const TensorOptions& o) {
-    return from_host_vector(v, {int64_t(v.size())}, o);
+    return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
 Tensor tensor(std::initializer_list<double> v, const TensorOptions& o) {
     return tensor(std::vector<double>(v), o);
 }
 Tensor tensor(const std::vector<float>& v, const TensorOptions& o) {
-    return from_host_vector(v, {int64_t(v.size())}, o);
+    return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
 Tensor tensor(const std::vector<int64_t>& v, const TensorOptions& o) {
-    return from_host_vector(v, {int64_t(v.size())}, o);
+    return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
 Tensor scalar_tensor(Scalar v, const TensorOptions& o) {
-    return from_host_vector(std::vector<double>{v}, {}, o);
+    return from_host_vector(std::vector<double>{v}, {}, o, "scalar_tensor");
 }
 Tensor arange(Scalar end, const TensorOptions& o) {
     return arange(0, end, 1, o);
 }
+/// As torch.arange: ceil((end - start) / step) values start + i*step. The count is computed in
+/// double and converted only once it is known to be a valid size (converting NaN or a double
+/// beyond int64 is undefined behaviour).
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
+    auto range = [&] {
+        return "start=" + runtime::scalar_str(start) + " end=" + runtime::scalar_str(end) +
+               " step=" + runtime::scalar_str(step);
+    };
+    if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+        throw value_error("arange: " + range() + ": start, end and step must be finite");
     if (step == 0 || (end - start) / step < 0)
-        throw shape_error("arange: invalid range start=" + std::to_string(start) +
-                          " end=" + std::to_string(end) + " step=" + std::to_string(step));
-    const int64_t n = int64_t(std::ceil((end - start) / step));
-    std::vector<double> v(static_cast<size_t>(n));
+        throw shape_error("arange: invalid range " + range());
+    const double count = std::ceil((end - start) / step);
+    // converting a double to int64 is defined below 2^63 only (exact in double); this also
+    // catches an (end - start) that overflowed to infinity. runtime::empty checks the rest.
+    if (!(count < 9223372036854775808.0))
+        throw shape_error("arange: " + range() + " would have " + runtime::scalar_str(count) +
+                          " elements, more than int64 can count");
+    const int64_t n = int64_t(count);
+    Tensor t = runtime::empty({n}, o.dtype(), o.device(), "arange");  // before the host buffer
+    std::vector<double> v = host_buffer<double>(size_t(n), "arange");
     for (int64_t i = 0; i < n; ++i)
         v[size_t(i)] = start + double(i) * step;
-    return from_host_vector(v, {n}, o);
+    upload(t, v, "arange");
+    return finish(t, o);
 }
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     if (!o.device().is_cpu())
         throw device_error("from_blob: only CPU memory can be wrapped");
+    runtime::check_dims(s, "from_blob");
     auto impl = std::make_shared<TensorImpl>();
     impl->storage =
-        std::make_shared<Storage>(data, size_t(numel_of(s)) * element_size(o.dtype()), o.device());
+        std::make_shared<Storage>(data, nbytes_of(s, o.dtype(), "from_blob"), o.device());
     impl->sizes = s;
-    impl->strides = contiguous_strides(s);
+    impl->strides = contiguous_strides(s, "from_blob");
     impl->dtype = o.dtype();
     return finish(Tensor(std::move(impl)), o);
 }
@@ -99,10 +141,11 @@ void manual_seed(uint64_t seed) {
 
 static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o,
                             const Generator* g) {
+    const char* op = normal ? "randn" : "rand";
     if (!is_floating(o.dtype()))
-        throw dtype_error(std::string(normal ? "randn" : "rand") + ": dtype " +
-                          dtype_name(o.dtype()) + " is not floating-point");
-    Tensor t = runtime::empty(s, o.dtype(), o.device());
+        throw dtype_error(std::string(op) + ": dtype " + dtype_name(o.dtype()) +
+                          " is not floating-point");
+    Tensor t = runtime::empty(s, o.dtype(), o.device(), op);
     runtime::fill_random(t, normal, 0, 1, g);
     return finish(t, o);
 }
@@ -124,14 +167,16 @@ static Tensor random_ints(int64_t low, int64_t high, const Shape& s, const Tenso
     if (high <= low)
         throw shape_error("randint: empty range [" + std::to_string(low) + ", " +
                           std::to_string(high) + ")");
-    std::vector<int64_t> v(size_t(numel_of(s)));
+    Tensor t = runtime::empty(s, o.dtype(), o.device(), "randint");  // before the host buffer
+    std::vector<int64_t> v = host_buffer<int64_t>(size_t(t.numel()), "randint");
     std::uniform_int_distribution<int64_t> dist(low, high - 1);
     {
         detail::Draw draw(g);
         for (auto& x : v)
             x = dist(draw.engine());
     }
-    return from_host_vector(v, s, o);
+    upload(t, v, "randint");
+    return finish(t, o);
 }
 Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o) {
     return random_ints(low, high, s, o, nullptr);

@@ -6,7 +6,11 @@
 namespace tg {
 
 namespace {
-void check_index(const char* op, const Tensor& x, const Tensor& index) {
+/// ndim: the dims of the indexed tensor (x, or the target shape of index_add / scatter_add).
+void check_index(const char* op, const Tensor& x, const Tensor& index, size_t ndim) {
+    if (ndim == 0)  // the kernels read the size of the indexed dim
+        throw shape_error(std::string(op) + ": cannot index a 0-dim tensor (index " +
+                          shape_str(index.sizes()) + ")");
     if (index.dtype() != kInt64)
         throw dtype_error(std::string(op) + ": index must be int64, got " +
                           dtype_name(index.dtype()) + " " + shape_str(index.sizes()));
@@ -18,8 +22,16 @@ void check_index(const char* op, const Tensor& x, const Tensor& index) {
 Tensor run_index(backend::IndexOp op, const char* name, Tensor out, const Tensor& src, int64_t dim,
                  const Tensor& index) {
     const Tensor s = src.detach().contiguous(), i = index.contiguous();
-    runtime::be(out).index(op, runtime::view(out), runtime::view(s), int(dim), runtime::view(i), name);
+    runtime::be(out).index(op, runtime::view(out), runtime::view(s), int(dim), runtime::view(i),
+                           name);
     return out;
+}
+
+/// zeros of `shape` with x's dtype and device; shape errors name op.
+Tensor zeros_of(const Shape& shape, const Tensor& x, const char* op) {
+    Tensor y = runtime::empty(shape, x.dtype(), x.device(), op);
+    runtime::fill(y, 0);
+    return y;
 }
 
 void check_gather_shapes(const char* op, const Shape& big, const Tensor& index, int64_t d) {
@@ -34,14 +46,14 @@ void check_gather_shapes(const char* op, const Shape& big, const Tensor& index, 
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-    check_index("index_select", x, index);
+    check_index("index_select", x, index, x.sizes().size());
     const int64_t d = wrap_dim(dim, x.dim(), "index_select");
     if (index.dim() > 1)
         throw shape_error("index_select: index must be 1-D, got " + shape_str(index.sizes()));
     Shape s = x.sizes();
     s[size_t(d)] = index.numel();
     Tensor y = run_index(backend::IndexOp::Select, "index_select",
-                         runtime::empty(s, x.dtype(), x.device()), x, d, index);
+                         runtime::empty(s, x.dtype(), x.device(), "index_select"), x, d, index);
     if (should_record({&x}))
         record("index_select", {&x}, y, [d, index](const Tensor& dy, const Node& n) {
             return Grads{index_add(dy, in_shape(n, 0), d, index)};
@@ -50,10 +62,18 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor index_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index) {
-    check_index("index_add", x, index);
+    check_index("index_add", x, index, shape.size());
     const int64_t d = wrap_dim(dim, int64_t(shape.size()), "index_add");
+    if (index.dim() > 1)
+        throw shape_error("index_add: index must be 1-D, got " + shape_str(index.sizes()));
+    Shape expect = shape;  // the kernel reads x as [outer, index.numel(), inner] of shape's dims
+    expect[size_t(d)] = index.numel();
+    if (x.sizes() != expect)
+        throw shape_error("index_add: source " + shape_str(x.sizes()) + " must have shape " +
+                          shape_str(expect) + " (the target " + shape_str(shape) + " with dim " +
+                          std::to_string(d) + " the index's length)");
     Tensor y =
-        run_index(backend::IndexOp::Add, "index_add", zeros(shape, x.options()), x, d, index);
+        run_index(backend::IndexOp::Add, "index_add", zeros_of(shape, x, "index_add"), x, d, index);
     if (should_record({&x}))
         record("index_add", {&x}, y,
                [d, index](const Tensor& dy) { return Grads{index_select(dy, d, index)}; });
@@ -61,11 +81,12 @@ Tensor index_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor&
 }
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
-    check_index("gather", x, index);
+    check_index("gather", x, index, x.sizes().size());
     const int64_t d = wrap_dim(dim, x.dim(), "gather");
     check_gather_shapes("gather", x.sizes(), index, d);
-    Tensor y = run_index(backend::IndexOp::Gather, "gather",
-                         runtime::empty(index.sizes(), x.dtype(), x.device()), x, d, index);
+    Tensor y =
+        run_index(backend::IndexOp::Gather, "gather",
+                  runtime::empty(index.sizes(), x.dtype(), x.device(), "gather"), x, d, index);
     if (should_record({&x}))
         record("gather", {&x}, y, [d, index](const Tensor& dy, const Node& n) {
             return Grads{scatter_add(dy, in_shape(n, 0), d, index)};
@@ -74,14 +95,14 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index) {
-    check_index("scatter_add", x, index);
+    check_index("scatter_add", x, index, shape.size());
     const int64_t d = wrap_dim(dim, int64_t(shape.size()), "scatter_add");
     if (x.sizes() != index.sizes())
         throw shape_error("scatter_add: source " + shape_str(x.sizes()) + " and index " +
                           shape_str(index.sizes()) + " differ");
     check_gather_shapes("scatter_add", shape, index, d);
-    Tensor y = run_index(backend::IndexOp::ScatterAdd, "scatter_add", zeros(shape, x.options()), x,
-                         d, index);
+    Tensor y = run_index(backend::IndexOp::ScatterAdd, "scatter_add",
+                         zeros_of(shape, x, "scatter_add"), x, d, index);
     if (should_record({&x}))
         record("scatter_add", {&x}, y,
                [d, index](const Tensor& dy) { return Grads{gather(dy, d, index)}; });

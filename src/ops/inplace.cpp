@@ -92,7 +92,11 @@ Tensor& Tensor::div_(const Tensor& o) {
         [&] { runtime::binary_into(runtime::BinaryOp::div, *this, *this, o, "div_", 0, 0); }, true);
 }
 Tensor& Tensor::div_(Scalar s) {
-    return mul_(1.0 / s);
+    if (is_floating(dtype()))
+        return mul_(1.0 / s);
+    return inplace(  // int64, as operator/
+        *this, "div_", nullptr, [&](const Tensor& old) { return old / s; },
+        [&] { runtime::unary_into(runtime::UnaryOp::div_scalar, *this, *this, s, 0); });
 }
 Tensor& Tensor::fill_(Scalar s) {
     return inplace(

@@ -24,20 +24,16 @@ Operand operand(const Tensor& x) {
     return {x.detach().contiguous(), false, rc};
 }
 
-/// c = alpha * a·b + beta * c for 2-D a [m,k], b [k,n] and contiguous c [m,n].
-void mm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta) {
+/// c = alpha * a·b + beta * c for 2-D a [m,k], b [k,n] and contiguous c [m,n]; any of m, n, k
+/// may be 0 (Note [Empty products] in runtime/dispatch.cpp).
+void mm_into(const char* op, const Tensor& a, const Tensor& b, const Tensor& c, double alpha,
+             double beta) {
     const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-    if (m == 0 || n == 0)
-        return;
-    if (k == 0) {
-        if (beta == 0)
-            runtime::fill(c, 0);
-        return;
-    }
+    if (m == 0 || n == 0 || k == 0)  // no operand is read: no copy for a strided one
+        return runtime::gemm(op, false, false, m, n, k, alpha, {}, 0, {}, 0, beta, c);
     const Operand oa = operand(a), ob = operand(b);
-    backend::View va = runtime::view(oa.t), vb = runtime::view(ob.t), vc = runtime::view(c);
-    runtime::be(c).gemm(oa.trans, ob.trans, m, n, k, alpha, va, oa.ld, vb, ob.ld, beta, vc,
-                        c.stride(0));
+    runtime::gemm(op, oa.trans, ob.trans, m, n, k, alpha, runtime::view(oa.t), oa.ld,
+                  runtime::view(ob.t), ob.ld, beta, c);
 }
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
@@ -51,8 +47,8 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int6
 
 /// [m,k]·[k,n];  da = dy·bᵀ, db = aᵀ·dy
 Tensor mm(const Tensor& a, const Tensor& b) {
-    Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device());
-    mm_into(a.detach(), b.detach(), y, 1, 0);
+    Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device(), "matmul");
+    mm_into("matmul", a.detach(), b.detach(), y, 1, 0);
     if (should_record({&a, &b}))
         record("mm", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
@@ -66,10 +62,10 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 /// [B,m,k]·[B,k,n] (batch strides may be 0);  da = dy·bᵀ, db = aᵀ·dy per batch
 Tensor bmm(const Tensor& a, const Tensor& b) {
     const int64_t B = a.size(0);
-    Tensor y = runtime::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device());
+    Tensor y = runtime::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device(), "matmul");
     const Tensor ad = a.detach(), bd = b.detach();
     for (int64_t i = 0; i < B; ++i)
-        mm_into(ad.narrow(0, i, 1).squeeze(0), bd.narrow(0, i, 1).squeeze(0),
+        mm_into("matmul", ad.narrow(0, i, 1).squeeze(0), bd.narrow(0, i, 1).squeeze(0),
                 y.narrow(0, i, 1).squeeze(0), 1, 0);
     if (should_record({&a, &b}))
         record("bmm", {&a, &b}, y,
@@ -98,8 +94,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         return mm(a, b);
     if (da == 3 && db <= 2 && a.size(1) > 0) {  // fold the batch into rows: one GEMM
         const Tensor b2 = db == 1 ? b.unsqueeze(1) : b;
-        Tensor y = mm(a.reshape({a.size(0) * a.size(1), a.size(2)}), b2)
-                       .reshape({a.size(0), a.size(1), b2.size(1)});
+        const int64_t rows = checked_mul(a.size(0), a.size(1), "matmul", a.sizes());
+        Tensor y = mm(a.reshape({rows, a.size(2)}), b2).reshape({a.size(0), a.size(1), b2.size(1)});
         return db == 1 ? y.squeeze(2) : y;
     }
     const Tensor a3 = da == 3 ? a : (da == 2 ? a.unsqueeze(0) : a.unsqueeze(0).unsqueeze(0));
@@ -135,10 +131,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
         return linear(x.reshape({-1, x.size(-1)}), w, b).reshape(out);
     }
     const int64_t N = x.size(0), out = w.size(0);
-    Tensor y = runtime::empty({N, out}, x.dtype(), x.device());
+    Tensor y = runtime::empty({N, out}, x.dtype(), x.device(), "linear");
     if (b.defined())
         runtime::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
-    mm_into(x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);
+    mm_into("linear", x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);
     if (should_record({&x, &w, &b})) {
         const Tensor* in[3] = {&x, &w, &b};
         record("linear", {in[0], in[1], in[2]}, y,
@@ -156,24 +152,24 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                    }
                    if (needs(n, 0)) {  // dx = dy·W            [N,out] x [out,in]
                        g[0] = runtime::empty(xx.sizes(), xx.dtype(), xx.device());
-                       mm_into(dy, ww, g[0], 1, 0);
+                       mm_into("linear", dy, ww, g[0], 1, 0);
                    }
                    // dW and db go straight into .grad() with beta = 1 when the engine allows
                    // it (Note [Gradient accumulated in place]); done() is then undefined
                    if (needs(n, 1)) {  // dW = dyᵀ·x           [out,N] x [N,in]
                        GradTarget dw(n, 1);
-                       mm_into(dy.t(), xx, dw.out(), 1, dw.beta());
+                       mm_into("linear", dy.t(), xx, dw.out(), 1, dw.beta());
                        g[1] = dw.done();
                    }
                    if (needs(n, 2)) {  // db = dyᵀ·1 (gemv)    [out,N] x [N]
                        const int64_t rows = dy.size(0), cols = dy.size(1);
                        GradTarget db(n, 2);
                        const Tensor one = ones({rows}, dy.options());
-                       const Operand od = operand(dy);
-                       runtime::be(dy).gemv(!od.trans, od.trans ? cols : rows,
-                                            od.trans ? rows : cols, 1, runtime::view(od.t), od.ld,
-                                            runtime::view(one), 1, db.beta(),
-                                            runtime::view(db.out()), 1);
+                       // an empty dy (rows or cols 0) is never read: no copy of it
+                       const Operand od = rows && cols ? operand(dy) : Operand{dy, false, 1};
+                       runtime::gemv("linear", !od.trans, od.trans ? cols : rows,
+                                     od.trans ? rows : cols, 1, runtime::view(od.t), od.ld,
+                                     runtime::view(one), 1, db.beta(), db.out());
                        g[2] = db.done();
                    }
                    return g;

@@ -40,6 +40,14 @@ Shape dropped_shape(const Tensor& x, const std::vector<int64_t>& dims) {
     return s;
 }
 
+/// The number of elements each output of a reduction over dims sums.
+int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims) {
+    Shape s;
+    for (int64_t d : dims)
+        s.push_back(x.size(d));
+    return numel_of(s);
+}
+
 /// Runs the backend reduction into a keepdim-shaped tensor.
 Tensor reduce_keep(backend::ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims) {
     Tensor y = runtime::empty(kept_shape(x, dims), x.dtype(), x.device());
@@ -61,9 +69,12 @@ Tensor extremum_grad(const Tensor& dy_keep, const Tensor& x, const Tensor& y_kee
 
 Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, bool is_max) {
     const char* name = is_max ? "max" : "min";
-    if (x.numel() == 0)
-        throw shape_error(std::string(name) + ": empty tensor " + shape_str(x.sizes()));
     const auto dims = norm_dims(x, dims_in, name);
+    // an empty reduction has no identity here (sum's is 0); the kept dims may be empty
+    for (int64_t d : dims)
+        if (x.size(d) == 0)
+            throw shape_error(std::string(name) + ": cannot reduce over dim " + std::to_string(d) +
+                              " of size 0 of the empty tensor " + shape_str(x.sizes()));
     Tensor yk = reduce_keep(is_max ? backend::ReduceOp::Max : backend::ReduceOp::Min, x, dims);
     Tensor y = keepdim ? yk : yk.view(dropped_shape(x, dims));
     if (should_record({&x}))
@@ -82,7 +93,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     Tensor yk = reduce_keep(backend::ReduceOp::Sum, x, dims);
     Tensor y = keepdim ? yk
                        : runtime::alias(yk, dropped_shape(x, dims),
-                                    contiguous_strides(dropped_shape(x, dims)), 0);
+                                        contiguous_strides(dropped_shape(x, dims)), 0);
     if (should_record({&x}))
         record("sum", {&x}, y, [dims](const Tensor& dy, const Node& n) {
             const Shape& xs = in_shape(n, 0);
@@ -100,10 +111,8 @@ Tensor sum(const Tensor& x) {
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     runtime::check_floating("mean", x);
     const auto dims = norm_dims(x, dims_in, "mean");
-    int64_t n = 1;
-    for (int64_t d : dims)
-        n *= x.size(d);
-    return sum(x, dims, keepdim) * (1.0 / double(n));
+    const double n = double(reduced_count(x, dims));
+    return sum(x, dims, keepdim) * (1.0 / n);  // 0/0 = NaN over an empty dim, as in PyTorch
 }
 Tensor mean(const Tensor& x) {
     return mean(x, {}, false);
@@ -125,11 +134,11 @@ Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, bool keepdim) {
     runtime::check_floating("var", x);
     const auto dims = norm_dims(x, dims_in, "var");
-    int64_t n = 1;
-    for (int64_t d : dims)
-        n *= x.size(d);
+    const int64_t n = reduced_count(x, dims);
     const Tensor c = x - mean(x, dims, true);
-    return sum(c * c, dims, keepdim) * (1.0 / double(n - (unbiased ? 1 : 0)));
+    // with no more elements than the correction the divisor is 0: NaN (0/0), as in PyTorch
+    const double div = double(std::max<int64_t>(n - (unbiased ? 1 : 0), 0));
+    return sum(c * c, dims, keepdim) * (1.0 / div);
 }
 Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
     return var(x, std::vector<int64_t>(dims), unbiased, keepdim);

@@ -19,7 +19,7 @@ Shape infer_shape(const Tensor& x, Shape s, const char* op) {
         } else if (s[i] < 0) {
             throw shape_error(std::string(op) + ": invalid size in " + shape_str(s));
         } else {
-            known *= s[i];
+            known = checked_mul(known, s[i], op, s);
         }
     }
     if (infer >= 0) {
@@ -28,7 +28,7 @@ Shape infer_shape(const Tensor& x, Shape s, const char* op) {
                               " is invalid for input of shape " + shape_str(x.sizes()));
         s[size_t(infer)] = x.numel() / known;
     }
-    if (numel_of(s) != x.numel())
+    if (numel_of(s, op) != x.numel())  // also rejects shapes whose strides overflow
         throw shape_error(std::string(op) + ": shape " + shape_str(s) +
                           " is invalid for input of shape " + shape_str(x.sizes()) + " (" +
                           std::to_string(x.numel()) + " elements)");
@@ -39,7 +39,7 @@ Shape infer_shape(const Tensor& x, Shape s, const char* op) {
 std::optional<Shape> view_strides(const Tensor& x, const Shape& ns) {
     const Shape &os = x.sizes(), &ost = x.strides();
     if (x.numel() == 0 || os.empty() || x.is_contiguous())
-        return contiguous_strides(ns);
+        return contiguous_strides(ns, "view");
     Shape nst(ns.size());
     int64_t view_d = int64_t(ns.size()) - 1;
     int64_t chunk = ost.back(), tensor_numel = 1, view_numel = 1;
@@ -68,7 +68,7 @@ std::optional<Shape> view_strides(const Tensor& x, const Shape& ns) {
 template <class Back>
 Tensor make_view(const char* name, const Tensor& x, Shape sizes, Shape strides, int64_t offset,
                  Back back) {
-    Tensor y = runtime::alias(x, std::move(sizes), std::move(strides), offset);
+    Tensor y = runtime::alias(x, std::move(sizes), std::move(strides), offset, name);
     if (should_record({&x}))
         record(name, {&x}, y,
                [back](const Tensor& dy, const Node& n) { return Grads{back(dy, in_shape(n, 0))}; });
@@ -109,10 +109,7 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
         throw shape_error("flatten: start dim " + std::to_string(start) + " after end dim " +
                           std::to_string(end));
     Shape ns(x.sizes().begin(), x.sizes().begin() + s);
-    int64_t m = 1;
-    for (int64_t d = s; d <= e; ++d)
-        m *= x.size(d);
-    ns.push_back(m);
+    ns.push_back(numel_of(Shape(x.sizes().begin() + s, x.sizes().begin() + e + 1), "flatten"));
     ns.insert(ns.end(), x.sizes().begin() + e + 1, x.sizes().end());
     return reshape(x, ns);
 }
@@ -147,6 +144,9 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     Shape s(static_cast<size_t>(nd)), st(static_cast<size_t>(nd), 0);
     for (int64_t d = 0; d < nd; ++d) {
         const int64_t want = shape[size_t(d)];
+        if (want < -1)
+            throw shape_error("expand: negative size " + std::to_string(want) + " in " +
+                              shape_str(shape));
         if (d < lead) {
             if (want < 0)
                 throw shape_error("expand: -1 not allowed for new leading dims in " +
@@ -168,6 +168,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     }
     if (s == x.sizes())
         return x;
+    numel_of(s, "expand");  // a stride-0 view can grow past int64 (Note [Checked sizes])
     return make_view("expand", x, s, st, x.storage_offset(),
                      [](const Tensor& dy, const Shape& xs) { return sum_to(dy, xs); });
 }
@@ -213,12 +214,14 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
     const int64_t d = wrap_dim(dim, x.dim(), "narrow");
     const int64_t n = x.size(d);
+    // start in [-n, n] (negative counts from the end), then length in [0, n - start]: no sum
+    // that could overflow for a start or length near INT64_MAX
+    if (start < -n || start > n || length < 0 || length > n - (start < 0 ? start + n : start))
+        throw shape_error("narrow: start " + std::to_string(start) + " and length " +
+                          std::to_string(length) + " are out of range for dim " +
+                          std::to_string(d) + " of " + shape_str(x.sizes()));
     if (start < 0)
         start += n;
-    if (start < 0 || length < 0 || start + length > n)
-        throw shape_error("narrow: [" + std::to_string(start) + ", " +
-                          std::to_string(start + length) + ") is out of range for dim " +
-                          std::to_string(d) + " of " + shape_str(x.sizes()));
     Shape s = x.sizes();
     s[size_t(d)] = length;
     return make_view(
@@ -252,9 +255,9 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
             throw shape_error("cat: tensor " + std::to_string(i) + " has shape " +
                               shape_str(xs[i].sizes()) + ", expected " + shape_str(x0.sizes()) +
                               " except in dim " + std::to_string(d));
-        s[size_t(d)] += xs[i].size(d);
+        s[size_t(d)] = checked_add(s[size_t(d)], xs[i].size(d), "cat", s);
     }
-    Tensor y = runtime::empty(s, x0.dtype(), x0.device());
+    Tensor y = runtime::empty(s, x0.dtype(), x0.device(), "cat");
     int64_t off = 0;
     for (const Tensor& x : xs) {
         runtime::copy_into(y.detach().narrow(d, off, x.size(d)), x);

@@ -1,5 +1,11 @@
 #include "runtime/dispatch.hpp"
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "backend/registry.hpp"
@@ -8,17 +14,19 @@
 
 namespace tg::runtime {
 
-Tensor empty(const Shape& s, Dtype d, Device dev) {
-    for (int64_t n : s)
-        if (n < 0)
-            throw shape_error("empty: negative dimension in shape " + shape_str(s));
+void check_dims(const Shape& s, const char* op) {
     if (s.size() > size_t(backend::kMaxDims))
-        throw shape_error("tensor of shape " + shape_str(s) + " has more than " +
+        throw shape_error(std::string(op) + ": shape " + shape_str(s) + " has more than " +
                           std::to_string(backend::kMaxDims) + " dims");
+}
+
+Tensor empty(const Shape& s, Dtype d, Device dev, const char* op) {
+    check_dims(s, op);
+    const size_t bytes = nbytes_of(s, d, op);  // Note [Checked sizes]
     auto impl = detail::make_pooled<TensorImpl>();
-    impl->storage = detail::make_pooled<Storage>(size_t(numel_of(s)) * element_size(d), dev);
+    impl->storage = detail::make_pooled<Storage>(bytes, dev);
     impl->sizes = s;
-    impl->strides = contiguous_strides(s);
+    impl->strides = contiguous_strides(s, op);
     impl->dtype = d;
     return Tensor(std::move(impl));
 }
@@ -44,7 +52,8 @@ backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st) {
     return {i->storage->data, i->offset, shape.data(), st.data(), int(nd), i->dtype};
 }
 
-Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset, const char* op) {
+    check_dims(sizes, op);
     auto impl = detail::make_pooled<TensorImpl>();
     impl->storage = base.impl()->storage;
     impl->sizes = std::move(sizes);
@@ -52,6 +61,14 @@ Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
     impl->offset = offset;
     impl->dtype = base.dtype();
     return Tensor(std::move(impl));
+}
+
+std::string scalar_str(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", v);  // 0.1 as "0.1", unless that loses digits
+    if (std::strtod(buf, nullptr) != v && v == v)
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
 }
 
 void check_same(const char* op, const Tensor& a, const Tensor& b) {
@@ -71,13 +88,50 @@ void check_floating(const char* op, const Tensor& t) {
                           shape_str(t.sizes()) + " " + dtype_name(t.dtype()));
 }
 
+namespace {
+/// Whether any element of the 0/1 mask m is 1 (reads one value back from a device).
+bool any_set(const Tensor& m) {
+    if (m.numel() == 0)
+        return false;
+    Tensor any = empty({}, m.dtype(), m.device());
+    Shape st(size_t(m.dim()), 0);
+    const backend::View out{
+        any.impl()->storage->data, 0, m.sizes().data(), st.data(), int(m.dim()), m.dtype()};
+    be(m).reduce(backend::ReduceOp::Max, out, view(m));
+    return any.item<double>() != 0;
+}
+
+// Note [Integer division] (kernels.def): an int64 division by zero throws here, before the
+// launch; out_numel is the number of quotients (an empty one divides nothing).
+void check_divisor(UnaryOp op, const Tensor& x, double p, int64_t out_numel) {
+    if (x.dtype() != Dtype::Int64 || out_numel == 0)
+        return;
+    if (op == UnaryOp::div_scalar && std::trunc(p) == 0)  // p as the kernel's int64 is 0
+        throw value_error("div: integer division by zero in " + shape_str(x.sizes()) + " / " +
+                          scalar_str(p) + " (int64)");
+    if (op == UnaryOp::rdiv_scalar && any_set(unary(UnaryOp::eq_scalar, x, 0, 0)))
+        throw value_error("rdiv: integer division by zero in " + scalar_str(p) + " / " +
+                          shape_str(x.sizes()) + " (int64)");
+}
+void check_divisor(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
+                   int64_t out_numel) {
+    if (op != BinaryOp::div || b.dtype() != Dtype::Int64 || out_numel == 0)
+        return;
+    if (any_set(unary(UnaryOp::eq_scalar, b, 0, 0)))
+        throw value_error(std::string(name) + ": integer division by zero in " +
+                          shape_str(a.sizes()) + " / " + shape_str(b.sizes()) + " (int64)");
+}
+}  // namespace
+
 Tensor unary(UnaryOp op, const Tensor& x, double p, double q) {
+    check_divisor(op, x, p, x.numel());
     Tensor y = empty_as(x);
     be(x).unary(op, view(y), view(x), p, q);
     return y;
 }
 
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q) {
+    check_divisor(op, x, p, out.numel());
     Shape st;
     be(out).unary(op, view(out), broadcast_view(x, out.sizes(), st), p, q);
 }
@@ -85,12 +139,14 @@ void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p, double q) {
     check_same(name, a, b);
     if (a.sizes() == b.sizes()) {
+        check_divisor(op, name, a, b, a.numel());
         Tensor y = empty_as(a);
         const backend::View vy = view(y);
         be(a).binary(op, vy, view(a), view(b), p, q);
         return y;
     }
-    Tensor y = empty(broadcast_shapes(a.sizes(), b.sizes(), name), a.dtype(), a.device());
+    Tensor y = empty(broadcast_shapes(a.sizes(), b.sizes(), name), a.dtype(), a.device(), name);
+    check_divisor(op, name, a, b, y.numel());
     Shape sa, sb;
     be(a).binary(op, view(y), broadcast_view(a, y.sizes(), sa), broadcast_view(b, y.sizes(), sb), p,
                  q);
@@ -105,6 +161,7 @@ void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& 
     if (broadcast_shapes(s, broadcast_shapes(a.sizes(), b.sizes(), name), name) != s)
         throw shape_error(std::string(name) + ": cannot write " + shape_str(a.sizes()) + " and " +
                           shape_str(b.sizes()) + " into " + shape_str(s));
+    check_divisor(op, name, a, b, out.numel());
     Shape sa, sb;
     be(out).binary(op, view(out), broadcast_view(a, s, sa), broadcast_view(b, s, sb), p, q);
 }
@@ -128,7 +185,7 @@ void fill(const Tensor& t, double value) {
 void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g) {
     detail::Draw draw(g);
     const int64_t n = t.numel();
-    const size_t bytes = size_t(n) * element_size(t.dtype());
+    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "fill_random");
     const TensorImpl* i = t.impl();
     const size_t offset = size_t(i->offset) * element_size(t.dtype());
     if (t.device().is_cpu()) {
@@ -142,22 +199,60 @@ void fill_random(const Tensor& t, bool normal, double a, double b, const Generat
 }
 
 bool all_finite(const Tensor& t) {
-    if (!is_floating(t.dtype()) || t.numel() == 0)
+    if (!is_floating(t.dtype()))
         return true;
-    Tensor bad = unary(UnaryOp::not_finite, t);  // 1 where NaN or Inf
-    Tensor any = empty({}, t.dtype(), t.device());
-    Shape st(size_t(t.dim()), 0);
-    const backend::View out{
-        any.impl()->storage->data, 0, bad.sizes().data(), st.data(), int(bad.dim()), t.dtype()};
-    be(t).reduce(backend::ReduceOp::Max, out, view(bad));
-    return any.item<double>() == 0;
+    return !any_set(unary(UnaryOp::not_finite, t));  // 1 where NaN or Inf
+}
+
+// Note [Empty products]: BLAS returns at once when a dimension is 0, which is right for m or
+// n = 0 (there is nothing to write) but not for an empty inner dimension (k = 0, or gemv's
+// summed dimension), where the result must still become beta * C: with beta = 0 BLAS would
+// leave a fresh buffer's garbage in C. So the backends are called only with every dimension
+// >= 1, and the empty cases are done here, for all of them. BLAS also takes 32-bit ints, so
+// larger dimensions throw instead of being truncated.
+namespace {
+void scale_result(const Tensor& c, double beta) {
+    if (beta == 0)
+        fill(c, 0);
+    else if (beta != 1)
+        unary_into(UnaryOp::mul_scalar, c, c, beta, 0);
+}
+void check_blas_range(const char* op, std::initializer_list<int64_t> dims) {
+    for (int64_t d : dims)
+        if (d > INT32_MAX)
+            throw shape_error(std::string(op) + ": a matrix dimension of " + std::to_string(d) +
+                              " exceeds the 32-bit range BLAS takes");
+}
+}  // namespace
+
+void gemm(const char* op, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+          const backend::View& a, int64_t lda, const backend::View& b, int64_t ldb, double beta,
+          const Tensor& c) {
+    if (m == 0 || n == 0)
+        return;
+    if (k == 0)
+        return scale_result(c, beta);
+    const int64_t ldc = c.stride(0);
+    check_blas_range(op, {m, n, k, lda, ldb, ldc});
+    be(c).gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, view(c), ldc);
+}
+
+void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const backend::View& a,
+          int64_t lda, const backend::View& x, int64_t incx, double beta, const Tensor& y) {
+    if ((ta ? n : m) == 0)  // y is empty
+        return;
+    if ((ta ? m : n) == 0)
+        return scale_result(y, beta);
+    const int64_t incy = y.stride(0);
+    check_blas_range(op, {m, n, lda, incx, incy});
+    be(y).gemv(ta, m, n, alpha, a, lda, x, incx, beta, view(y), incy);
 }
 
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
     Tensor m = binary(op, a, b, name);
     if (m.dtype() == Dtype::Int64)
         return m;
-    Tensor r = empty(m.sizes(), Dtype::Int64, m.device());
+    Tensor r = empty(m.sizes(), Dtype::Int64, m.device(), name);
     be(m).copy(view(r), view(m));
     return r;
 }

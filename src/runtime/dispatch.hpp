@@ -11,8 +11,12 @@ namespace tg::runtime {
 using backend::BinaryOp;
 using backend::UnaryOp;
 
-/// A new contiguous tensor (uninitialised).
-Tensor empty(const Shape& s, Dtype d, Device dev);
+/// A new contiguous tensor (uninitialised). Throws shape_error naming `op` for a shape that is
+/// invalid (Note [Checked sizes]) or has more than backend::kMaxDims dims, out_of_memory when the
+/// device cannot hold it.
+Tensor empty(const Shape& s, Dtype d, Device dev, const char* op = "empty");
+/// Throws shape_error naming `op` when s has more dims than the backends take (kMaxDims).
+void check_dims(const Shape& s, const char* op);
 inline Tensor empty_as(const Tensor& t) {
     return empty(t.sizes(), t.dtype(), t.device());
 }
@@ -20,8 +24,12 @@ backend::Backend& be(const Tensor& t);
 backend::View view(const Tensor& t);
 /// t read as `shape` by broadcasting: stride 0 on broadcast dims; `st` holds the strides.
 backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st);
-/// A tensor sharing base's storage with new geometry (no autograd).
-Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
+/// A tensor sharing base's storage with new geometry (no autograd). The caller has checked that
+/// the geometry lies within base's (Note [Checked sizes]); the dims are checked here, naming op.
+Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset,
+             const char* op = "view");
+/// A scalar as error messages show it: "3", "0.5", "1e+30", "nan".
+std::string scalar_str(double v);
 /// Throws dtype_error / device_error naming op unless a and b agree.
 void check_same(const char* op, const Tensor& a, const Tensor& b);
 void check_floating(const char* op, const Tensor& t);
@@ -49,6 +57,16 @@ void fill(const Tensor& t, double value);
 void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g = nullptr);
 /// Whether t holds no NaN or Inf (reads one element back from a device).
 bool all_finite(const Tensor& t);
+/// c = alpha * op(a) op(b) + beta * c for row-major [m,k]·[k,n] into c [m,n] (c.stride(1) == 1,
+/// leading dimension c.stride(0)): Backend::gemm, for every size including zero (Note [Empty
+/// products]); throws shape_error naming op when a dimension exceeds BLAS's int range.
+void gemm(const char* op, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+          const backend::View& a, int64_t lda, const backend::View& b, int64_t ldb, double beta,
+          const Tensor& c);
+/// y = alpha * op(a) x + beta * y, a [m,n] row-major, y 1-D: Backend::gemv, for every size
+/// including zero (Note [Empty products]).
+void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const backend::View& a,
+          int64_t lda, const backend::View& x, int64_t incx, double beta, const Tensor& y);
 /// A 0/1 mask of the comparison, as int64.
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
 

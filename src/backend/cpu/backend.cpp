@@ -17,7 +17,7 @@ CpuBackend::CpuBackend() : Backend(Device::cpu(), CachePolicy{size_t(64) << 10, 
 void* CpuBackend::raw_allocate(size_t n) {
     void* p = nullptr;
     if (posix_memalign(&p, 64, n < 64 ? 64 : n) != 0 || !p)
-        throw error("cpu: out of memory allocating " + std::to_string(n) + " bytes");
+        throw out_of_memory("cpu: out of memory allocating " + std::to_string(n) + " bytes");
     return p;
 }
 
@@ -25,12 +25,15 @@ void CpuBackend::raw_free(void* p) {
     std::free(p);
 }
 
+// (an empty std::vector's data() may be null, which memcpy must not get even for 0 bytes)
 void CpuBackend::to_host(void* dst, const void* src, size_t off, size_t n) {
-    std::memcpy(dst, static_cast<const char*>(src) + off, n);
+    if (n > 0)
+        std::memcpy(dst, static_cast<const char*>(src) + off, n);
 }
 
 void CpuBackend::from_host(void* dst, size_t off, const void* src, size_t n) {
-    std::memcpy(static_cast<char*>(dst) + off, src, n);
+    if (n > 0)
+        std::memcpy(static_cast<char*>(dst) + off, src, n);
 }
 
 }  // namespace cpu

@@ -5,6 +5,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/threads.hpp"
+#include "tapegrad/shape.hpp"
 
 namespace tg::backend::cpu {
 
@@ -63,9 +64,7 @@ void for_each_row(const Iter<N>& it, Row&& row, const int64_t* base = nullptr) {
     const int last = it.nd - 1;
     for (int k = 0; k < N; ++k)
         ist[k] = it.st[k][last];
-    int64_t outer = 1;
-    for (int d = 0; d < last; ++d)
-        outer *= it.size[d];
+    const int64_t outer = checked_prod(it.size, last, "cpu kernel");
     int64_t idx[kMaxDims] = {};
     for (int64_t r = 0; r < outer; ++r) {
         row(off, it.size[last], ist);
@@ -87,9 +86,7 @@ void for_each_row(const Iter<N>& it, Row&& row, const int64_t* base = nullptr) {
 /// same elements, so that runs on one thread.
 template <int N, class Row>
 void parallel_rows(const Iter<N>& it, Row&& row) {
-    int64_t total = 1;
-    for (int d = 0; d < it.nd; ++d)
-        total *= it.size[d];
+    const int64_t total = checked_prod(it.size, it.nd, "cpu kernel");
     const bool split = it.nd > 0 && it.st[0][0] != 0 && total >= kParallelMin;
     const int threads = split ? cpu_threads() : 1;
     if (threads < 2) {
@@ -120,11 +117,9 @@ T* ptr(const View& v) {
     return static_cast<T*>(v.data) + v.offset;
 }
 
+/// The product of s[from, to), checked (Note [Checked sizes] in src/core/shape.cpp).
 inline int64_t prod(const int64_t* s, int from, int to) {
-    int64_t p = 1;
-    for (int d = from; d < to; ++d)
-        p *= s[d];
-    return p;
+    return checked_prod(s + from, to - from, "cpu kernel");
 }
 
 }  // namespace tg::backend::cpu

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "tapegrad/shape.hpp"
 
 namespace tg::backend {
 
@@ -69,19 +70,15 @@ bool is_flat(const Geo<K>& g) {
     return true;
 }
 
+// Products of sizes are checked (Note [Checked sizes] in src/core/shape.cpp): they cannot
+// overflow for the valid shapes ops make, and throw rather than wrap if one ever did.
 template <int K>
 int64_t numel(const Geo<K>& g) {
-    int64_t n = 1;
-    for (int64_t d = 0; d < g.nd; ++d)
-        n *= g.size[d];
-    return n;
+    return checked_prod(g.size, int(g.nd), "device kernel");
 }
 
 inline int64_t numel(const View& v) {
-    int64_t n = 1;
-    for (int d = 0; d < v.ndim; ++d)
-        n *= v.sizes[d];
-    return n;
+    return checked_prod(v.sizes, v.ndim, "device kernel");
 }
 
 /// The split of a reduction: `kept` walks the outputs (st[0] = out, st[1] = in), `red` walks
@@ -148,10 +145,7 @@ struct IndexGeo {
 inline IndexGeo make_index_geo(IndexOp op, const View& out, const View& src, int dim,
                                const View& idx) {
     auto prod = [](const int64_t* s, int from, int to) {
-        int64_t p = 1;
-        for (int d = from; d < to; ++d)
-            p *= s[d];
-        return p;
+        return checked_prod(s + from, to - from, "index kernel");
     };
     const bool by_row = op == IndexOp::Select || op == IndexOp::Add;
     const View& big = op == IndexOp::Select || op == IndexOp::Gather ? src : out;

@@ -95,6 +95,12 @@ void* OpenClBackend::raw_allocate(size_t nbytes) {
     live();
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, nbytes, nullptr, &err);
+    // no room, or more than the device's largest buffer: the caller's typed out-of-memory error
+    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+        err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE)
+        throw out_of_memory(device().str() + ": out of memory allocating " +
+                            std::to_string(nbytes) + " bytes (clCreateBuffer error " +
+                            std::to_string(err) + ")");
     check(err, "clCreateBuffer",
           device().str() + ": allocating " + std::to_string(nbytes) + " bytes");
     return m;

@@ -213,17 +213,21 @@ std::string opencl_program_source(Dtype d, bool fp64) {
     switch (d) {
         case Dtype::Float32:
             s += "#define T float\n#define ACC " + std::string(real) +
-                 "\n#define TG_LOWEST (-FLT_MAX)\n#define TG_HIGHEST FLT_MAX\n";
+                 "\n#define TG_LOWEST (-FLT_MAX)\n#define TG_HIGHEST FLT_MAX\n"
+                 "#define tg_div(a, b) ((a) / (b))\n";
             break;
         case Dtype::Float64:
             s += "#define T double\n#define ACC double\n#define TG_LOWEST (-DBL_MAX)\n"
-                 "#define TG_HIGHEST DBL_MAX\n";
+                 "#define TG_HIGHEST DBL_MAX\n#define tg_div(a, b) ((a) / (b))\n";
             break;
         default:
-            // int64 runs the same table; transcendental kernels go through floating point.
+            // int64 runs the same table; transcendental kernels go through floating point, and
+            // division never traps (Note [Integer division] in kernels.def).
             s += "#define T long\n#define ACC long\n#define TG_LOWEST LONG_MIN\n"
                  "#define TG_HIGHEST LONG_MAX\n#define TGF " +
-                 std::string(real) + "\n";
+                 std::string(real) +
+                 "\nlong tg_div(long a, long b) {\n"
+                 "    return b == 0 ? 0 : b == -1 ? (long)(0UL - (ulong)a) : a / b;\n}\n";
             // (the builtins may be macros themselves: wrap them first, then rename)
 #define TG_MATH1(f)                                                                            \
     s += "long tg_" #f "(long v) { return (long)" #f "((TGF)v); }\n#undef " #f "\n#define " #f \
