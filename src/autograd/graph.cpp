@@ -49,13 +49,21 @@ struct AccumulateGrad final : Node {
         if (!impl || !dys[0].defined())
             return {};
         Tensor g = std::move(dys[0]);
-        for (auto& hook : impl->hooks) {
-            Tensor r = hook(g);
-            if (r.defined())
-                g = r;
+        for (size_t k = 0; k < impl->hooks.size(); ++k) {
+            Tensor r = impl->hooks[k](g);
+            if (!r.defined())
+                continue;
+            check_grad(r, inputs_[0], [&] {  // Note [Checked gradients] in engine.hpp
+                return "hook " + std::to_string(k) + " of the leaf " + shape_str(inputs_[0].sizes) +
+                       " returned an invalid gradient";
+            });
+            g = std::move(r);
         }
         if (GradMode::is_enabled()) {  // create_graph: the gradient keeps its history
-            impl->grad = impl->grad ? (Tensor(impl->grad) + g).impl_ptr() : g.impl_ptr();
+            if (impl->grad)
+                impl->grad = (Tensor(impl->grad) + g).impl_ptr();
+            else  // Note [Checked gradients]: never an expand() view (sum's gradient is one)
+                impl->grad = has_aliased_elements(g) ? g.contiguous().impl_ptr() : g.impl_ptr();
             return {};
         }
         if (!impl->grad) {
