@@ -27,13 +27,9 @@ Backend::Backend(Device d, CachePolicy policy)
           policy, [this](size_t n) { return raw_allocate(n); }, [this](void* p) { raw_free(p); }) {}
 
 void* Backend::allocate(size_t nbytes) {
+    void* p = cache_.allocate(nbytes);  // counted once it exists: a failed one is no peak
     counters_.on_alloc(int64_t(nbytes));
-    try {
-        return cache_.allocate(nbytes);
-    } catch (...) {
-        counters_.on_free(int64_t(nbytes));
-        throw;
-    }
+    return p;
 }
 
 void Backend::deallocate(void* p, size_t nbytes) {

@@ -17,7 +17,7 @@ CpuBackend::CpuBackend() : Backend(Device::cpu(), CachePolicy{size_t(64) << 10, 
 void* CpuBackend::raw_allocate(size_t n) {
     void* p = nullptr;
     if (posix_memalign(&p, 64, n < 64 ? 64 : n) != 0 || !p)
-        throw error("cpu: out of memory allocating " + std::to_string(n) + " bytes");
+        throw out_of_memory("cpu: out of memory allocating " + std::to_string(n) + " bytes");
     return p;
 }
 

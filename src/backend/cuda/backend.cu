@@ -57,6 +57,10 @@ public:
         const cudaError_t e = cudaMalloc(&p, nbytes);
         if (e != cudaSuccess)
             cudaGetLastError();  // clear it: the allocator may free its cache and try again
+        if (e == cudaErrorMemoryAllocation)
+            throw out_of_memory(device().str() + ": out of memory allocating " +
+                                std::to_string(nbytes) + " bytes (cudaMalloc: " +
+                                cudaGetErrorString(e) + ")");
         check(e, "cudaMalloc");
         return p;
     }
