@@ -1,11 +1,10 @@
 #include "tapegrad/optim/adam.hpp"
 
 #include <cmath>
-#include <string>
 
+#include "optim/check_options.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
-#include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::optim {
@@ -33,22 +32,11 @@ struct AdamHyper {
 };
 
 template <class Options>
-AdamHyper hyper_of(const Options& o, bool decoupled, const char* name) {
-    AdamHyper h{o.lr(),   std::get<0>(o.betas()), std::get<1>(o.betas()),
-                o.eps(),  o.weight_decay(),       o.amsgrad(),
-                decoupled};
-    auto bad = [&](const std::string& what) { throw error(std::string(name) + ": " + what); };
-    if (h.lr < 0)
-        bad("invalid learning rate " + std::to_string(h.lr));
-    if (h.eps < 0)
-        bad("invalid eps " + std::to_string(h.eps));
-    if (!(h.beta1 >= 0 && h.beta1 < 1))
-        bad("invalid beta1 " + std::to_string(h.beta1));
-    if (!(h.beta2 >= 0 && h.beta2 < 1))
-        bad("invalid beta2 " + std::to_string(h.beta2));
-    if (h.weight_decay < 0)
-        bad("invalid weight_decay " + std::to_string(h.weight_decay));
-    return h;
+AdamHyper hyper_of(const Options& o, bool decoupled) {
+    detail::check_options(o);
+    return {o.lr(),   std::get<0>(o.betas()), std::get<1>(o.betas()),
+            o.eps(),  o.weight_decay(),       o.amsgrad(),
+            decoupled};
 }
 
 /// out = op(a, b) written in place (out may be a), bumping out's version as in-place ops do.
@@ -99,7 +87,7 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
 }
 
 template <class Options>
-Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const char* name,
+Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled,
                  const std::function<Tensor()>& closure,
                  const std::function<Options&(OptimizerParamGroup&)>& options_of,
                  const std::function<OptimizerParamState&(const Tensor&)>& state_of) {
@@ -110,7 +98,7 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const
     }
     NoGradGuard guard;
     for (auto& group : groups) {
-        AdamHyper h = hyper_of(options_of(group), decoupled, name);
+        AdamHyper h = hyper_of(options_of(group), decoupled);
         for (auto& p : group.params()) {
             Tensor grad = p.grad();
             if (!grad.defined())
@@ -125,9 +113,9 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const
 
 Adam::Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<AdamOptions>(defaults)) {
-    hyper_of(defaults, false, "Adam");
+    detail::check_options(defaults);
     for (auto& g : param_groups_)
-        hyper_of(options_of<AdamOptions>(g), false, "Adam");
+        detail::check_options(options_of<AdamOptions>(g));
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions defaults)
@@ -135,16 +123,16 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions defaults)
 
 Tensor Adam::step(LossClosure closure) {
     return adam_step<AdamOptions>(
-        param_groups_, false, "Adam", closure,
+        param_groups_, false, closure,
         [this](OptimizerParamGroup& g) -> AdamOptions& { return options_of<AdamOptions>(g); },
         [this](const Tensor& p) -> OptimizerParamState& { return state_of(p); });
 }
 
 AdamW::AdamW(std::vector<OptimizerParamGroup> param_groups, AdamWOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<AdamWOptions>(defaults)) {
-    hyper_of(defaults, true, "AdamW");
+    detail::check_options(defaults);
     for (auto& g : param_groups_)
-        hyper_of(options_of<AdamWOptions>(g), true, "AdamW");
+        detail::check_options(options_of<AdamWOptions>(g));
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions defaults)
@@ -152,7 +140,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions defaults)
 
 Tensor AdamW::step(LossClosure closure) {
     return adam_step<AdamWOptions>(
-        param_groups_, true, "AdamW", closure,
+        param_groups_, true, closure,
         [this](OptimizerParamGroup& g) -> AdamWOptions& { return options_of<AdamWOptions>(g); },
         [this](const Tensor& p) -> OptimizerParamState& { return state_of(p); });
 }

@@ -1,9 +1,7 @@
 #include "tapegrad/optim/sgd.hpp"
 
-#include <string>
-
+#include "optim/check_options.hpp"
 #include "tapegrad/autograd.hpp"
-#include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::optim {
@@ -16,25 +14,11 @@ std::unique_ptr<OptimizerParamState> SGDParamState::clone() const {
     return s;
 }
 
-namespace {
-void check(const SGDOptions& o) {
-    auto bad = [](const std::string& what) { throw error("SGD: " + what); };
-    if (o.lr() < 0)
-        bad("invalid learning rate " + std::to_string(o.lr()));
-    if (o.momentum() < 0)
-        bad("invalid momentum " + std::to_string(o.momentum()));
-    if (o.weight_decay() < 0)
-        bad("invalid weight_decay " + std::to_string(o.weight_decay()));
-    if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
-        bad("nesterov momentum requires a momentum and zero dampening");
-}
-}  // namespace
-
 SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<SGDOptions>(defaults)) {
-    check(defaults);
+    detail::check_options(defaults);
     for (auto& g : param_groups_)
-        check(options_of<SGDOptions>(g));
+        detail::check_options(options_of<SGDOptions>(g));
 }
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions defaults)
@@ -51,7 +35,7 @@ Tensor SGD::step(LossClosure closure) {
     NoGradGuard guard;
     for (auto& group : param_groups_) {
         const SGDOptions& o = options_of<SGDOptions>(group);
-        check(o);
+        detail::check_options(o);
         for (auto& p : group.params()) {
             Tensor grad = p.grad();
             if (!grad.defined())

@@ -62,7 +62,9 @@ class Adam : public Optimizer {
 public:
     Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults = {});
     Adam(std::vector<Tensor> params, AdamOptions defaults = {});
-    /// One Adam update of every parameter with a gradient. Throws tg::error for invalid options.
+    /// One Adam update of every parameter with a gradient. Throws value_error for options outside
+    /// their domain (as the constructor does): lr, eps, weight_decay finite and >= 0, betas in
+    /// [0, 1).
     Tensor step(LossClosure closure = nullptr) override;
     std::string type_name() const override { return "Adam"; }
     std::unique_ptr<OptimizerParamState> make_state() const override {
@@ -74,7 +76,8 @@ class AdamW : public Optimizer {
 public:
     AdamW(std::vector<OptimizerParamGroup> param_groups, AdamWOptions defaults = {});
     AdamW(std::vector<Tensor> params, AdamWOptions defaults = {});
-    /// One AdamW update of every parameter with a gradient. Throws tg::error for invalid options.
+    /// One AdamW update of every parameter with a gradient. Throws value_error for options
+    /// outside their domain, as Adam.
     Tensor step(LossClosure closure = nullptr) override;
     std::string type_name() const override { return "AdamW"; }
     std::unique_ptr<OptimizerParamState> make_state() const override {

@@ -40,8 +40,9 @@ class SGD : public Optimizer {
 public:
     SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults);
     SGD(std::vector<Tensor> params, SGDOptions defaults);
-    /// One SGD update of every parameter with a gradient. Throws tg::error for nesterov with
-    /// momentum <= 0 or dampening ≠ 0, or a negative lr/momentum/weight_decay.
+    /// One SGD update of every parameter with a gradient. Throws value_error (as the constructor
+    /// does) unless lr, momentum and weight_decay are finite and >= 0 and dampening is in [0, 1],
+    /// or for nesterov with momentum <= 0 or dampening ≠ 0.
     Tensor step(LossClosure closure = nullptr) override;
     std::string type_name() const override { return "SGD"; }
     std::unique_ptr<OptimizerParamState> make_state() const override {
