@@ -9,7 +9,7 @@ namespace tg::nn {
 
 DropoutImpl::DropoutImpl(double p) : Module("Dropout"), p_(p) {
     if (!(p >= 0 && p < 1))
-        throw error("Dropout(" + std::to_string(p) + "): p must be in [0, 1)");
+        throw value_error("Dropout(" + std::to_string(p) + "): p must be in [0, 1)");
 }
 
 Tensor DropoutImpl::forward(const Tensor& x) {

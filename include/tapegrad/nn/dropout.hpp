@@ -10,7 +10,7 @@ namespace tg::nn {
 
 class DropoutImpl : public Module {
 public:
-    /// Throws tg::error unless 0 <= p < 1.
+    /// Throws value_error unless 0 <= p < 1.
     explicit DropoutImpl(double p = 0.5);
     /// tg::dropout(x, p, is_training()).
     Tensor forward(const Tensor& x) override;
