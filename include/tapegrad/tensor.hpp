@@ -125,7 +125,7 @@ public:
     /// and no elements sharing memory (not an expand() view); autograd_error otherwise.
     void set_grad(const Tensor& g) const;
     const std::shared_ptr<Node>& grad_fn() const { return check()->grad_fn; }
-    uint32_t output_nr() const { return impl_->output_nr; }
+    uint32_t output_nr() const { return check()->output_nr; }
     /// Backpropagates from this tensor, adding into every leaf's grad().
     void backward(const Tensor& gradient = {}, bool retain_graph = false,
                   bool create_graph = false) const;
