@@ -3,7 +3,8 @@
 /// same tables): for every public function, the invalid inputs it can be given and the typed
 /// exception each must throw, as tables of rows {call, exception type, message substrings}.
 ///
-/// Adding a row: one TG_BAD(call, type, "substring", ...) line in the table of its area, and the
+/// Adding a row: one TG_BAD(call, type, "substring", ...) line in the table of its area (TG_BAD_AS
+/// when the call is a helper that its source text would not explain), and the
 /// same row in docs/errors.md (run the test with TG_CATALOGUE_MARKDOWN=1 to print its tables in
 /// that format). The type is exact: a row expecting value_error fails on a plain tg::error, and a
 /// row expecting tg::error (`error`) fails on any subclass. A call that does not throw the right
@@ -92,6 +93,11 @@ struct BadInput {
 #define TG_BAD(call, type, ...)                                               \
     ::tgtest::BadInput {                                                      \
 #call, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__ }, "" \
+    }
+/// As TG_BAD, shown as `what` (for a call to a helper that does several things).
+#define TG_BAD_AS(what, call, type, ...)                                    \
+    ::tgtest::BadInput {                                                    \
+        what, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__}, "" \
     }
 #define TG_PENDING(today, call, type, ...)                                       \
     ::tgtest::BadInput {                                                         \
