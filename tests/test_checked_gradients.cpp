@@ -93,3 +93,18 @@ BOOST_AUTO_TEST_CASE(create_graph_grad_accumulates_correctly) {
     tg::nn::utils::clip_grad_norm_({y}, 1.0);  // norm 2: scales each element by 0.5, once
     tgtest::check_close(y.grad(), {0.5, 0.5, 0.5, 0.5}, 1e-6, 1e-6);
 }
+
+BOOST_AUTO_TEST_CASE(create_graph_grads_are_not_shared) {
+    // add's backward sends one gradient to both inputs; a create_graph pass stored it as both
+    // leaves' .grad(), and the next backward's in-place add then hit both leaves twice
+    tg::Tensor a = make_input({3}, 9), b = make_input({3}, 10);
+    const tg::Tensor c = tg::full({3}, 2.0, tg::kFloat64);
+    ((a + b) * c).sum().backward({}, false, true);
+    BOOST_TEST(a.grad().impl() != b.grad().impl());
+    ((a + b) * c).sum().backward();
+    tgtest::check_close(a.grad(), {4, 4, 4});
+    tgtest::check_close(b.grad(), {4, 4, 4});
+    tg::Tensor x = make_input({2, 3}, 11);
+    x.sum().backward({}, false, true);
+    BOOST_TEST(x.grad().is_contiguous());
+}

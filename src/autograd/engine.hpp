@@ -36,7 +36,8 @@ std::vector<Tensor> grad_owned(std::vector<Tensor>&& roots, const std::vector<Te
 // (AccumulateGrad) and what set_grad() stores. A leaf's .grad() also never has two elements in
 // one memory location (an expand() view): AccumulateGrad, zero_grad(false) and clip_grad_norm_
 // write into it in place, and an in-place write through such a view adds or scales an element
-// once per alias. set_grad() refuses such a view; AccumulateGrad stores a copy of one.
+// once per alias. set_grad() refuses such a view; AccumulateGrad stores a copy of one, as it does
+// of a gradient something else can see (another leaf's .grad() would share it).
 
 /// Whether g has the shape, dtype and device m describes (Note [Checked gradients]).
 inline bool grad_matches(const Tensor& g, const InputMeta& m) {

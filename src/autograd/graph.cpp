@@ -59,18 +59,20 @@ struct AccumulateGrad final : Node {
             });
             g = std::move(r);
         }
+        // A first gradient is stolen only if nobody else can see it: two leaves would otherwise
+        // share one buffer (add's backward sends one tensor to both inputs) and the in-place add
+        // of a later backward into one would change the other. It must also be contiguous, not
+        // an expand() view such as sum's gradient (Note [Checked gradients] in engine.hpp).
+        const bool exclusive = !impl->grad && g.impl_ptr().use_count() == 1 &&
+                               g.impl()->storage.use_count() == 1 && g.is_contiguous();
         if (GradMode::is_enabled()) {  // create_graph: the gradient keeps its history
             if (impl->grad)
                 impl->grad = (Tensor(impl->grad) + g).impl_ptr();
-            else  // Note [Checked gradients]: never an expand() view (sum's gradient is one)
-                impl->grad = has_aliased_elements(g) ? g.contiguous().impl_ptr() : g.impl_ptr();
+            else
+                impl->grad = exclusive ? g.impl_ptr() : g.clone().impl_ptr();
             return {};
         }
         if (!impl->grad) {
-            // Steal g only if nobody else can see it; otherwise two leaves could share one
-            // gradient buffer and an in-place update of one would change the other.
-            const bool exclusive = g.impl_ptr().use_count() == 1 &&
-                                   g.impl()->storage.use_count() == 1 && g.is_contiguous();
             impl->grad = exclusive ? g.impl_ptr() : g.detach().clone().impl_ptr();
             return {};
         }
