@@ -117,18 +117,21 @@ BOOST_FIXTURE_TEST_CASE(mixed_devices, Fixtures) {
         return;
     }
     const tg::Tensor xc = x.to(cl), lc = l.to(cl);
-    check_table("Mixed devices",
-                {
-                    TG_BAD(tg::add(x, xc), device_error, "add", "cpu", "opencl:0"),
-                    TG_BAD(x * xc, device_error, "mul", "opencl:0"),
-                    TG_BAD(tg::matmul(x, xc.t()), device_error, "matmul", "opencl:0"),
-                    TG_BAD(tg::linear(x, xc), device_error, "linear", "opencl:0"),
-                    TG_BAD(tg::cat({x, xc}, 0), device_error, "cat", "opencl:0"),
-                    TG_BAD(tg::where(x, x, xc), device_error, "where", "opencl:0"),
-                    TG_BAD(tg::index_select(x, 0, lc), device_error, "index_select", "opencl:0"),
-                    TG_BAD(tg::cross_entropy(x, lc), device_error, "cross_entropy", "opencl:0"),
-                    TG_BAD(x.copy_(xc), device_error, "copy_", "opencl:0"),
-                    TG_BAD(xc.data_ptr<float>(), device_error, "data_ptr", "opencl:0"),
-                    TG_BAD(tg::from_blob(buf, {2}, cl), device_error, "from_blob"),
-                });
+    check_table(
+        "Mixed devices",
+        {
+            TG_BAD(tg::add(x, xc), device_error, "add", "cpu", "opencl:0"),
+            TG_BAD(x * xc, device_error, "mul", "opencl:0"),
+            TG_BAD(tg::matmul(x, xc.t()), device_error, "matmul", "opencl:0"),
+            TG_BAD(tg::linear(x, xc), device_error, "linear", "opencl:0"),
+            TG_BAD(tg::cat({x, xc}, 0), device_error, "cat", "opencl:0"),
+            TG_BAD(tg::where(x, x, xc), device_error, "where", "opencl:0"),
+            TG_BAD(tg::index_select(x, 0, lc), device_error, "index_select", "opencl:0"),
+            TG_BAD(tg::cross_entropy(x, lc), device_error, "cross_entropy", "opencl:0"),
+            TG_BAD(x.copy_(xc), device_error, "copy_", "opencl:0"),
+            TG_BAD(xc.data_ptr<float>(), device_error, "data_ptr", "opencl:0"),
+            TG_BAD(tg::from_blob(buf, {2}, cl), device_error, "from_blob"),
+            TG_BAD((w * 2.0).backward(tg::ones({3}).to(cl)), device_error, "backward", "opencl:0"),
+            TG_BAD(w.set_grad(tg::ones({3}).to(cl)), autograd_error, "set_grad", "opencl:0"),
+        });
 }
