@@ -134,4 +134,10 @@ BOOST_FIXTURE_TEST_CASE(mixed_devices, Fixtures) {
             TG_BAD((w * 2.0).backward(tg::ones({3}).to(cl)), device_error, "backward", "opencl:0"),
             TG_BAD(w.set_grad(tg::ones({3}).to(cl)), autograd_error, "set_grad", "opencl:0"),
         });
+    // larger than the device's largest buffer (CL_INVALID_BUFFER_SIZE) or than its memory
+    const std::vector<tgtest::BadInput> memory = {
+        TG_BAD(tg::empty({int64_t(1) << 40}, cl), out_of_memory, "opencl:0", "out of memory",
+               "4398046511104 bytes"),
+    };
+    check_table("Device memory", memory);
 }
