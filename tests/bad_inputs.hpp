@@ -4,13 +4,13 @@
 /// exception each must throw, as tables of rows {call, exception type, message substrings}.
 ///
 /// Adding a row: one TG_BAD(call, type, "substring", ...) line in the table of its area (TG_BAD_AS
-/// when the call is a helper that its source text would not explain), and the
-/// same row in docs/errors.md (run the test with TG_CATALOGUE_MARKDOWN=1 to print its tables in
-/// that format). The type is exact: a row expecting value_error fails on a plain tg::error, and a
-/// row expecting tg::error (`error`) fails on any subclass. A call that does not throw the right
-/// exception today, because another part of the library has still to be fixed, is written with
-/// TG_PENDING and what happens today: the row is listed but not run (it may crash), until the fix
-/// lands and the row becomes a TG_BAD.
+/// when the call is a helper that its source text would not explain), and the same row in
+/// docs/errors.md (run the test with TG_CATALOGUE_MARKDOWN=1 to print its tables in that format).
+/// The type is exact: a row expecting value_error fails on a plain tg::error, and a row expecting
+/// tg::error (`error`) fails on any subclass. A call that does not throw the right exception today,
+/// because another part of the library has still to be fixed, is written with TG_PENDING and what
+/// happens today: the row is listed but not run (it may crash), until the fix lands and the row
+/// becomes a TG_BAD.
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <functional>
@@ -90,19 +90,17 @@ struct BadInput {
     std::string pending;
 };
 
-#define TG_BAD(call, type, ...)                                               \
-    ::tgtest::BadInput {                                                      \
-#call, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__ }, "" \
-    }
+// clang-format off
+/// A row: the call, the type it throws (a name of Err), the substrings of its message.
+#define TG_BAD(call, type, ...) \
+    ::tgtest::BadInput{#call, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__}, ""}
 /// As TG_BAD, shown as `what` (for a call to a helper that does several things).
-#define TG_BAD_AS(what, call, type, ...)                                    \
-    ::tgtest::BadInput {                                                    \
-        what, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__}, "" \
-    }
-#define TG_PENDING(today, call, type, ...)                                       \
-    ::tgtest::BadInput {                                                         \
-#call, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__ }, today \
-    }
+#define TG_BAD_AS(what, call, type, ...) \
+    ::tgtest::BadInput{what, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__}, ""}
+/// A row that cannot pass yet: listed with what happens `today`, not run.
+#define TG_PENDING(today, call, type, ...) \
+    ::tgtest::BadInput{#call, [&] { (void)(call); }, ::tgtest::Err::type, {__VA_ARGS__}, today}
+// clang-format on
 
 /// Prints a table as docs/errors.md writes it: | call | exception | message names |.
 inline void print_markdown(const std::string& title, const std::vector<BadInput>& rows) {
