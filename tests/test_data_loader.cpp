@@ -132,11 +132,35 @@ BOOST_AUTO_TEST_CASE(dataloader_rejects_bad_input) {
     BOOST_CHECK_THROW(tg::data::DataLoader(data, tg::zeros({4}, tg::kInt64)), tg::shape_error);
     BOOST_CHECK_THROW(
         tg::data::DataLoader(data, targets, tg::data::DataLoaderOptions().batch_size(0)),
-        tg::shape_error);
+        tg::value_error);
     try {
         tg::data::DataLoader(data, tg::zeros({4}, tg::kInt64));
     } catch (const tg::shape_error& e) {
         BOOST_CHECK(std::string(e.what()).find("[5,2]") != std::string::npos);
         BOOST_CHECK(std::string(e.what()).find("[4]") != std::string::npos);
     }
+}
+
+BOOST_AUTO_TEST_CASE(data_and_targets_on_different_devices) {
+    // shuffled batches picked the targets with an index on the data's device (device_error)
+    const tg::Device cl = tg::Device::opencl(0);
+    if (!tg::is_available(cl)) {
+        BOOST_TEST_MESSAGE("no OpenCL device: not run");
+        return;
+    }
+    auto [data, targets] = counting_dataset(10);
+    tg::data::DataLoader loader(data.to(cl), targets,
+                                tg::data::DataLoaderOptions().batch_size(4).seed(3));
+    int64_t rows = 0;
+    for (auto& b : loader) {
+        BOOST_TEST(b.data.device() == cl);
+        BOOST_TEST(b.target.device() == tg::Device::cpu());
+        // row i of the data set is (i, 2i) with target i
+        const std::vector<float> d = b.data.to_vector<float>();
+        const std::vector<int64_t> t = b.target.to_vector<int64_t>();
+        for (size_t r = 0; r < t.size(); ++r)
+            BOOST_TEST(d[2 * r] == float(t[r]));
+        rows += int64_t(t.size());
+    }
+    BOOST_TEST(rows == 10);
 }

@@ -5,7 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "tapegrad/memory.hpp"
+#include "tapegrad/nn.hpp"
+#include "tapegrad/optim.hpp"
 #include "test_util.hpp"
+
+// allocation_failure_throws_out_of_memory asks for more memory than the address space holds;
+// under AddressSanitizer that must fail the call, not the process.
+extern "C" const char* __asan_default_options() {
+    return "allocator_may_return_null=1";
+}
 
 using tgtest::check_throws;
 using tgtest::make_const;
@@ -19,6 +28,8 @@ BOOST_AUTO_TEST_CASE(exception_hierarchy) {
     BOOST_CHECK_THROW(throw tg::io_error("x"), tg::error);
     BOOST_CHECK_THROW(throw tg::backend_unavailable("x"), tg::error);
     BOOST_CHECK_THROW(throw tg::device_error("x"), tg::error);
+    BOOST_CHECK_THROW(throw tg::value_error("x"), tg::error);
+    BOOST_CHECK_THROW(throw tg::out_of_memory("x"), tg::error);
 }
 
 BOOST_AUTO_TEST_CASE(matmul_inner_dim_mismatch) {
@@ -268,4 +279,55 @@ BOOST_AUTO_TEST_CASE(gradcheck_input_requirements) {
     auto fn = [](const std::vector<tg::Tensor>& v) { return v[0].sum(); };
     BOOST_CHECK_THROW(tg::gradcheck(fn, {tg::zeros({2}, tg::TensorOptions().requires_grad(true))}),
                       tg::error);  // float32 input: gradcheck needs float64
+}
+
+// Out-of-domain options and arguments are value_error (PyTorch's ValueError), not the base
+// tg::error, and NaN is out of every domain.
+BOOST_AUTO_TEST_CASE(out_of_domain_arguments_throw_value_error) {
+    tg::Tensor w = tg::ones({2}, tg::TensorOptions().requires_grad(true));
+    using tg::optim::SGDOptions;
+    check_throws<tg::value_error>([&] { tg::optim::SGD o({w}, SGDOptions(-0.5)); },
+                                  {"SGD", "lr", "-0.5"}, "negative lr");
+    check_throws<tg::value_error>([&] { tg::optim::SGD o({w}, SGDOptions(std::nan(""))); },
+                                  {"SGD", "lr", "nan"}, "NaN lr");
+    check_throws<tg::value_error>(
+        [&] { tg::optim::SGD o({w}, SGDOptions(0.1).momentum(0.9).dampening(std::nan(""))); },
+        {"SGD", "dampening"}, "NaN dampening");
+    check_throws<tg::value_error>(
+        [&] { tg::optim::Adam o({w}, tg::optim::AdamOptions(0.1).eps(std::nan(""))); },
+        {"Adam", "eps"}, "NaN eps");
+    check_throws<tg::value_error>([] { tg::nn::Dropout d(1.5); }, {"Dropout", "1.5"}, "Dropout");
+    check_throws<tg::value_error>([&] { tg::dropout(tg::ones({2}), std::nan(""), true); },
+                                  {"dropout", "nan"}, "dropout op, NaN p");
+    w.set_grad(tg::ones({2}));
+    check_throws<tg::value_error>([&] { tg::nn::utils::clip_grad_norm_({w}, -1.0); },
+                                  {"clip_grad_norm_", "max_norm"}, "negative max_norm");
+    tgtest::check_close(w.grad(), std::vector<double>{1, 1});  // not flipped
+    check_throws<tg::value_error>([&] { tg::clamp(w, std::nan(""), 1.0); }, {"clamp", "nan"},
+                                  "NaN bound");
+    tg::Tensor t = tg::zeros({2, 2});
+    check_throws<tg::value_error>([&] { tg::nn::init::normal_(t, 0, -1); }, {"normal_", "std"},
+                                  "negative std");
+}
+
+BOOST_AUTO_TEST_CASE(undefined_tensor_is_value_error) {
+    tg::Tensor u;
+    check_throws<tg::value_error>([&] { u.sizes(); }, {"undefined"}, "sizes");
+    check_throws<tg::value_error>(
+        [&] {
+            tg::NoGradGuard g;
+            u.zero_();  // used to dereference the missing storage
+        },
+        {"fill_", "undefined"}, "zero_ without recording");
+    check_throws<tg::value_error>([&] { tg::nn::init::zeros_(u); }, {"undefined"}, "init");
+    check_throws<tg::value_error>([&] { (void)u.output_nr(); }, {"undefined"}, "output_nr");
+}
+
+BOOST_AUTO_TEST_CASE(allocation_failure_throws_out_of_memory) {
+    const int64_t peak = tg::memory::stats().peak_bytes;
+    // 2^46 float32 elements: 256 TiB, more than a 47-bit address space, so it fails everywhere
+    check_throws<tg::out_of_memory>([] { tg::empty({int64_t(1) << 46}); },
+                                    {"cpu", "out of memory", "281474976710656 bytes"});
+    BOOST_TEST(tg::memory::stats().peak_bytes == peak);  // a failed allocation is no peak
+    BOOST_CHECK_NO_THROW(tg::empty({16}));
 }

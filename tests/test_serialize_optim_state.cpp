@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(loaded_learning_rates_are_validated) {
         Saved s(type);
         for (double lr : {kNaN, -0.1, kInf, -kInf})
             s.check_rejected(with_double(s.file, "param_groups.0.lr", lr),
-                             {"param group 0", type, "invalid learning rate"},
+                             {"param group 0", type, "invalid lr"},
                              std::string(type) + " lr " + std::to_string(lr));
         // a good file still loads, and lr 0 is valid
         write_bytes(s.path, with_double(s.file, "param_groups.0.lr", 0.0).bytes());
@@ -181,13 +181,13 @@ BOOST_AUTO_TEST_CASE(options_are_validated_where_they_are_used) {
     auto refused = [&](auto make, const std::string& needle) {
         check_throws<tg::value_error>(make, {needle}, needle);
     };
-    refused([&] { tg::optim::SGD o({p}, SGDOptions(kNaN)); }, "invalid learning rate");
-    refused([&] { tg::optim::SGD o({p}, SGDOptions(kInf)); }, "invalid learning rate");
+    refused([&] { tg::optim::SGD o({p}, SGDOptions(kNaN)); }, "invalid lr");
+    refused([&] { tg::optim::SGD o({p}, SGDOptions(kInf)); }, "invalid lr");
     refused([&] { tg::optim::SGD o({p}, SGDOptions(0.1).momentum(kNaN)); }, "invalid momentum");
     refused([&] { tg::optim::SGD o({p}, SGDOptions(0.1).dampening(kNaN)); }, "invalid dampening");
     refused([&] { tg::optim::SGD o({p}, SGDOptions(0.1).weight_decay(kInf)); },
             "invalid weight_decay");
-    refused([&] { tg::optim::Adam o({p}, AdamOptions(kNaN)); }, "invalid learning rate");
+    refused([&] { tg::optim::Adam o({p}, AdamOptions(kNaN)); }, "invalid lr");
     refused([&] { tg::optim::Adam o({p}, AdamOptions(0.1).eps(kNaN)); }, "invalid eps");
     refused([&] { tg::optim::Adam o({p}, AdamOptions(0.1).betas({kNaN, 0.9})); }, "invalid beta1");
     refused([&] { tg::optim::AdamW o({p}, AdamWOptions(0.1).weight_decay(kNaN)); },
@@ -196,7 +196,7 @@ BOOST_AUTO_TEST_CASE(options_are_validated_where_they_are_used) {
     tg::optim::Adam adam({p}, AdamOptions(0.1));
     (p * 2.0).sum().backward();
     adam.param_groups()[0].options().set_lr(kNaN);
-    refused([&] { adam.step(); }, "invalid learning rate");
+    refused([&] { adam.step(); }, "invalid lr");
     // a step count out of range is refused when set
     refused([&] { tg::optim::SGDParamState().step(-1); }, "invalid step count");
 }

@@ -135,6 +135,7 @@ struct SavedReport {
     std::vector<Entry> entries;  // in tape order
     int64_t total_bytes = 0;     // each storage counted once
 };
+/// The report of root's graph (empty for a tensor without one); value_error if root is undefined.
 SavedReport saved_report(const Tensor& root);
 std::ostream& operator<<(std::ostream& os, const SavedReport& r);
 
@@ -157,6 +158,8 @@ private:
 /// Compares fn's backward with central finite differences (eps) in float64; inputs must be
 /// float64 tensors that require grad. Returns true, or throws autograd_error describing the
 /// first element whose analytical and numerical derivatives differ by more than atol + rtol*|num|.
+/// Throws value_error for an empty fn, an eps that is not finite and > 0, or a negative or NaN
+/// atol or rtol.
 bool gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                const std::vector<Tensor>& inputs, double eps = 1e-6, double atol = 1e-5,
                double rtol = 1e-3);

@@ -122,13 +122,18 @@ public:
     bool is_leaf() const { return check()->grad_fn == nullptr; }
     /// The accumulated gradient of a leaf; undefined before the first backward or after zero_grad.
     Tensor grad() const;
+    /// Replaces grad() with g (undefined: none). g must have this tensor's shape, dtype and device
+    /// and no elements sharing memory (not an expand() view); autograd_error otherwise.
     void set_grad(const Tensor& g) const;
     const std::shared_ptr<Node>& grad_fn() const { return check()->grad_fn; }
-    uint32_t output_nr() const { return impl_->output_nr; }
+    uint32_t output_nr() const { return check()->output_nr; }
     /// Backpropagates from this tensor, adding into every leaf's grad().
     void backward(const Tensor& gradient = {}, bool retain_graph = false,
                   bool create_graph = false) const;
-    /// hook(grad) runs when this tensor's gradient is computed; a defined return replaces it.
+    /// hook(grad) runs when this tensor's gradient is computed; a defined return replaces it and
+    /// must have the gradient's shape, dtype and device (else backward throws autograd_error
+    /// naming the hook). Throws autograd_error if this tensor does not require grad, value_error
+    /// for an empty function.
     void register_hook(std::function<Tensor(const Tensor&)> hook) const;
     /// Shares storage, records nothing: the result is a leaf that does not require grad.
     Tensor detach() const;

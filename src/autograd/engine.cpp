@@ -83,18 +83,38 @@ void validate(const Node& n, Grads& dxs) {
     for (size_t i = 0; i < dxs.size(); ++i) {
         if (!n.next_[i].fn || !dxs[i].defined())
             continue;
-        const InputMeta& m = n.inputs_[i];
         const Tensor& g = dxs[i];
-        if (g.sizes() != m.sizes || g.dtype() != m.dtype || g.device() != m.device)
-            throw autograd_error(std::string("backward of '") + n.name_ +
-                                 "' returned an invalid gradient for input " + std::to_string(i) +
-                                 ": got " + shape_str(g.sizes()) + " " + dtype_name(g.dtype()) +
-                                 " on " + g.device().str() + ", expected " + shape_str(m.sizes) +
-                                 " " + dtype_name(m.dtype) + " on " + m.device.str());
+        detail::check_grad(g, n.inputs_[i], [&] {
+            return std::string("backward of '") + n.name_ +
+                   "' returned an invalid gradient for input " + std::to_string(i);
+        });
         if (AnomalyMode::is_enabled() && !runtime::all_finite(g))
             throw autograd_error(std::string("anomaly detected: backward of '") + n.name_ +
                                  "' returned NaN or Inf in the gradient of input " +
                                  std::to_string(i) + " (" + where_recorded(n) + ")");
+    }
+}
+
+/// Runs the hooks registered on the non-leaf outputs of n on the gradients it received; each
+/// result replaces the gradient and is checked against it (Note [Checked gradients]: the
+/// gradient a hook receives already has its tensor's shape, dtype and device).
+void run_pre_hooks(const Node& n, Grads& dys) {
+    for (size_t k = 0; k < n.pre_hooks_.size(); ++k) {
+        const auto& [slot, hook] = n.pre_hooks_[k];
+        if (slot >= dys.size() || !dys[slot].defined())
+            continue;
+        Tensor r = hook(dys[slot]);
+        if (!r.defined())
+            continue;
+        detail::check_grad(r, detail::meta_of(dys[slot]), [&, slot = slot] {
+            size_t nth = 0;  // the hook's place among those on the same tensor
+            for (size_t j = 0; j < k; ++j)
+                nth += n.pre_hooks_[j].first == slot;
+            return "hook " + std::to_string(nth) + " of the tensor " +
+                   shape_str(dys[slot].sizes()) + " (output " + std::to_string(slot) + " of '" +
+                   n.name_ + "', " + where_recorded(n) + ") returned an invalid gradient";
+        });
+        dys[slot] = std::move(r);
     }
 }
 
@@ -173,13 +193,7 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
         NodeScratch::queued(*n) = false;
         Grads dys = std::move(NodeScratch::buffer(*n));
         NodeScratch::buffer(*n).clear();
-        for (auto& [slot, hook] : n->pre_hooks_) {
-            if (slot >= dys.size() || !dys[slot].defined())
-                continue;
-            Tensor r = hook(dys[slot]);
-            if (r.defined())
-                dys[slot] = r;
-        }
+        run_pre_hooks(*n, dys);
         if (cap) {
             auto it = cap->at.find(n);
             if (it != cap->at.end())
@@ -227,6 +241,19 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
 }
 
 }  // namespace
+
+void detail::throw_grad_mismatch(const std::string& what, const Tensor& g, const InputMeta& m) {
+    throw autograd_error(what + ": got " + shape_str(g.sizes()) + " " + dtype_name(g.dtype()) +
+                         " on " + g.device().str() + ", expected " + shape_str(m.sizes) + " " +
+                         dtype_name(m.dtype) + " on " + m.device.str());
+}
+
+bool detail::has_aliased_elements(const Tensor& t) {
+    for (size_t d = 0; d < t.sizes().size(); ++d)
+        if (t.strides()[d] == 0 && t.sizes()[d] > 1)
+            return true;
+    return false;
+}
 
 void detail::run_pass(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain,
                       bool create, Capture* cap, const char* who) {

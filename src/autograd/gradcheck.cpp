@@ -21,6 +21,23 @@ int64_t offset_of(const Tensor& t, int64_t k) {
     return off;
 }
 
+/// A step of 0 or NaN divides by nothing, and a negative or NaN tolerance passes nothing: the
+/// message would blame the function instead of the arguments.
+void check_args(const char* who, const Fn& fn, double eps, double atol, double rtol) {
+    if (!fn)
+        throw value_error(std::string(who) + ": empty function");
+    auto require = [&](bool ok, const char* name, double v, const char* domain) {
+        if (ok)
+            return;
+        std::ostringstream m;
+        m << who << ": " << name << " " << v << " must be " << domain;
+        throw value_error(m.str());
+    };
+    require(std::isfinite(eps) && eps > 0, "eps", eps, "finite and > 0");
+    require(atol >= 0, "atol", atol, ">= 0");
+    require(rtol >= 0, "rtol", rtol, ">= 0");
+}
+
 std::vector<double> eval_flat(const Fn& fn, const std::vector<Tensor>& inputs) {
     // Grad mode stays on: fn may itself differentiate (a gradient penalty calls autograd::grad).
     return fn(inputs).to_vector<double>();
@@ -29,6 +46,7 @@ std::vector<double> eval_flat(const Fn& fn, const std::vector<Tensor>& inputs) {
 
 bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol,
                double rtol) {
+    check_args("gradcheck", fn, eps, atol, rtol);
     for (size_t i = 0; i < inputs.size(); ++i)
         if (inputs[i].requires_grad() &&
             (inputs[i].dtype() != kFloat64 || !inputs[i].device().is_cpu()))
@@ -101,6 +119,7 @@ bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, doub
 
 bool gradgradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol,
                    double rtol) {
+    check_args("gradgradcheck", fn, eps, atol, rtol);
     const Tensor out0 = fn(inputs);
     std::mt19937_64 gen(1234);
     std::normal_distribution<double> nd;

@@ -49,20 +49,30 @@ struct AccumulateGrad final : Node {
         if (!impl || !dys[0].defined())
             return {};
         Tensor g = std::move(dys[0]);
-        for (auto& hook : impl->hooks) {
-            Tensor r = hook(g);
-            if (r.defined())
-                g = r;
+        for (size_t k = 0; k < impl->hooks.size(); ++k) {
+            Tensor r = impl->hooks[k](g);
+            if (!r.defined())
+                continue;
+            check_grad(r, inputs_[0], [&] {  // Note [Checked gradients] in engine.hpp
+                return "hook " + std::to_string(k) + " of the leaf " + shape_str(inputs_[0].sizes) +
+                       " returned an invalid gradient";
+            });
+            g = std::move(r);
         }
+        // A first gradient is stolen only if nobody else can see it: two leaves would otherwise
+        // share one buffer (add's backward sends one tensor to both inputs) and the in-place add
+        // of a later backward into one would change the other. It must also be contiguous, not
+        // an expand() view such as sum's gradient (Note [Checked gradients] in engine.hpp).
+        const bool exclusive = !impl->grad && g.impl_ptr().use_count() == 1 &&
+                               g.impl()->storage.use_count() == 1 && g.is_contiguous();
         if (GradMode::is_enabled()) {  // create_graph: the gradient keeps its history
-            impl->grad = impl->grad ? (Tensor(impl->grad) + g).impl_ptr() : g.impl_ptr();
+            if (impl->grad)
+                impl->grad = (Tensor(impl->grad) + g).impl_ptr();
+            else
+                impl->grad = exclusive ? g.impl_ptr() : g.clone().impl_ptr();
             return {};
         }
         if (!impl->grad) {
-            // Steal g only if nobody else can see it; otherwise two leaves could share one
-            // gradient buffer and an in-place update of one would change the other.
-            const bool exclusive = g.impl_ptr().use_count() == 1 &&
-                                   g.impl()->storage.use_count() == 1 && g.is_contiguous();
             impl->grad = exclusive ? g.impl_ptr() : g.detach().clone().impl_ptr();
             return {};
         }

@@ -10,7 +10,9 @@ namespace tg::autograd {
 
 SavedReport saved_report(const Tensor& root) {
     SavedReport r;
-    if (!root.defined() || !root.grad_fn())
+    if (!root.defined())
+        throw value_error("saved_report: undefined tensor");
+    if (!root.grad_fn())
         return r;
     std::vector<Node*> nodes, stack{root.grad_fn().get()};
     std::unordered_set<Node*> seen{root.grad_fn().get()};

@@ -1,4 +1,5 @@
 // The tensor's autograd accessors: requires_grad_, grad, hooks, detach.
+#include "autograd/engine.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 
@@ -25,10 +26,24 @@ Tensor Tensor::grad() const {
     return Tensor(check()->grad);
 }
 void Tensor::set_grad(const Tensor& g) const {
-    check()->grad = g.impl_ptr();
+    TensorImpl* i = check();
+    if (g.defined()) {  // Note [Checked gradients] in src/autograd/engine.hpp
+        autograd::detail::check_grad(g, {i->sizes, i->dtype, i->storage->device}, [&] {
+            return "set_grad: invalid gradient for a tensor of shape " + shape_str(i->sizes);
+        });
+        if (autograd::detail::has_aliased_elements(g))
+            throw autograd_error("set_grad: the gradient " + shape_str(g.sizes()) +
+                                 " has elements that share memory (strides " +
+                                 shape_str(g.strides()) +
+                                 ", an expand() view); pass g.contiguous()");
+    }
+    i->grad = g.impl_ptr();
 }
 void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
     TensorImpl* i = check();
+    if (!hook)
+        throw value_error("register_hook: empty hook function (tensor of shape " +
+                          shape_str(i->sizes) + ")");
     if (!requires_grad())
         throw autograd_error("register_hook: tensor of shape " + shape_str(i->sizes) +
                              " does not require grad");

@@ -34,13 +34,9 @@ void* Backend::allocate(size_t nbytes) {
     if (nbytes > kMaxAllocation)  // Note [Caching allocator]
         throw out_of_memory(device_.str() + ": cannot allocate " + std::to_string(nbytes) +
                             " bytes: more than 2^62, the most any device can provide");
+    void* p = cache_.allocate(nbytes);  // counted once it exists: a failed one is no peak
     counters_.on_alloc(int64_t(nbytes));
-    try {
-        return cache_.allocate(nbytes);
-    } catch (...) {
-        counters_.on_free(int64_t(nbytes));
-        throw;
-    }
+    return p;
 }
 
 void Backend::deallocate(void* p, size_t nbytes) {

@@ -77,6 +77,8 @@ std::vector<Tensor> checkpointing::replay_inputs(const std::vector<Saved>& saved
 
 std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
                                bool use_reentrant) {
+    if (!fn)
+        throw value_error("checkpoint: empty function");
     if (!GradMode::is_enabled())
         return fn(inputs);
     if (!use_reentrant)
@@ -175,6 +177,8 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
 
 Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                   const std::vector<Tensor>& inputs, bool use_reentrant) {
+    if (!fn)
+        throw value_error("checkpoint: empty function");
     return checkpoint(
         CheckpointFn([fn](const std::vector<Tensor>& xs) { return std::vector<Tensor>{fn(xs)}; }),
         inputs, use_reentrant)[0];

@@ -269,7 +269,7 @@ CheckpointPlan predict(const SequentialProfile& profile, CheckpointPlan plan) {
 
 int64_t min_checkpoint_budget(const SequentialProfile& profile) {
     if (profile.layers.empty())
-        throw error("min_checkpoint_budget: empty profile");
+        throw value_error("min_checkpoint_budget: empty profile");
     const Model m(profile, true);
     const auto local = local_table(m);
     // bisection on the feasibility DP (no cost dimension): O(n^2) per probe
@@ -285,16 +285,16 @@ int64_t min_checkpoint_budget(const SequentialProfile& profile) {
 
 CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget) {
     if (profile.layers.empty())
-        throw error("plan_checkpoints: empty profile");
+        throw value_error("plan_checkpoints: empty profile");
     const Model m(profile, true);
     CheckpointPlan plan = solve(m, local_table(m), budget.bytes, true);
     if (plan.segments.empty()) {
         const int64_t need = min_checkpoint_budget(profile);
-        throw error("plan_checkpoints: budget of " + std::to_string(budget.bytes) + " bytes (" +
-                    mb(budget.bytes) + ") is infeasible for these " +
-                    std::to_string(profile.layers.size()) +
-                    " layers; the smallest feasible budget is " + std::to_string(need) +
-                    " bytes (" + mb(need) + ")");
+        throw value_error("plan_checkpoints: budget of " + std::to_string(budget.bytes) +
+                          " bytes (" + mb(budget.bytes) + ") is infeasible for these " +
+                          std::to_string(profile.layers.size()) +
+                          " layers; the smallest feasible budget is " + std::to_string(need) +
+                          " bytes (" + mb(need) + ")");
     }
     plan.budget_bytes = budget.bytes;
     return predict(profile, plan);

@@ -19,8 +19,8 @@ namespace {
 /// `segments` near-equal segments (0: round(√n)), all checkpointed but the last.
 CheckpointPlan equal_plan(size_t n, int64_t segments) {
     if (segments < 0 || size_t(segments) > n)
-        throw error("checkpoint_sequential: " + std::to_string(segments) +
-                    " segments for a Sequential of " + std::to_string(n) + " modules");
+        throw value_error("checkpoint_sequential: " + std::to_string(segments) +
+                          " segments for a Sequential of " + std::to_string(n) + " modules");
     const size_t k = segments == 0 ? std::max<size_t>(1, size_t(std::lround(std::sqrt(double(n)))))
                                    : size_t(segments);
     CheckpointPlan plan;
@@ -37,20 +37,21 @@ void check_plan(const SequentialImpl& seq, const CheckpointPlan& plan) {
     size_t at = 0;
     for (const auto& s : plan.segments) {
         if (s.begin != at || s.end <= s.begin)
-            throw error("checkpoint_sequential: plan segment [" + std::to_string(s.begin) + "," +
-                        std::to_string(s.end) + ") does not start at layer " + std::to_string(at));
+            throw value_error("checkpoint_sequential: plan segment [" + std::to_string(s.begin) +
+                              "," + std::to_string(s.end) + ") does not start at layer " +
+                              std::to_string(at));
         at = s.end;
     }
     if (at != seq.size())
-        throw error("checkpoint_sequential: plan covers " + std::to_string(at) +
-                    " layers, the Sequential has " + std::to_string(seq.size()));
+        throw value_error("checkpoint_sequential: plan covers " + std::to_string(at) +
+                          " layers, the Sequential has " + std::to_string(seq.size()));
 }
 
 }  // namespace
 
 SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
     if (seq->is_empty())
-        throw error("profile_sequential: the Sequential has no modules");
+        throw value_error("profile_sequential: the Sequential has no modules");
     SequentialProfile prof;
     prof.input_bytes = int64_t(x.impl()->storage->nbytes);
     // profiling runs every layer twice: every generator is put back after (Note [Replaying

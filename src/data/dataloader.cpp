@@ -36,12 +36,12 @@ uint64_t below(std::mt19937_64& gen, uint64_t n) {
 DataLoader::DataLoader(Tensor data, Tensor targets, DataLoaderOptions options)
     : data_(std::move(data)), targets_(std::move(targets)), options_(options) {
     if (!data_.defined() || !targets_.defined())
-        throw shape_error("DataLoader: data and targets must be defined tensors");
+        throw value_error("DataLoader: data and targets must be defined tensors");
     if (data_.dim() == 0 || targets_.dim() == 0 || data_.size(0) != targets_.size(0))
         throw shape_error("DataLoader: data " + shape_str(data_.sizes()) + " and targets " +
                           shape_str(targets_.sizes()) + " must have the same size in dim 0");
     if (options_.batch_size() <= 0)
-        throw shape_error("DataLoader: batch_size must be positive, got " +
+        throw value_error("DataLoader: batch_size must be positive, got " +
                           std::to_string(options_.batch_size()));
     n_ = data_.size(0);
     order_.resize(size_t(n_));
@@ -74,10 +74,16 @@ Example DataLoader::batch(int64_t i) const {
         return {data_.narrow(0, start, len), targets_.narrow(0, start, len)};
     std::vector<int64_t> rows(order_.begin() + start, order_.begin() + start + len);
     Tensor index = tg::tensor(rows, TensorOptions(kInt64).device(data_.device()));
-    return {tg::index_select(data_, 0, index), tg::index_select(targets_, 0, index)};
+    // data and targets may live on different devices (images on a GPU, labels on the host)
+    Tensor target_index = targets_.device() == data_.device()
+                              ? index
+                              : tg::tensor(rows, TensorOptions(kInt64).device(targets_.device()));
+    return {tg::index_select(data_, 0, index), tg::index_select(targets_, 0, target_index)};
 }
 
 Example& DataLoader::Iterator::operator*() const {
+    if (!loader_)
+        throw error("DataLoader::Iterator: dereferencing an iterator that no DataLoader made");
     if (!built_) {
         current_ = loader_->batch(batch_);
         built_ = true;

@@ -41,9 +41,10 @@ std::string default_root() {
 
 FashionMNIST::FashionMNIST(bool train, std::string root, Normalize normalize)
     : train_(train), root_(root.empty() ? default_root() : std::move(root)) {
-    if (!(normalize.std > 0) || !std::isfinite(normalize.mean))
-        throw error("FashionMNIST: Normalize{mean " + std::to_string(normalize.mean) + ", std " +
-                    std::to_string(normalize.std) + "}: std must be positive");
+    if (!(std::isfinite(normalize.std) && normalize.std > 0) || !std::isfinite(normalize.mean))
+        throw value_error("FashionMNIST: Normalize{mean " + std::to_string(normalize.mean) +
+                          ", std " + std::to_string(normalize.std) +
+                          "}: mean must be finite and std finite and positive");
     const std::string prefix = train ? "train" : "t10k";
     const std::string image_path = find_file(root_, prefix + "-images-idx3-ubyte");
     const std::string label_path = find_file(root_, prefix + "-labels-idx1-ubyte");

@@ -1,8 +1,18 @@
 #include "tapegrad/nn/activation.hpp"
 
+#include <cmath>
+#include <string>
+
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn {
+
+LeakyReLUImpl::LeakyReLUImpl(double negative_slope)
+    : Module("LeakyReLU"), negative_slope_(negative_slope) {
+    if (!std::isfinite(negative_slope))
+        throw value_error("LeakyReLU(" + std::to_string(negative_slope) +
+                          "): negative_slope must be finite");
+}
 
 Tensor ReLUImpl::forward(const Tensor& x) {
     return relu(x);

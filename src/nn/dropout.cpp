@@ -10,7 +10,7 @@ namespace tg::nn {
 DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), options_(options) {
     const double p = options.p();
     if (!(p >= 0 && p < 1))
-        throw error("Dropout(" + std::to_string(p) + "): p must be in [0, 1)");
+        throw value_error("Dropout(" + std::to_string(p) + "): p must be in [0, 1)");
 }
 
 Tensor DropoutImpl::forward(const Tensor& x) {

@@ -34,8 +34,8 @@ Tensor LinearImpl::forward(const Tensor& x) {
                shape_str(x.sizes());
     };
     if (!x.defined())
-        throw error("Linear(" + std::to_string(in_) + ", " + std::to_string(out_) +
-                    "): undefined input");
+        throw value_error("Linear(" + std::to_string(in_) + ", " + std::to_string(out_) +
+                          "): undefined input");
     if (x.dim() < 1 || x.sizes().back() != in_)
         throw shape_error(where() + ": expected last dim " + std::to_string(in_));
     if (x.dtype() != weight_.dtype())

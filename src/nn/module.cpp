@@ -22,13 +22,19 @@ Tensor Module::operator()(const Tensor& x) {
 
 Tensor& Module::register_parameter(std::string name, Tensor t, bool requires_grad) {
     if (name.empty() || name.find('.') != std::string::npos)
-        throw error(label() + ": register_parameter: invalid name \"" + name +
-                    "\" (empty or dotted)");
+        throw value_error(label() + ": register_parameter: invalid name \"" + name +
+                          "\" (empty or dotted)");
     for (auto& p : parameters_)
         if (p.first == name)
-            throw error(label() + ": register_parameter: \"" + name + "\" is already registered");
+            throw value_error(label() + ": register_parameter: \"" + name +
+                              "\" is already registered");
     if (!t.defined())
-        throw error(label() + ": register_parameter(\"" + name + "\"): undefined tensor");
+        throw value_error(label() + ": register_parameter(\"" + name + "\"): undefined tensor");
+    if (requires_grad && !is_floating(t.dtype()))
+        throw dtype_error(label() + ": register_parameter(\"" + name +
+                          "\"): a parameter of shape " + shape_str(t.sizes()) + " and dtype " +
+                          dtype_name(t.dtype()) +
+                          " cannot require grad; pass requires_grad=false for a buffer");
     if (!t.is_leaf())
         t = t.detach();
     if (requires_grad)
@@ -39,12 +45,14 @@ Tensor& Module::register_parameter(std::string name, Tensor t, bool requires_gra
 
 void Module::add_child(std::string name, std::shared_ptr<Module> m) {
     if (!m)
-        throw error(label() + ": register_module(\"" + name + "\"): null module");
+        throw value_error(label() + ": register_module(\"" + name + "\"): null module");
     if (name.empty() || name.find('.') != std::string::npos)
-        throw error(label() + ": register_module: invalid name \"" + name + "\" (empty or dotted)");
+        throw value_error(label() + ": register_module: invalid name \"" + name +
+                          "\" (empty or dotted)");
     for (auto& c : children_)
         if (c.first == name)
-            throw error(label() + ": register_module: \"" + name + "\" is already registered");
+            throw value_error(label() + ": register_module: \"" + name +
+                              "\" is already registered");
     m->registered_as_ = name;
     bool numeric = std::all_of(name.begin(), name.end(),
                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });

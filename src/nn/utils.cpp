@@ -11,8 +11,11 @@ namespace tg::nn::utils {
 
 Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type) {
     if (!(norm_type > 0))
-        throw error("clip_grad_norm_: norm_type must be positive, got " +
-                    std::to_string(norm_type));
+        throw value_error("clip_grad_norm_: norm_type must be positive, got " +
+                          std::to_string(norm_type));
+    if (!(max_norm >= 0))  // a negative max_norm would flip every gradient's sign
+        throw value_error("clip_grad_norm_: max_norm must be >= 0, got " +
+                          std::to_string(max_norm));
     NoGradGuard guard;
     std::vector<Tensor> grads;
     for (auto& p : params) {
@@ -60,6 +63,9 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
 }
 
 void clip_grad_value_(const std::vector<Tensor>& params, double clip_value) {
+    if (!(clip_value >= 0))
+        throw value_error("clip_grad_value_: clip_value must be >= 0, got " +
+                          std::to_string(clip_value));
     NoGradGuard guard;
     for (auto& p : params) {
         Tensor g = p.grad();

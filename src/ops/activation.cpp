@@ -51,6 +51,8 @@ Tensor relu(const Tensor& x) {
 }
 
 Tensor leaky_relu(const Tensor& x, Scalar slope) {
+    if (!std::isfinite(slope))
+        throw value_error("leaky_relu: negative slope " + std::to_string(slope) + " is not finite");
     Tensor y = runtime::unary(UnaryOp::leaky_relu, x, slope);
     if (should_record({&x}))
         record("leaky_relu", {&x}, y, [sx = save(x), slope](const Tensor& dy) {
@@ -93,6 +95,10 @@ Tensor gelu(const Tensor& x) {
 
 Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {
     runtime::check_floating("softplus", x);
+    if (!std::isfinite(beta) || beta == 0 || std::isnan(threshold))  // ln(1 + e^(βx)) / β
+        throw value_error("softplus: beta " + std::to_string(beta) +
+                          " must be finite and nonzero, threshold " + std::to_string(threshold) +
+                          " not NaN");
     Tensor y = runtime::unary(UnaryOp::softplus, x, beta, threshold);
     if (should_record({&x}))
         record("softplus", {&x}, y, [sx = save(x), beta, threshold](const Tensor& dy) {
@@ -145,8 +151,8 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 
 /// y = x * mask, mask = (u < 1-p) / (1-p): mul records the backward dx = dy * mask.
 static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g) {
-    if (p < 0 || p > 1)
-        throw shape_error("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
+    if (!(p >= 0 && p <= 1))
+        throw value_error("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
     if (!train || p == 0)
         return x;
     if (p == 1)

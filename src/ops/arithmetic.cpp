@@ -202,8 +202,9 @@ Tensor abs(const Tensor& x) {
 }
 
 Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
-    if (lo > hi)
-        throw shape_error("clamp: min " + std::to_string(lo) + " > max " + std::to_string(hi));
+    if (!(lo <= hi))  // also a NaN bound
+        throw value_error("clamp: min " + std::to_string(lo) + " > max " + std::to_string(hi) +
+                          " or a bound is NaN");
     Tensor y = runtime::unary(UnaryOp::clamp, x, lo, hi);
     if (should_record({&x}))
         record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {

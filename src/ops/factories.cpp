@@ -106,8 +106,10 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
     };
     if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
         throw value_error("arange: " + range() + ": start, end and step must be finite");
-    if (step == 0 || (end - start) / step < 0)
-        throw shape_error("arange: invalid range " + range());
+    if (step == 0)
+        throw value_error("arange: " + range() + ": step must be nonzero");
+    if ((end - start) / step < 0)
+        throw value_error("arange: " + range() + ": the step goes away from end");
     const double count = std::ceil((end - start) / step);
     // converting a double to int64 is defined below 2^63 only (exact in double); this also
     // catches an (end - start) that overflowed to infinity. runtime::empty checks the rest.
@@ -126,6 +128,8 @@ Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     if (!o.device().is_cpu())
         throw device_error("from_blob: only CPU memory can be wrapped");
     runtime::check_dims(s, "from_blob");
+    if (!data && numel_of(s, "from_blob") > 0)
+        throw value_error("from_blob: null data for " + shape_str(s) + " " + dtype_name(o.dtype()));
     auto impl = std::make_shared<TensorImpl>();
     impl->storage =
         std::make_shared<Storage>(data, nbytes_of(s, o.dtype(), "from_blob"), o.device());
@@ -165,7 +169,7 @@ Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o) {
 static Tensor random_ints(int64_t low, int64_t high, const Shape& s, const TensorOptions& o,
                           const Generator* g) {
     if (high <= low)
-        throw shape_error("randint: empty range [" + std::to_string(low) + ", " +
+        throw value_error("randint: empty range [" + std::to_string(low) + ", " +
                           std::to_string(high) + ")");
     Tensor t = runtime::empty(s, o.dtype(), o.device(), "randint");  // before the host buffer
     std::vector<int64_t> v = host_buffer<int64_t>(size_t(t.numel()), "randint");
@@ -187,6 +191,15 @@ Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
 }
 
 static Tensor& fill_random_(Tensor& t, bool normal, double a, double b, const Generator* g) {
+    const char* op = normal ? "normal_" : "uniform_";
+    if (!is_floating(t.dtype()))
+        throw dtype_error(std::string(op) + ": " + shape_str(t.sizes()) + " " +
+                          dtype_name(t.dtype()) + " is not floating-point");
+    if (!std::isfinite(a) || !std::isfinite(b) || (normal ? b < 0 : a > b))
+        throw value_error(std::string(op) + (normal ? ": mean " : ": from ") +
+                          runtime::scalar_str(a) + (normal ? ", std " : " to ") +
+                          runtime::scalar_str(b) +
+                          (normal ? ": std must be finite and >= 0" : ": need finite from <= to"));
     NoGradGuard no_grad;
     Tensor r = runtime::empty(t.sizes(), t.dtype(), t.device());
     runtime::fill_random(r, normal, a, b, g);

@@ -18,6 +18,8 @@ namespace {
 template <class OutOfPlace, class Kernel>
 Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k,
                 bool reads_old = false) {
+    if (!self.defined())  // with recording off nothing else looks at self before the kernel
+        throw value_error(std::string(name) + ": undefined tensor");
     const bool rec =
         GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
     if (rec) {

@@ -100,7 +100,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     }
     const Tensor a3 = da == 3 ? a : (da == 2 ? a.unsqueeze(0) : a.unsqueeze(0).unsqueeze(0));
     const Tensor b3 = db == 3 ? b : (db == 2 ? b.unsqueeze(0) : b.unsqueeze(1).unsqueeze(0));
-    const int64_t B = broadcast_shapes({a3.size(0)}, {b3.size(0)}, "matmul")[0];
+    if (a3.size(0) != b3.size(0) && a3.size(0) != 1 && b3.size(0) != 1)
+        throw shape_error("matmul: " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
+                          ": batch dims " + std::to_string(a3.size(0)) + " and " +
+                          std::to_string(b3.size(0)) + " cannot be broadcast");
+    const int64_t B = std::max(a3.size(0), b3.size(0));
     Tensor y = bmm(a3.expand({B, a3.size(1), a3.size(2)}), b3.expand({B, b3.size(1), b3.size(2)}));
     if (da == 1)
         y = y.squeeze(1);

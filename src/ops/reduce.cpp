@@ -162,22 +162,31 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
     return r.reshape(shape);
 }
 
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
-    const int64_t d = wrap_dim(dim, x.dim(), "argmax");
+namespace {
+/// The index of the first largest (is_max) or smallest element along dim.
+Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+    const char* op = is_max ? "argmax" : "argmin";
+    const int64_t d = wrap_dim(dim, x.dim(), op);
     if (x.dim() == 0)
         return zeros({}, kInt64);
     if (x.size(d) == 0)
-        throw shape_error("argmax: empty dim " + std::to_string(d) + " of " + shape_str(x.sizes()));
+        throw shape_error(std::string(op) + ": empty dim " + std::to_string(d) + " of " +
+                          shape_str(x.sizes()));
     Tensor y = runtime::empty(kept_shape(x, {d}), kInt64, x.device());
     Shape st = y.strides();
     st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), kInt64};
-    runtime::be(x).arg_reduce(true, out, runtime::view(x), int(d));
+    runtime::be(x).arg_reduce(is_max, out, runtime::view(x), int(d));
     return keepdim ? y : y.squeeze(d);
 }
+}  // namespace
+
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+    return arg_reduce(x, dim, keepdim, true);
+}
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
-    return argmax(-x.detach(), dim, keepdim);
+    return arg_reduce(x, dim, keepdim, false);
 }
 Tensor argmax(const Tensor& x) {
     return argmax(x.detach().reshape({-1}), 0, false);

@@ -1,11 +1,10 @@
 #include "tapegrad/optim/adam.hpp"
 
 #include <cmath>
-#include <string>
 
+#include "optim/check_options.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
-#include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::optim {
@@ -40,26 +39,9 @@ struct AdamHyper {
     bool amsgrad, decoupled;  // decoupled: AdamW's weight decay
 };
 
-/// The checks AdamOptions and AdamWOptions share (OptimizerOptions::validate).
 template <class Options>
-void validate_adam(const Options& o, const std::string& optimizer) {
-    o.OptimizerOptions::validate(optimizer);
-    auto bad = [&](const std::string& what) { throw value_error(optimizer + ": " + what); };
-    auto non_negative = [](double x) { return x >= 0 && std::isfinite(x); };
-    const auto [beta1, beta2] = o.betas();
-    if (!non_negative(o.eps()))
-        bad("invalid eps " + std::to_string(o.eps()));
-    if (!(beta1 >= 0 && beta1 < 1))
-        bad("invalid beta1 " + std::to_string(beta1));
-    if (!(beta2 >= 0 && beta2 < 1))
-        bad("invalid beta2 " + std::to_string(beta2));
-    if (!non_negative(o.weight_decay()))
-        bad("invalid weight_decay " + std::to_string(o.weight_decay()));
-}
-
-template <class Options>
-AdamHyper hyper_of(const Options& o, bool decoupled, const char* name) {
-    o.validate(name);
+AdamHyper hyper_of(const Options& o, bool decoupled) {
+    o.validate(decoupled ? "AdamW" : "Adam");
     return {o.lr(),   std::get<0>(o.betas()), std::get<1>(o.betas()),
             o.eps(),  o.weight_decay(),       o.amsgrad(),
             decoupled};
@@ -113,7 +95,7 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
 }
 
 template <class Options>
-Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const char* name,
+Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled,
                  const std::function<Tensor()>& closure,
                  const std::function<Options&(OptimizerParamGroup&)>& options_of,
                  const std::function<OptimizerParamState&(const Tensor&)>& state_of) {
@@ -124,7 +106,7 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const
     }
     NoGradGuard guard;
     for (auto& group : groups) {
-        AdamHyper h = hyper_of(options_of(group), decoupled, name);
+        AdamHyper h = hyper_of(options_of(group), decoupled);
         for (auto& p : group.params()) {
             Tensor grad = p.grad();
             if (!grad.defined())
@@ -138,18 +120,18 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled, const
 }  // namespace
 
 void AdamOptions::validate(const std::string& optimizer) const {
-    validate_adam(*this, optimizer);
+    detail::check_adam_options(*this, optimizer);
 }
 
 void AdamWOptions::validate(const std::string& optimizer) const {
-    validate_adam(*this, optimizer);
+    detail::check_adam_options(*this, optimizer);
 }
 
 Adam::Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<AdamOptions>(defaults)) {
-    hyper_of(defaults, false, "Adam");
+    defaults.validate(type_name());
     for (auto& g : param_groups_)
-        hyper_of(options_of<AdamOptions>(g), false, "Adam");
+        options_of<AdamOptions>(g).validate(type_name());
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions defaults)
@@ -157,16 +139,16 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions defaults)
 
 Tensor Adam::step(LossClosure closure) {
     return adam_step<AdamOptions>(
-        param_groups_, false, "Adam", closure,
+        param_groups_, false, closure,
         [this](OptimizerParamGroup& g) -> AdamOptions& { return options_of<AdamOptions>(g); },
         [this](const Tensor& p) -> OptimizerParamState& { return state_of(p); });
 }
 
 AdamW::AdamW(std::vector<OptimizerParamGroup> param_groups, AdamWOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<AdamWOptions>(defaults)) {
-    hyper_of(defaults, true, "AdamW");
+    defaults.validate(type_name());
     for (auto& g : param_groups_)
-        hyper_of(options_of<AdamWOptions>(g), true, "AdamW");
+        options_of<AdamWOptions>(g).validate(type_name());
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions defaults)
@@ -174,7 +156,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions defaults)
 
 Tensor AdamW::step(LossClosure closure) {
     return adam_step<AdamWOptions>(
-        param_groups_, true, "AdamW", closure,
+        param_groups_, true, closure,
         [this](OptimizerParamGroup& g) -> AdamWOptions& { return options_of<AdamWOptions>(g); },
         [this](const Tensor& p) -> OptimizerParamState& { return state_of(p); });
 }

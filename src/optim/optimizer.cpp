@@ -4,15 +4,15 @@
 #include <string>
 #include <unordered_set>
 
+#include "optim/check_options.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::optim {
 
 void OptimizerOptions::validate(const std::string& optimizer) const {
-    const double lr = get_lr();
-    if (!(lr >= 0 && std::isfinite(lr)))
-        throw value_error(optimizer + ": invalid learning rate " + std::to_string(lr));
+    detail::require_option(detail::non_negative(get_lr()), optimizer, "lr", get_lr(),
+                           "finite and >= 0");
 }
 
 void OptimizerParamState::step(int64_t s) {
@@ -67,16 +67,18 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
             seen.insert(p.impl());
     for (auto& p : group.params()) {
         if (!p.defined())
-            throw error("Optimizer::add_param_group: undefined parameter");
+            throw value_error("Optimizer::add_param_group: undefined parameter");
         if (!p.is_leaf())
-            throw error("Optimizer::add_param_group: parameter of shape " + shape_str(p.sizes()) +
-                        " is not a leaf (optimize leaves, e.g. model->parameters())");
+            throw value_error("Optimizer::add_param_group: parameter of shape " +
+                              shape_str(p.sizes()) +
+                              " is not a leaf (optimize leaves, e.g. model->parameters())");
         if (!is_floating(p.dtype()))
             throw dtype_error("Optimizer::add_param_group: parameter of shape " +
                               shape_str(p.sizes()) + " has dtype " + dtype_name(p.dtype()));
         if (!seen.insert(p.impl()).second)
-            throw error("Optimizer::add_param_group: a parameter of shape " + shape_str(p.sizes()) +
-                        " appears in more than one group (or twice in one)");
+            throw value_error("Optimizer::add_param_group: a parameter of shape " +
+                              shape_str(p.sizes()) +
+                              " appears in more than one group (or twice in one)");
     }
     OptimizerParamGroup g(group.params());
     g.set_options(group.has_options() ? group.options().clone() : defaults_->clone());
@@ -112,7 +114,7 @@ OptimizerParamState& Optimizer::state_of(const Tensor& p) {
 }
 
 void Optimizer::throw_wrong_options(const std::string& optimizer) {
-    throw error(optimizer + ": a parameter group has another optimizer's options type");
+    throw value_error(optimizer + ": a parameter group has another optimizer's options type");
 }
 
 }  // namespace tg::optim

@@ -32,7 +32,9 @@ std::vector<double> LRScheduler::get_last_lr() const {
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
     if (step_size < 1)
-        throw error("StepLR: step_size must be >= 1, got " + std::to_string(step_size));
+        throw value_error("StepLR: step_size must be >= 1, got " + std::to_string(step_size));
+    if (!(std::isfinite(gamma) && gamma >= 0))
+        throw value_error("StepLR: gamma must be finite and >= 0, got " + std::to_string(gamma));
 }
 
 double StepLR::lr_at(double base_lr, int64_t epoch) const {
@@ -42,7 +44,10 @@ double StepLR::lr_at(double base_lr, int64_t epoch) const {
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
     : LRScheduler(optimizer), t_max_(T_max), eta_min_(eta_min) {
     if (T_max < 1)
-        throw error("CosineAnnealingLR: T_max must be >= 1, got " + std::to_string(T_max));
+        throw value_error("CosineAnnealingLR: T_max must be >= 1, got " + std::to_string(T_max));
+    if (!(std::isfinite(eta_min) && eta_min >= 0))
+        throw value_error("CosineAnnealingLR: eta_min must be finite and >= 0, got " +
+                          std::to_string(eta_min));
 }
 
 double CosineAnnealingLR::lr_at(double base_lr, int64_t epoch) const {

@@ -1,10 +1,9 @@
 #include "tapegrad/optim/sgd.hpp"
 
-#include <cmath>
 #include <string>
 
+#include "optim/check_options.hpp"
 #include "tapegrad/autograd.hpp"
-#include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::optim {
@@ -18,16 +17,7 @@ std::unique_ptr<OptimizerParamState> SGDParamState::clone() const {
 }
 
 void SGDOptions::validate(const std::string& optimizer) const {
-    OptimizerOptions::validate(optimizer);
-    auto bad = [&](const std::string& what) { throw value_error(optimizer + ": " + what); };
-    if (!(momentum() >= 0 && std::isfinite(momentum())))
-        bad("invalid momentum " + std::to_string(momentum()));
-    if (!std::isfinite(dampening()))
-        bad("invalid dampening " + std::to_string(dampening()));
-    if (!(weight_decay() >= 0 && std::isfinite(weight_decay())))
-        bad("invalid weight_decay " + std::to_string(weight_decay()));
-    if (nesterov() && (momentum() <= 0 || dampening() != 0))
-        bad("nesterov momentum requires a momentum and zero dampening");
+    detail::check_sgd_options(*this, optimizer);
 }
 
 SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)

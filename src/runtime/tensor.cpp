@@ -28,7 +28,7 @@ Storage::~Storage() {
 
 // ---- metadata
 void Tensor::throw_undefined() {
-    throw error("operation on an undefined tensor");
+    throw value_error("operation on an undefined tensor");
 }
 int64_t Tensor::size(int64_t d) const {
     return sizes()[size_t(wrap_dim(d, dim(), "size"))];

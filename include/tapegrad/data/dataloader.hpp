@@ -96,8 +96,9 @@ public:
         mutable Example current_;
     };
 
-    /// data and targets must have the same size in dim 0; batch_size must be positive
-    /// (tg::shape_error otherwise, naming both shapes).
+    /// data and targets must be defined (value_error) and have the same size in dim 0
+    /// (shape_error naming both shapes); batch_size must be positive (value_error). They may
+    /// live on different devices.
     DataLoader(Tensor data, Tensor targets, DataLoaderOptions options = {});
 
     /// Starts the next epoch (reshuffling when shuffle is on) and returns its first batch.

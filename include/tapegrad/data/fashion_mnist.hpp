@@ -38,7 +38,8 @@ public:
 
     /// Reads the training split (train = true) or the test split from `root` (empty: see
     /// default_root()). Throws tg::io_error naming the file when a file is missing or corrupt, or
-    /// when the images and labels do not agree (count, 28x28 size, labels outside 0..9).
+    /// when the images and labels do not agree (count, 28x28 size, labels outside 0..9), and
+    /// value_error (before reading) unless normalize's mean is finite and its std finite and > 0.
     explicit FashionMNIST(bool train, std::string root = "", Normalize normalize = {});
 
     /// [N,1,28,28] float32: pixels / 255, then (x - mean) / std.

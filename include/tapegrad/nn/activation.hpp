@@ -43,8 +43,8 @@ TG_MODULE(GELU);
 /// y = x > 0 ? x : slope·x
 class LeakyReLUImpl : public Module {
 public:
-    explicit LeakyReLUImpl(double negative_slope = 0.01)
-        : Module("LeakyReLU"), negative_slope_(negative_slope) {}
+    /// Throws value_error unless negative_slope is finite.
+    explicit LeakyReLUImpl(double negative_slope = 0.01);
     Tensor forward(const Tensor& x) override;
     double negative_slope() const { return negative_slope_; }
     void pretty_print(std::ostream& os) const override;

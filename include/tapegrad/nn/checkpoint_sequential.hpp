@@ -76,14 +76,14 @@ std::ostream& operator<<(std::ostream& os, const CheckpointPlan& plan);
 /// Runs seq on input in `segments` equal segments (0: round(√n)), each through tg::checkpoint
 /// except the last, which runs plainly as in PyTorch (its activations are needed first in
 /// backward, so checkpointing it would only recompute it at once). Gradients are bit-identical
-/// to seq->forward(input), Dropout included. Throws tg::error if segments > seq->size().
-/// use_reentrant=false runs the segments through the non-reentrant checkpoint (tg::checkpoint),
-/// which does not run a segment's last layer again (an MLP's √n step is about 5% faster); the
-/// planner's predictions model the reentrant one.
+/// to seq->forward(input), Dropout included. Throws value_error unless
+/// 0 <= segments <= seq->size(). use_reentrant=false runs the segments through the non-reentrant
+/// checkpoint (tg::checkpoint), which does not run a segment's last layer again (an MLP's √n step
+/// is about 5% faster); the planner's predictions model the reentrant one.
 Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& input,
                              bool use_reentrant = true);
 
-/// Runs seq on input following `plan` (from plan_checkpoints or sqrt_plan); throws tg::error if
+/// Runs seq on input following `plan` (from plan_checkpoints or sqrt_plan); throws value_error if
 /// the plan does not cover seq's layers. The plan's predictions are for use_reentrant=true.
 Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& input,
                              bool use_reentrant = true);
@@ -99,7 +99,7 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& exampl
 
 /// The segmentation with the fewest recomputed layers whose predicted step peak fits the
 /// budget (an exact dynamic program over segmentations; docs/checkpointing.md). Throws
-/// tg::error naming the smallest feasible budget if none fits.
+/// value_error naming the smallest feasible budget if none fits.
 CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget);
 /// The smallest budget plan_checkpoints accepts for this profile (one level of segments).
 int64_t min_checkpoint_budget(const SequentialProfile& profile);

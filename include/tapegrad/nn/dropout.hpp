@@ -35,7 +35,7 @@ private:
 
 class DropoutImpl : public Module {
 public:
-    /// Throws tg::error unless 0 <= p < 1.
+    /// Throws value_error unless 0 <= p < 1.
     explicit DropoutImpl(const DropoutOptions& options = {});
     /// tg::dropout(x, p, is_training()), with the options' generator if they have one.
     Tensor forward(const Tensor& x) override;

@@ -1,6 +1,8 @@
 #pragma once
 /// Parameter initialisations, as torch::nn::init. Each runs under NoGradGuard, fills its
-/// argument in place (so the tensor keeps its identity and stays a leaf) and returns it.
+/// argument in place (so the tensor keeps its identity and stays a leaf) and returns it. The
+/// random ones need a floating-point tensor (dtype_error) and finite arguments: lo <= hi, std >= 0,
+/// gain >= 0 (value_error); on a tensor without elements they do nothing.
 /// Fans: fan_in = size(1) * receptive field, fan_out = size(0) * receptive field, where the
 /// receptive field is the product of the dims after the first two (1 for a Linear weight).
 #include <utility>

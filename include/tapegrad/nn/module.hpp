@@ -81,9 +81,12 @@ public:
 
 protected:
     /// Adds a parameter named `name` (no dots); returns it (the same tensor, made a leaf that
-    /// requires grad unless requires_grad is false).
+    /// requires grad unless requires_grad is false). Throws value_error for an empty, dotted or
+    /// taken name or an undefined tensor, dtype_error for a non-floating one that would require
+    /// grad.
     Tensor& register_parameter(std::string name, Tensor t, bool requires_grad = true);
-    /// Adds a submodule named `name`; returns it.
+    /// Adds a submodule named `name`; returns it. Throws value_error for an empty, dotted or
+    /// taken name or a null module.
     template <class M>
     std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> m) {
         add_child(std::move(name), m);

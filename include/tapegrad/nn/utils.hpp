@@ -13,9 +13,11 @@ namespace tg::nn::utils {
 /// total = (Σᵢ Σ |gᵢ|^p)^(1/p) over every defined gradient (p = norm_type; p = inf: max |g|),
 /// coef = min(max_norm / (total + 1e-6), 1), gᵢ *= coef (always applied, as PyTorch, so no
 /// host sync is needed). Returns the total norm before clipping, a 0-dim tensor of the first
-/// gradient's dtype and device (0 when no parameter has a gradient).
+/// gradient's dtype and device (0 when no parameter has a gradient). Throws value_error unless
+/// max_norm >= 0 and norm_type > 0 (neither NaN).
 Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2);
-/// Clamps every gradient element of `params` into [-clip_value, clip_value], in place.
+/// Clamps every gradient element of `params` into [-clip_value, clip_value], in place; throws
+/// value_error unless clip_value >= 0.
 void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);
 
 /// +infinity, for clip_grad_norm_(params, max_norm, utils::inf).

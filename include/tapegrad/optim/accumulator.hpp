@@ -34,14 +34,15 @@ namespace tg::optim {
 
 class Accumulator {
 public:
-    /// Steps `optimizer` once every `global_batch` samples; throws tg::error if global_batch < 1.
+    /// Steps `optimizer` once every `global_batch` samples; throws value_error if global_batch < 1.
     /// set_to_none is passed to the optimizer's zero_grad after each step.
     Accumulator(Optimizer& optimizer, int64_t global_batch, bool set_to_none = true);
 
     /// Backpropagates `loss` of a micro-batch of `micro_batch` samples, scaled as described
-    /// above. Throws tg::error (before any backward) if micro_batch < 1, if the loss is not a
-    /// scalar (Mean, Sum) or not per-sample (None), or if the samples would exceed the global
-    /// batch (call step() first).
+    /// above. Throws (before any backward) value_error if micro_batch < 1, the loss is undefined
+    /// or the samples would exceed the global batch (call step() first), shape_error if the loss
+    /// is not a scalar (Mean, Sum) or not per-sample (None), autograd_error if it does not
+    /// require grad.
     void backward(const Tensor& loss, int64_t micro_batch, Reduction reduction = Reduction::Mean);
     /// The optimizer step and zero_grad; throws tg::error unless exactly global_batch samples
     /// were backpropagated since the last step.

@@ -136,7 +136,8 @@ public:
     virtual Tensor step(LossClosure closure = nullptr) = 0;
     /// Clears the gradients of all parameters: to none (default), or to zeros in place.
     void zero_grad(bool set_to_none = true);
-    /// Adds a group; throws tg::error if one of its parameters is already in another group.
+    /// Adds a group; throws value_error if a parameter is undefined, not a leaf or already in a
+    /// group, dtype_error if it is not floating-point.
     void add_param_group(const OptimizerParamGroup& group);
 
     std::vector<OptimizerParamGroup>& param_groups() { return param_groups_; }
@@ -162,7 +163,7 @@ public:
 protected:
     /// The state of p, created with make_state() on first use.
     OptimizerParamState& state_of(const Tensor& p);
-    /// Group g's options as the optimizer's options type; throws tg::error if they are another
+    /// Group g's options as the optimizer's options type; throws value_error if they are another
     /// optimizer's options (e.g. AdamOptions in an SGD group).
     template <class Options>
     Options& options_of(OptimizerParamGroup& g) const {

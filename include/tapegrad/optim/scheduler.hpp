@@ -36,7 +36,8 @@ private:
 
 class StepLR : public LRScheduler {
 public:
-    /// Multiplies the lr by gamma every step_size steps; throws tg::error if step_size < 1.
+    /// Multiplies the lr by gamma every step_size steps; throws value_error if step_size < 1 or
+    /// gamma is negative or not finite.
     StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
 
 protected:
@@ -50,7 +51,7 @@ private:
 class CosineAnnealingLR : public LRScheduler {
 public:
     /// Anneals from base_lr to eta_min over T_max steps (and back up after, as PyTorch's
-    /// closed form); throws tg::error if T_max < 1.
+    /// closed form); throws value_error if T_max < 1 or eta_min is negative or not finite.
     CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0);
 
 protected:

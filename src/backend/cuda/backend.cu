@@ -59,7 +59,8 @@ public:
             cudaGetLastError();  // clear it: the allocator may free its cache and try again
         if (e == cudaErrorMemoryAllocation)
             throw out_of_memory(device().str() + ": out of memory allocating " +
-                                std::to_string(nbytes) + " bytes");
+                                std::to_string(nbytes) + " bytes (cudaMalloc: " +
+                                cudaGetErrorString(e) + ")");
         check(e, "cudaMalloc");
         return p;
     }

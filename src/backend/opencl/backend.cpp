@@ -95,7 +95,8 @@ void* OpenClBackend::raw_allocate(size_t nbytes) {
     live();
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, nbytes, nullptr, &err);
-    // no room, or more than the device's largest buffer: the caller's typed out-of-memory error
+    // The codes of a device (or host) without room for the buffer, and of a buffer larger than
+    // the device's largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE).
     if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
         err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE)
         throw out_of_memory(device().str() + ": out of memory allocating " +

@@ -1,0 +1,94 @@
+/// Bad-input catalogue (tests/bad_inputs.hpp): data loaders and data sets, saving and loading.
+/// The same tables are in docs/errors.md. Corrupt and truncated files: tests/test_serialize.cpp
+/// and tests/test_data_idx.cpp.
+#define BOOST_TEST_MODULE test_bad_inputs_data_io
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bad_inputs.hpp"
+#include "tapegrad/data.hpp"
+#include "tapegrad/io.hpp"
+#include "tapegrad/nn.hpp"
+#include "tapegrad/optim.hpp"
+
+using tgtest::check_table;
+namespace data = tg::data;
+namespace nn = tg::nn;
+
+namespace {
+struct Fixtures {
+    tg::Tensor images = tg::zeros({5, 2});
+    tg::Tensor labels = tg::zeros({5}, tg::kInt64);
+    tg::Tensor u;
+    const double nan = std::nan("");
+    // scratch files in the working directory, removed at the end
+    const std::string model_file = "tg_bad_inputs_model.tgsv";
+    const std::string optim_file = "tg_bad_inputs_optim.tgsv";
+    nn::Linear fc{3, 2};
+    tg::optim::SGD sgd{fc->parameters(), tg::optim::SGDOptions(0.1)};
+
+    Fixtures() {
+        tg::save(fc, model_file);
+        tg::save(sgd, optim_file);
+    }
+    ~Fixtures() {
+        std::remove(model_file.c_str());
+        std::remove(optim_file.c_str());
+    }
+    data::Example past_the_end() const {
+        data::DataLoader loader(images, labels, data::DataLoaderOptions(5));
+        auto it = loader.begin();
+        ++it;
+        return *it;
+    }
+    data::Example default_iterator() const { return *data::DataLoader::Iterator(); }
+    void load_into(nn::Linear m, const std::string& path) const { tg::load(m, path); }
+    void load_into(tg::optim::Optimizer& o, const std::string& path) const { tg::load(o, path); }
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(loaders_and_data_sets, Fixtures) {
+    using data::DataLoader;
+    using data::DataLoaderOptions;
+    using data::Normalize;
+    check_table(
+        "Data loaders and data sets",
+        {
+            TG_BAD(DataLoader(images, tg::zeros({4}, tg::kInt64)), shape_error, "DataLoader",
+                   "[5,2]", "[4]"),
+            TG_BAD(DataLoader(tg::zeros({}), tg::zeros({})), shape_error, "DataLoader", "[]"),
+            TG_BAD(DataLoader(u, labels), value_error, "DataLoader", "defined"),
+            TG_BAD(DataLoader(images, labels, DataLoaderOptions(0)), value_error, "DataLoader",
+                   "batch_size", "0"),
+            TG_BAD(DataLoader(images, labels, DataLoaderOptions().batch_size(-3)), value_error,
+                   "batch_size", "-3"),
+            TG_BAD_AS("*it with it one past the last batch", past_the_end(), shape_error,
+                      "DataLoader", "batch 1", "[0, 1)"),
+            TG_BAD_AS("*tg::data::DataLoader::Iterator()", default_iterator(), error,
+                      "DataLoader::Iterator"),
+            TG_BAD(data::FashionMNIST(true, "", Normalize{0.5, 0}), value_error, "FashionMNIST",
+                   "Normalize", "std"),
+            TG_BAD(data::FashionMNIST(true, "", Normalize{nan, 1}), value_error, "FashionMNIST",
+                   "mean"),
+            TG_BAD(data::FashionMNIST(true, "/nonexistent"), io_error, "FashionMNIST",
+                   "/nonexistent/train-images-idx3-ubyte", "not found"),
+            TG_BAD(data::read_idx("/nonexistent.idx"), io_error, "read_idx", "/nonexistent.idx"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(save_and_load, Fixtures) {
+    check_table(
+        "Saving and loading",
+        {
+            TG_BAD(tg::save(fc, "/nonexistent/dir/m.tgsv"), io_error, "save",
+                   "/nonexistent/dir/m.tgsv"),
+            TG_BAD(tg::load(fc, "/nonexistent.tgsv"), io_error, "load", "/nonexistent.tgsv"),
+            TG_BAD(load_into(nn::Linear(4, 2), model_file), io_error, model_file, "weight", "[2,4]",
+                   "[2,3]"),
+            TG_BAD(load_into(fc, optim_file), io_error, optim_file, "optimizer state"),
+            TG_BAD(load_into(sgd, model_file), io_error, model_file, "module parameters"),
+        });
+}

@@ -1,0 +1,146 @@
+/// Bad-input catalogue (tests/bad_inputs.hpp): the ops of ops.hpp other than shape and index ops
+/// (test_bad_inputs_shape.cpp). The same tables are in docs/errors.md.
+#define BOOST_TEST_MODULE test_bad_inputs_ops
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "bad_inputs.hpp"
+
+using tgtest::check_table;
+
+namespace {
+struct Fixtures {
+    tg::Tensor x = tg::zeros({2, 3});                // float32
+    tg::Tensor d = tg::zeros({2, 3}, tg::kFloat64);  // float64
+    tg::Tensor l = tg::tensor(std::vector<int64_t>{0, 1});
+    tg::Tensor logits = tg::zeros({3, 4});  // 3 rows, 4 classes
+    tg::Tensor labels = tg::tensor(std::vector<int64_t>{0, 1, 2});
+    tg::Tensor i64(std::vector<int64_t> v) { return tg::tensor(v); }
+    const double nan = std::nan("");
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(arithmetic, Fixtures) {
+    check_table("Arithmetic",
+                {
+                    TG_BAD(tg::add(x, tg::zeros({4})), shape_error, "add", "[2,3]", "[4]"),
+                    TG_BAD(x - tg::zeros({3, 3}), shape_error, "sub", "[2,3]", "[3,3]"),
+                    TG_BAD(x * tg::zeros({2, 2}), shape_error, "mul", "[2,3]", "[2,2]"),
+                    TG_BAD(x / tg::zeros({4}), shape_error, "div", "[2,3]", "[4]"),
+                    TG_BAD(x + d, dtype_error, "add", "float32", "float64"),
+                    TG_BAD(tg::pow(x, d), dtype_error, "pow"),
+                    TG_BAD(tg::maximum(x, d), dtype_error, "maximum", "float64"),
+                    TG_BAD(tg::minimum(x, tg::zeros({5})), shape_error, "minimum", "[5]"),
+                    TG_BAD(i64({1}) / i64({0}), value_error, "div"),
+                    TG_BAD(tg::sqrt(l), dtype_error, "sqrt", "int64"),
+                    TG_BAD(tg::exp(l), dtype_error, "exp", "int64"),
+                    TG_BAD(tg::log(l), dtype_error, "log", "int64"),
+                    TG_BAD(tg::pow(l, 2.0), dtype_error, "pow", "int64"),
+                    TG_BAD(tg::sin(l), dtype_error, "sin", "int64"),
+                    TG_BAD(tg::clamp(x, 2, 1), value_error, "clamp", "min 2", "max 1"),
+                    TG_BAD(tg::clamp(x, nan, 1), value_error, "clamp", "nan"),
+                    TG_BAD(tg::clamp_min(x, nan), value_error, "clamp", "nan"),
+                    TG_BAD(tg::clamp_max(x, nan), value_error, "clamp", "nan"),
+                    TG_BAD(tg::where(tg::ones({2}), tg::ones({3}), tg::ones({3})), shape_error,
+                           "where", "[2]", "[3]"),
+                    TG_BAD(tg::where(tg::ones({3}), x, d), dtype_error, "where"),
+                });
+}
+
+BOOST_FIXTURE_TEST_CASE(activations, Fixtures) {
+    check_table("Activations",
+                {
+                    TG_BAD(tg::tanh(l), dtype_error, "tanh", "int64"),
+                    TG_BAD(tg::sigmoid(l), dtype_error, "sigmoid", "int64"),
+                    TG_BAD(tg::gelu(l), dtype_error, "gelu", "int64"),
+                    TG_BAD(tg::leaky_relu(x, nan), value_error, "leaky_relu", "nan"),
+                    TG_BAD(tg::softplus(x, 0), value_error, "softplus", "beta"),
+                    TG_BAD(tg::softplus(x, 1, nan), value_error, "softplus", "threshold"),
+                    TG_BAD(tg::softplus(l), dtype_error, "softplus", "int64"),
+                    TG_BAD(tg::softmax(x, 2), shape_error, "softmax", "dim 2"),
+                    TG_BAD(tg::log_softmax(x, -3), shape_error, "log_softmax", "dim -3"),
+                    TG_BAD(tg::softmax(l, 0), dtype_error, "softmax", "int64"),
+                    TG_BAD(tg::dropout(x, 1.5, true), value_error, "dropout", "1.5"),
+                    TG_BAD(tg::dropout(x, -0.1, false), value_error, "dropout", "-0.1"),
+                    TG_BAD(tg::dropout(x, nan, true), value_error, "dropout", "nan"),
+                    TG_BAD(tg::dropout(l, 0.5, true), dtype_error, "dropout", "int64"),
+                });
+}
+
+BOOST_FIXTURE_TEST_CASE(linear_algebra, Fixtures) {
+    check_table(
+        "Linear algebra",
+        {
+            TG_BAD(tg::matmul(x, tg::zeros({4, 5})), shape_error, "matmul", "[2,3] x [4,5]",
+                   "3 != 4"),
+            TG_BAD(tg::matmul(x, tg::zeros({4})), shape_error, "matmul", "[2,3]", "[4]"),
+            TG_BAD(tg::matmul(tg::zeros({3}), tg::zeros({4})), shape_error, "matmul", "[3]", "[4]"),
+            TG_BAD(tg::matmul(tg::zeros({2, 2, 3}), tg::zeros({3, 3, 4})), shape_error, "matmul",
+                   "[2,2,3]", "[3,3,4]"),
+            TG_BAD(tg::matmul(tg::zeros({}), tg::zeros({})), shape_error, "matmul", "1, 2 or 3"),
+            TG_BAD(tg::matmul(tg::zeros({1, 1, 2, 2}), tg::zeros({1, 1, 2, 2})), shape_error,
+                   "matmul", "[1,1,2,2]"),
+            TG_BAD(tg::matmul(x, d.t()), dtype_error, "matmul", "float64"),
+            TG_BAD(tg::matmul(l, l), dtype_error, "matmul", "int64"),
+            TG_BAD(tg::linear(tg::zeros({4, 5}), x), shape_error, "linear", "[4,5]", "[2,3]"),
+            TG_BAD(tg::linear(x, x, tg::zeros({7})), shape_error, "linear", "[7]"),
+            TG_BAD(tg::linear(x, tg::zeros({3})), shape_error, "linear", "weight", "[3]"),
+            TG_BAD(tg::linear(x, d), dtype_error, "linear", "float64"),
+            TG_BAD(tg::t(tg::zeros({2, 2, 2})), shape_error, "t", "[2,2,2]"),
+            TG_BAD(tg::transpose(x, 0, 2), shape_error, "transpose", "dim 2"),
+            TG_BAD(tg::permute(x, {0, 0}), shape_error, "permute", "repeated"),
+            TG_BAD(tg::permute(x, {0}), shape_error, "permute", "[2,3]"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(reductions_and_comparisons, Fixtures) {
+    check_table(
+        "Reductions and comparisons",
+        {
+            TG_BAD(tg::sum(x, {2}), shape_error, "sum", "dim 2"),
+            TG_BAD(tg::sum(x, {-3}), shape_error, "sum", "dim -3"),
+            TG_BAD(tg::sum(x, {0, 0}), shape_error, "sum", "repeated", "[2,3]"),
+            TG_BAD(tg::mean(x, {7}), shape_error, "mean", "dim 7"),
+            TG_BAD(tg::mean(l), dtype_error, "mean", "int64"),
+            TG_BAD(tg::var(l), dtype_error, "var", "int64"),
+            TG_BAD(tg::max(x, 5), shape_error, "max", "dim 5"),
+            TG_BAD(tg::min(x, -4), shape_error, "min", "dim -4"),
+            TG_BAD(tg::max(tg::zeros({0})), shape_error, "max", "empty", "[0]"),
+            TG_BAD(tg::argmax(tg::zeros({0})), shape_error, "argmax", "[0]"),
+            TG_BAD(tg::argmax(x, 5), shape_error, "argmax", "dim 5"),
+            TG_BAD(tg::argmin(x, 2), shape_error, "dim 2"),
+            TG_BAD(tg::argmin(x, 2), shape_error, "argmin", "dim 2"),
+            TG_BAD(tg::sum_to(tg::zeros({3}), {2, 3}), shape_error, "sum_to", "[3]", "[2,3]"),
+            TG_BAD(tg::eq(x, tg::zeros({4})), shape_error, "eq", "[2,3]", "[4]"),
+            TG_BAD(tg::gt(x, d), dtype_error, "gt", "float64"),
+            TG_BAD(tg::eq(x, l), dtype_error, "eq", "int64"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(losses, Fixtures) {
+    check_table(
+        "Losses",
+        {
+            TG_BAD(tg::mse_loss(x, tg::zeros({3, 2})), shape_error, "mse_loss", "[2,3]", "[3,2]"),
+            TG_BAD(tg::mse_loss(x, d), dtype_error, "mse_loss", "float64"),
+            TG_BAD(tg::mse_loss(l, l), dtype_error, "int64"),
+            TG_BAD(tg::l1_loss(x, tg::zeros({3})), shape_error, "l1_loss", "[2,3]", "[3]"),
+            TG_BAD(tg::binary_cross_entropy_with_logits(x, tg::zeros({3, 2})), shape_error,
+                   "binary_cross_entropy_with_logits", "[2,3]", "[3,2]"),
+            TG_BAD(tg::binary_cross_entropy_with_logits(l, l), dtype_error, "int64"),
+            TG_BAD(tg::cross_entropy(logits, i64({0, 1, 4})), shape_error, "cross_entropy",
+                   "index 4"),
+            TG_BAD(tg::cross_entropy(logits, i64({0, -1, 2})), shape_error, "cross_entropy",
+                   "index -1"),
+            TG_BAD(tg::cross_entropy(logits, l), shape_error, "cross_entropy", "[3,4]", "[2]"),
+            TG_BAD(tg::cross_entropy(tg::zeros({4}), l), shape_error, "cross_entropy", "[4]"),
+            TG_BAD(tg::cross_entropy(logits, tg::zeros({3})), dtype_error, "cross_entropy",
+                   "int64"),
+            TG_BAD(tg::cross_entropy(tg::zeros({3, 4}, tg::kInt64), labels), dtype_error,
+                   "cross_entropy", "int64"),
+            TG_BAD(tg::nll_loss(logits, i64({0, 1, 9})), shape_error, "nll_loss"),
+            TG_BAD(tg::nll_loss(logits, l), shape_error, "nll_loss", "[3,4]", "[2]"),
+            TG_BAD(tg::nll_loss(logits, tg::zeros({3})), dtype_error, "nll_loss"),
+        });
+}

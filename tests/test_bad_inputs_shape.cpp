@@ -1,0 +1,74 @@
+/// Bad-input catalogue (tests/bad_inputs.hpp): shape and index ops. The same tables are in
+/// docs/errors.md.
+#define BOOST_TEST_MODULE test_bad_inputs_shape
+#include <cstdint>
+#include <vector>
+
+#include "bad_inputs.hpp"
+
+using tgtest::check_table;
+
+namespace {
+struct Fixtures {
+    tg::Tensor x = tg::zeros({2, 3});
+    tg::Tensor l = tg::tensor(std::vector<int64_t>{0, 1});
+    tg::Tensor i64(std::vector<int64_t> v) { return tg::tensor(v); }
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(shape_ops, Fixtures) {
+    check_table(
+        "Shape ops",
+        {
+            TG_BAD(tg::reshape(x, {5, 2}), shape_error, "reshape", "[2,3]", "[5,2]"),
+            TG_BAD(tg::reshape(x, {-1, -1}), shape_error, "reshape", "-1"),
+            TG_BAD(tg::reshape(x, {4, -1}), shape_error, "reshape", "[2,3]"),
+            TG_BAD(tg::reshape(x, {-2, 3}), shape_error, "reshape", "[-2,3]"),
+            TG_BAD(tg::view(x, {7}), shape_error, "view", "[2,3]", "[7]"),
+            TG_BAD(tg::view(x.t(), {6}), shape_error, "view", "[3,2]"),
+            TG_BAD(tg::flatten(x, 0, 5), shape_error, "flatten", "dim 5"),
+            TG_BAD(tg::flatten(x, 1, 0), shape_error, "flatten", "start dim 1", "end dim 0"),
+            TG_BAD(tg::squeeze(x, 4), shape_error, "squeeze", "dim 4"),
+            TG_BAD(tg::unsqueeze(x, 4), shape_error, "unsqueeze", "dim 4"),
+            TG_BAD(tg::expand(x, {3}), shape_error, "expand", "[2,3]", "[3]"),
+            TG_BAD(tg::expand(x, {2, 4}), shape_error, "expand", "[2,3]", "[2,4]"),
+            TG_BAD(tg::expand(tg::zeros({1}), {-2}), shape_error, "expand", "[-2]"),
+            TG_BAD(tg::cat({x, tg::zeros({2, 4})}, 0), shape_error, "cat", "[2,3]", "[2,4]"),
+            TG_BAD(tg::cat({x, tg::zeros({2})}, 0), shape_error, "cat", "[2]"),
+            TG_BAD(tg::cat({}, 0), shape_error, "cat"),
+            TG_BAD(tg::cat({x, x}, 3), shape_error, "cat", "dim 3"),
+            TG_BAD(tg::cat({x, tg::zeros({2, 3}, tg::kFloat64)}, 0), dtype_error, "cat", "float64"),
+            TG_BAD(tg::stack({x, tg::zeros({3, 2})}, 0), shape_error, "[2,3]", "[3,2]"),
+            TG_BAD(tg::stack({}, 0), shape_error, "stack"),
+            TG_BAD(tg::stack({x}, 4), shape_error, "stack", "dim 4"),
+            TG_BAD(tg::narrow(x, 1, 2, 2), shape_error, "narrow", "[2,3]"),
+            TG_BAD(tg::narrow(x, 0, 0, -1), shape_error, "narrow", "[2,3]"),
+            TG_BAD(tg::narrow(x, 3, 0, 1), shape_error, "narrow", "dim 3"),
+            TG_BAD(tg::narrow_scatter(x, {2, 2}, 1, 0), shape_error, "narrow", "[2,2]"),
+            TG_BAD(tg::broadcast_shapes({2, 3}, {4}, "myop"), shape_error, "myop", "[2,3]", "[4]"),
+            TG_BAD(tg::wrap_dim(3, 2, "myop"), shape_error, "myop", "dim 3"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(index_ops, Fixtures) {
+    check_table(
+        "Index ops",
+        {
+            TG_BAD(tg::index_select(x, 0, i64({0, 2})), shape_error, "index_select", "index 2"),
+            TG_BAD(tg::index_select(x, 1, i64({-1})), shape_error, "index_select", "-1"),
+            TG_BAD(tg::index_select(x, 2, l), shape_error, "index_select", "dim 2"),
+            TG_BAD(tg::index_select(x, 0, l.reshape({1, 2})), shape_error, "index_select", "1-D",
+                   "[1,2]"),
+            TG_BAD(tg::index_select(x, 0, tg::zeros({2})), dtype_error, "index_select"),
+            TG_BAD(tg::gather(x, 1, i64({0, 3, 1, 1}).reshape({2, 2})), shape_error, "gather",
+                   "index 3"),
+            TG_BAD(tg::gather(x, 1, l), shape_error, "gather", "[2]", "[2,3]"),
+            TG_BAD(tg::gather(x, 5, l.reshape({1, 2})), shape_error, "gather", "dim 5"),
+            TG_BAD(tg::gather(x, 1, tg::zeros({2, 1})), dtype_error, "gather"),
+            TG_BAD(tg::index_add(x, {2, 3}, 0, i64({0, 5})), shape_error, "index_add", "index 5"),
+            TG_BAD(tg::index_add(x, {2, 4}, 0, l), shape_error, "index_add", "[2,3]", "[2,4]"),
+            TG_BAD(tg::scatter_add(x, {2, 3}, 1, i64({0, 1, 9, 0, 1, 2}).reshape({2, 3})),
+                   shape_error, "scatter_add", "index 9"),
+            TG_BAD(tg::scatter_add(x, {2, 3}, 1, x), dtype_error, "scatter_add", "int64"),
+        });
+}
