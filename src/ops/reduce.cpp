@@ -56,7 +56,7 @@ Tensor reduce_keep(backend::ReduceOp op, const Tensor& x, const std::vector<int6
         st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), y.dtype()};
-    runtime::be(x).reduce(op, out, runtime::view(x));
+    runtime::be(x).reduce(op, out, runtime::view(x), -1);
     return y;
 }
 
@@ -177,7 +177,8 @@ Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
     st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), kInt64};
-    runtime::be(x).arg_reduce(is_max, out, runtime::view(x), int(d));
+    runtime::be(x).reduce(is_max ? backend::ReduceOp::ArgMax : backend::ReduceOp::ArgMin, out,
+                          runtime::view(x), int(d));
     return keepdim ? y : y.squeeze(d);
 }
 }  // namespace

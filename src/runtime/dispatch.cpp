@@ -97,7 +97,7 @@ bool any_set(const Tensor& m) {
     Shape st(size_t(m.dim()), 0);
     const backend::View out{
         any.impl()->storage->data, 0, m.sizes().data(), st.data(), int(m.dim()), m.dtype()};
-    be(m).reduce(backend::ReduceOp::Max, out, view(m));
+    be(m).reduce(backend::ReduceOp::Max, out, view(m), -1);
     return any.item<double>() != 0;
 }
 

@@ -90,12 +90,13 @@ void softmax_loop(T* o, const T* x, int64_t rows, int64_t cols, bool log) {
 
 }  // namespace
 
-void CpuBackend::reduce(ReduceOp op, const View& out, const View& in) {
-    dispatch(out.dtype, [&](auto tag) { reduce_loop<decltype(tag)>(op, out, in); });
-}
-
-void CpuBackend::arg_reduce(bool is_max, const View& out, const View& in, int dim) {
-    dispatch(in.dtype, [&](auto tag) { arg_reduce_loop<decltype(tag)>(is_max, out, in, dim); });
+void CpuBackend::reduce(ReduceOp op, const View& out, const View& in, int dim) {
+    if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
+        dispatch(in.dtype, [&](auto tag) {
+            arg_reduce_loop<decltype(tag)>(op == ReduceOp::ArgMax, out, in, dim);
+        });
+    else
+        dispatch(out.dtype, [&](auto tag) { reduce_loop<decltype(tag)>(op, out, in); });
 }
 
 void CpuBackend::softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,

@@ -1,0 +1,388 @@
+// Convolutions: conv2d, conv1d (as conv2d over [N,C,1,L]) and conv_transpose2d, lowered to the
+// device GEMM over an unfolded buffer built a chunk of samples at a time.
+//
+// Note [Convolution as three bilinear ops]: with x [N,C,H,W], w [O,C/g,kh,kw] and the windows of
+// one geometry, a convolution and its two gradients are bilinear maps, each the other two's
+// adjoint:
+//   Forward(x, w) = y [N,O,oh,ow]:   y[n,o]  = w_g · unfold(x[n])_g           (GEMM)
+//   Input(dy, w)  = dx [N,C,H,W]:    dx[n]   = fold(w_gᵀ · dy[n,g])           (GEMM + gather)
+//   Weight(x, dy) = dw [O,C/g,kh,kw]: dw_g  += dy[n,g] · unfold(x[n])_gᵀ      (GEMM, over n)
+// so each is one node whose backward applies the other two:
+//   Forward: dx = Input(g, w),      dw = Weight(x, g)
+//   Input:   d dy = Forward(g, w),  dw = Weight(g, dy)
+//   Weight:  dx = Input(dy, g),     d dy = Forward(x, g)
+// With create_graph those calls record, which gives double (and any higher) backward. The
+// transposed convolution is Input with its roles renamed. No node saves an unfolded buffer:
+// Weight unfolds x again in backward, a chunk at a time, so a convolution keeps only x and w for
+// backward (Note [Gathering adjoints] in backend/device_common/window.hpp for fold).
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "autograd/record.hpp"
+#include "backend/backend.hpp"
+#include "runtime/dispatch.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+namespace {
+
+using backend::Window;
+using backend::WindowOp;
+
+/// One convolution's sizes: x [N,C,H,W], w [O,C/groups,kh,kw], y [N,O,oh,ow].
+struct ConvGeom {
+    int64_t N, C, H, W, O, kh, kw, oh, ow, groups;
+    int64_t sh, sw, ph, pw, dh, dw;
+    Window window(int64_t samples) const {
+        Window g;
+        g.planes = samples * C;
+        g.h = H, g.w = W, g.oh = oh, g.ow = ow, g.kh = kh, g.kw = kw;
+        g.sh = sh, g.sw = sw, g.ph = ph, g.pw = pw, g.dh = dh, g.dw = dw;
+        return g;
+    }
+    int64_t cg() const { return C / groups; }
+    int64_t og() const { return O / groups; }
+    int64_t taps() const { return kh * kw; }
+    int64_t positions() const { return oh * ow; }
+};
+
+/// Samples per chunk: an unfolded chunk stays near 8 MiB (at least one sample).
+int64_t chunk_samples(const ConvGeom& g, Dtype d) {
+    const int64_t per = std::max<int64_t>(1, g.C * g.taps() * g.positions() * element_size(d));
+    return std::max<int64_t>(1, std::min<int64_t>(g.N, (int64_t(8) << 20) / per));
+}
+
+backend::View at(const Tensor& t, int64_t offset) {
+    backend::View v = runtime::view(t);
+    v.offset += offset;
+    return v;
+}
+
+/// Fold, or with TG_CONV_SCATTER=1 in the environment the scatter kept for benchmarks/bench_conv
+/// (CPU only; Note [Gathering adjoints]).
+WindowOp conv_fold_op() {
+    static const bool scatter = [] {
+        const char* e = std::getenv("TG_CONV_SCATTER");
+        return e && std::string(e) == "1";
+    }();
+    return scatter ? WindowOp::FoldScatter : WindowOp::Fold;
+}
+
+/// unfold(x[n0 .. n0+nb)) as [nb*C, kh*kw, oh*ow] (x contiguous).
+Tensor unfold(const Tensor& x, const ConvGeom& g, int64_t n0, int64_t nb) {
+    Tensor col = runtime::empty({nb * g.C, g.taps(), g.positions()}, x.dtype(), x.device(),
+                                "conv2d");
+    runtime::be(x).window(WindowOp::Unfold, g.window(nb), runtime::view(col),
+                          at(x, n0 * g.C * g.H * g.W), {});
+    return col;
+}
+
+/// y = Forward(x, w), x and w contiguous and detached.
+Tensor forward_raw(const Tensor& x, const Tensor& w, const ConvGeom& g) {
+    Tensor y = runtime::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device(), "conv2d");
+    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x.dtype());
+    for (int64_t n0 = 0; n0 < g.N; n0 += step) {
+        const int64_t nb = std::min(step, g.N - n0);
+        const Tensor col = unfold(x, g, n0, nb);
+        for (int64_t n = 0; n < nb; ++n)
+            for (int64_t q = 0; q < g.groups; ++q) {
+                const Tensor out = runtime::alias(y, {g.og(), L}, {L, 1},
+                                                  ((n0 + n) * g.O + q * g.og()) * L, "conv2d");
+                runtime::gemm("conv2d", false, false, g.og(), L, K, 1, at(w, q * g.og() * K), K,
+                              at(col, (n * g.groups + q) * K * L), L, 0, out);
+            }
+    }
+    return y;
+}
+
+/// dx = Input(dy, w), dy and w contiguous and detached.
+Tensor input_raw(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
+    Tensor dx = runtime::empty({g.N, g.C, g.H, g.W}, dy.dtype(), dy.device(), "conv2d");
+    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, dy.dtype());
+    for (int64_t n0 = 0; n0 < g.N; n0 += step) {
+        const int64_t nb = std::min(step, g.N - n0);
+        Tensor col = runtime::empty({nb * g.C, g.taps(), L}, dy.dtype(), dy.device(), "conv2d");
+        for (int64_t n = 0; n < nb; ++n)
+            for (int64_t q = 0; q < g.groups; ++q) {
+                const Tensor out =
+                    runtime::alias(col, {K, L}, {L, 1}, (n * g.groups + q) * K * L, "conv2d");
+                runtime::gemm("conv2d", true, false, K, L, g.og(), 1, at(w, q * g.og() * K), K,
+                              at(dy, ((n0 + n) * g.O + q * g.og()) * L), L, 0, out);
+            }
+        runtime::be(dy).window(conv_fold_op(), g.window(nb), at(dx, n0 * g.C * g.H * g.W),
+                               runtime::view(col), {});
+    }
+    return dx;
+}
+
+/// dw = Weight(x, dy), x and dy contiguous and detached.
+Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
+    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x.dtype());
+    Tensor dw = runtime::empty({g.O, g.cg(), g.kh, g.kw}, x.dtype(), x.device(), "conv2d");
+    if (g.N == 0)
+        runtime::fill(dw, 0);
+    for (int64_t n0 = 0; n0 < g.N; n0 += step) {
+        const int64_t nb = std::min(step, g.N - n0);
+        const Tensor col = unfold(x, g, n0, nb);
+        for (int64_t n = 0; n < nb; ++n)
+            for (int64_t q = 0; q < g.groups; ++q) {
+                const Tensor out =
+                    runtime::alias(dw, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d");
+                runtime::gemm("conv2d", false, true, g.og(), K, L, 1,
+                              at(dy, ((n0 + n) * g.O + q * g.og()) * L), L,
+                              at(col, (n * g.groups + q) * K * L), L, n0 + n == 0 ? 0 : 1, out);
+            }
+    }
+    return dw;
+}
+
+enum class Kind { Forward, Input, Weight };
+
+/// One of the three bilinear ops (Note [Convolution as three bilinear ops]), recorded.
+Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g) {
+    const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
+    Tensor y = k == Kind::Forward ? forward_raw(ac, bc, g)
+               : k == Kind::Input ? input_raw(ac, bc, g)
+                                  : weight_raw(ac, bc, g);
+    if (should_record({&a, &b}))
+        record(k == Kind::Forward ? "conv2d" : k == Kind::Input ? "conv2d_input" : "conv2d_weight",
+               {&a, &b}, y,
+               [k, g, sa = b.requires_grad() ? save(a) : Saved(),
+                sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
+                   Grads gr(2);
+                   const bool na = needs(n, 0), nb = needs(n, 1);
+                   switch (k) {
+                   case Kind::Forward:  // a = x, b = w
+                       if (na) gr[0] = apply(Kind::Input, dy, sb.get(), g);
+                       if (nb) gr[1] = apply(Kind::Weight, sa.get(), dy, g);
+                       break;
+                   case Kind::Input:  // a = dy, b = w
+                       if (na) gr[0] = apply(Kind::Forward, dy, sb.get(), g);
+                       if (nb) gr[1] = apply(Kind::Weight, dy, sa.get(), g);
+                       break;
+                   case Kind::Weight:  // a = x, b = dy
+                       if (na) gr[0] = apply(Kind::Input, sb.get(), dy, g);
+                       if (nb) gr[1] = apply(Kind::Forward, sa.get(), dy, g);
+                       break;
+                   }
+                   return gr;
+               });
+    return y;
+}
+
+std::string shapes(const Tensor& x, const Tensor& w) {
+    return shape_str(x.sizes()) + ", weight " + shape_str(w.sizes());
+}
+
+/// The two values of a spatial argument (one value means both).
+std::pair<int64_t, int64_t> pair_of(const char* op, const char* what, const IntArg& v,
+                                    int64_t fallback_h, int64_t fallback_w) {
+    const std::vector<int64_t>& s = v.values();
+    if (s.empty())
+        return {fallback_h, fallback_w};
+    if (s.size() == 1)
+        return {s[0], s[0]};
+    if (s.size() == 2)
+        return {s[0], s[1]};
+    throw shape_error(std::string(op) + ": " + what + " has " + std::to_string(s.size()) +
+                      " values: expected 1 or 2");
+}
+
+/// Checks x [N,C,H,W], w and b of a convolution and returns its geometry; `transposed` reads
+/// w as [C_in, C_out/groups, kh, kw] and x as the gradient of the convolution it transposes.
+void check_inputs(const char* op, const Tensor& x, const Tensor& w, const Tensor& b) {
+    if (!x.defined() || !w.defined())
+        throw value_error(std::string(op) + ": undefined input or weight");
+    runtime::check_same(op, x, w);
+    runtime::check_floating(op, x);
+    if (b.defined())
+        runtime::check_same(op, x, b);
+    if (x.dim() != 4 || w.dim() != 4)
+        throw shape_error(std::string(op) + ": input " + shapes(x, w) +
+                          ": expected a 4-D input [N,C,H,W] and a 4-D weight");
+}
+
+/// Every size product a convolution forms stays in range (Note [Checked sizes]).
+void check_sizes(const ConvGeom& g, const char* op) {
+    const int64_t s[] = {g.N, g.C, g.taps(), g.positions(), g.H, g.W};
+    (void)checked_prod(s, 4, op);
+    (void)checked_prod(s + 1, 5, op);
+    const int64_t y[] = {g.N, g.O, g.positions()};
+    (void)checked_prod(y, 3, op);
+}
+
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p_total, int64_t d) {
+    return (in + p_total - d * (k - 1) - 1) / s + 1;
+}
+
+}  // namespace
+
+IntArg::IntArg(int64_t v) : v_{v} {}
+IntArg::IntArg(std::initializer_list<int64_t> v) : v_(v) {}
+IntArg::IntArg(std::vector<int64_t> v) : v_(std::move(v)) {}
+
+namespace {
+
+/// The geometry of conv2d(x, w) with padding ph/pw at the top/left and the output size from
+/// the total paddings th/tw.
+ConvGeom conv_geom(const char* op, const Tensor& x, const Tensor& w, const Tensor& b,
+                   std::pair<int64_t, int64_t> s, std::pair<int64_t, int64_t> p,
+                   std::pair<int64_t, int64_t> total, std::pair<int64_t, int64_t> d,
+                   int64_t groups) {
+    check_inputs(op, x, w, b);
+    ConvGeom g{};
+    g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
+    g.O = w.size(0), g.kh = w.size(2), g.kw = w.size(3), g.groups = groups;
+    g.sh = s.first, g.sw = s.second, g.ph = p.first, g.pw = p.second;
+    g.dh = d.first, g.dw = d.second;
+    const std::string where = std::string(op) + ": input " + shapes(x, w);
+    if (groups <= 0 || g.C % groups != 0 || g.O % groups != 0)
+        throw shape_error(where + ": groups " + std::to_string(groups) + " must divide the " +
+                          std::to_string(g.C) + " input and " + std::to_string(g.O) +
+                          " output channels");
+    if (w.size(1) != g.C / groups)
+        throw shape_error(where + ": expected weight [O, " + std::to_string(g.C / groups) +
+                          ", kh, kw] for " + std::to_string(g.C) + " input channels in " +
+                          std::to_string(groups) + " groups");
+    if (g.sh <= 0 || g.sw <= 0 || g.dh <= 0 || g.dw <= 0 || g.ph < 0 || g.pw < 0 ||
+        total.first < 0 || total.second < 0)
+        throw value_error(where + ": stride and dilation must be positive and padding >= 0");
+    if (g.kh <= 0 || g.kw <= 0)
+        throw shape_error(where + ": empty kernel");
+    const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
+    if (g.H + total.first < eh || g.W + total.second < ew)
+        throw shape_error(where + ": the kernel (" + std::to_string(eh) + "x" + std::to_string(ew) +
+                          " dilated) is larger than the padded input (" +
+                          std::to_string(g.H + total.first) + "x" +
+                          std::to_string(g.W + total.second) + ")");
+    g.oh = out_size(g.H, g.kh, g.sh, total.first, g.dh);
+    g.ow = out_size(g.W, g.kw, g.sw, total.second, g.dw);
+    if (b.defined() && (b.dim() != 1 || b.size(0) != g.O))
+        throw shape_error(where + ": bias " + shape_str(b.sizes()) + ", expected [" +
+                          std::to_string(g.O) + "]");
+    // every size product stays in range (Note [Checked sizes])
+    check_sizes(g, op);
+    return g;
+}
+
+Tensor add_bias(Tensor y, const Tensor& b) {
+    return b.defined() ? y + b.reshape({1, b.size(0), 1, 1}) : y;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              const IntArg& padding, const IntArg& dilation, int64_t groups) {
+    const auto p = pair_of("conv2d", "padding", padding, 0, 0);
+    const ConvGeom g =
+        conv_geom("conv2d", x, w, b, pair_of("conv2d", "stride", stride, 1, 1), p,
+                  {2 * p.first, 2 * p.second}, pair_of("conv2d", "dilation", dilation, 1, 1),
+                  groups);
+    return add_bias(apply(Kind::Forward, x, w, g), b);
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              const PaddingMode& mode, const IntArg& dilation, int64_t groups) {
+    const std::string& padding = mode.name();
+    if (padding == "valid")
+        return conv2d(x, w, b, stride, IntArg(0), dilation, groups);
+    if (padding != "same")
+        throw value_error("conv2d: padding \"" + padding + "\": expected \"same\" or \"valid\"");
+    const auto s = pair_of("conv2d", "stride", stride, 1, 1);
+    const auto d = pair_of("conv2d", "dilation", dilation, 1, 1);
+    if (s.first != 1 || s.second != 1)
+        throw value_error("conv2d: padding \"same\" needs stride 1");
+    check_inputs("conv2d", x, w, b);
+    // total padding d·(k-1), the odd one more at the bottom/right (as PyTorch)
+    const int64_t th = d.first * (w.size(2) - 1), tw = d.second * (w.size(3) - 1);
+    const ConvGeom g = conv_geom("conv2d", x, w, b, s, {th / 2, tw / 2}, {th, tw}, d, groups);
+    return add_bias(apply(Kind::Forward, x, w, g), b);
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              int64_t padding, const IntArg& dilation, int64_t groups) {
+    return conv2d(x, w, b, stride, IntArg(padding), dilation, groups);
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              int64_t padding, const IntArg& dilation, int64_t groups) {
+    return conv1d(x, w, b, stride, IntArg(padding), dilation, groups);
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              const IntArg& padding, const IntArg& dilation, int64_t groups) {
+    if (!x.defined() || !w.defined() || x.dim() != 3 || w.dim() != 3)
+        throw shape_error("conv1d: input " + (x.defined() ? shape_str(x.sizes()) : "undefined") +
+                          ", weight " + (w.defined() ? shape_str(w.sizes()) : "undefined") +
+                          ": expected a 3-D input [N,C,L] and a 3-D weight [O,C/groups,k]");
+    auto one = [](const IntArg& a, int64_t none) {
+        const auto& v = a.values();
+        return IntArg({1, v.empty() ? none : v[0]});
+    };
+    for (const IntArg* a : {&stride, &padding, &dilation})
+        if (a->values().size() > 1)
+            throw shape_error("conv1d: stride, padding and dilation take one value each");
+    IntArg pad = padding.values().empty() ? IntArg({0, 0}) : IntArg({0, padding.values()[0]});
+    return conv2d(x.unsqueeze(2), w.unsqueeze(2), b, one(stride, 1), pad, one(dilation, 1), groups)
+        .squeeze(2);
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              const PaddingMode& mode, const IntArg& dilation, int64_t groups) {
+    if (!x.defined() || !w.defined() || x.dim() != 3 || w.dim() != 3)
+        throw shape_error("conv1d: expected a 3-D input [N,C,L] and a 3-D weight [O,C/groups,k]");
+    for (const IntArg* a : {&stride, &dilation})
+        if (a->values().size() > 1)
+            throw shape_error("conv1d: stride and dilation take one value each");
+    const int64_t s = stride.values().empty() ? 1 : stride.values()[0];
+    const int64_t d = dilation.values().empty() ? 1 : dilation.values()[0];
+    return conv2d(x.unsqueeze(2), w.unsqueeze(2), b, {1, s}, mode, {1, d}, groups).squeeze(2);
+}
+
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+                        const IntArg& padding, const IntArg& output_padding, int64_t groups,
+                        const IntArg& dilation) {
+    const char* op = "conv_transpose2d";
+    check_inputs(op, x, w, b);
+    const auto s = pair_of(op, "stride", stride, 1, 1), p = pair_of(op, "padding", padding, 0, 0);
+    const auto d = pair_of(op, "dilation", dilation, 1, 1);
+    const auto op_ = pair_of(op, "output_padding", output_padding, 0, 0);
+    if (op_.first < 0 || op_.second < 0 || (op_.first >= s.first && op_.first >= d.first) ||
+        (op_.second >= s.second && op_.second >= d.second))
+        throw value_error(std::string(op) + ": input " + shapes(x, w) +
+                          ": output_padding must be >= 0 and smaller than stride or dilation");
+    if (groups <= 0 || w.size(0) % groups != 0)
+        throw shape_error(std::string(op) + ": input " + shapes(x, w) + ": groups " +
+                          std::to_string(groups) + " must divide the weight's " +
+                          std::to_string(w.size(0)) + " input channels");
+    if (x.size(1) != w.size(0))
+        throw shape_error(std::string(op) + ": input " + shapes(x, w) + ": input has " +
+                          std::to_string(x.size(1)) + " channels, weight expects " +
+                          std::to_string(w.size(0)));
+    if (s.first <= 0 || s.second <= 0 || d.first <= 0 || d.second <= 0 || p.first < 0 ||
+        p.second < 0)
+        throw value_error(std::string(op) + ": input " + shapes(x, w) +
+                          ": stride and dilation must be positive and padding >= 0");
+    // the convolution this one transposes: its input has the size computed here, its output x
+    const int64_t H = (x.size(2) - 1) * s.first - 2 * p.first + d.first * (w.size(2) - 1) +
+                      op_.first + 1;
+    const int64_t W = (x.size(3) - 1) * s.second - 2 * p.second + d.second * (w.size(3) - 1) +
+                      op_.second + 1;
+    if (H <= 0 || W <= 0)
+        throw shape_error(std::string(op) + ": input " + shapes(x, w) + ": the output would be " +
+                          std::to_string(H) + "x" + std::to_string(W));
+    ConvGeom g{};
+    g.N = x.size(0), g.C = w.size(1) * groups, g.H = H, g.W = W;
+    g.O = w.size(0), g.kh = w.size(2), g.kw = w.size(3), g.groups = groups;
+    g.sh = s.first, g.sw = s.second, g.ph = p.first, g.pw = p.second;
+    g.dh = d.first, g.dw = d.second, g.oh = x.size(2), g.ow = x.size(3);
+    if (b.defined() && (b.dim() != 1 || b.size(0) != g.C))
+        throw shape_error(std::string(op) + ": input " + shapes(x, w) + ": bias " +
+                          shape_str(b.sizes()) + ", expected [" + std::to_string(g.C) + "]");
+    check_sizes(g, op);
+    return add_bias(apply(Kind::Input, x, w, g), b);
+}
+
+}  // namespace tg
