@@ -46,6 +46,38 @@ void check_same_on_1_and_2_threads(const std::string& what, const std::function<
 
 }  // namespace
 
+/// The window kernels' gathers (Note [Gathering adjoints] in backend/device_common/window.hpp):
+/// each element is summed by one thread in a fixed order, so 2 threads give 1 thread's bits.
+BOOST_AUTO_TEST_CASE(convolution_and_pooling_gradients_match_one_thread) {
+    for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
+        const std::string d = dt == tg::kFloat32 ? " f32" : " f64";
+        const tg::Tensor w = make_const({16, 8, 3, 3}, 5).to(dt);
+        auto input_grad = [&](auto&& f) {
+            return [&, f] {
+                tg::Tensor x = make_const({4, 8, 20, 18}, 6).to(dt).detach();
+                x.requires_grad_(true);
+                const tg::Tensor y = f(x);
+                (y * make_const(y.sizes(), 7).to(dt)).sum().backward();
+                return x.grad();
+            };
+        };
+        check_same_on_1_and_2_threads("conv2d forward" + d, [&] {
+            return tg::conv2d(make_const({4, 8, 20, 18}, 6).to(dt), w, {}, 1, 1);
+        });
+        check_same_on_1_and_2_threads("conv2d input gradient" + d, input_grad([&](const tg::Tensor& x) {
+            return tg::conv2d(x, w, {}, 1, 1);
+        }));
+        check_same_on_1_and_2_threads("max_pool2d overlapping backward" + d,
+                                      input_grad([](const tg::Tensor& x) {
+                                          return tg::max_pool2d(x, 3, 1, 1);
+                                      }));
+        check_same_on_1_and_2_threads("avg_pool2d backward" + d,
+                                      input_grad([](const tg::Tensor& x) {
+                                          return tg::avg_pool2d(x, 3, 2, 1);
+                                      }));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(large_kernels_match_one_thread) {
     tg::NoGradGuard guard;
     const int64_t R = 300, C = 501;  // 150,300 elements: above the threshold, odd sizes

@@ -61,13 +61,10 @@ backend::View at(const Tensor& t, int64_t offset) {
 }
 
 /// Fold, or with TG_CONV_SCATTER=1 in the environment the scatter kept for benchmarks/bench_conv
-/// (CPU only; Note [Gathering adjoints]).
+/// and the test that compares the two (CPU only; Note [Gathering adjoints]).
 WindowOp conv_fold_op() {
-    static const bool scatter = [] {
-        const char* e = std::getenv("TG_CONV_SCATTER");
-        return e && std::string(e) == "1";
-    }();
-    return scatter ? WindowOp::FoldScatter : WindowOp::Fold;
+    const char* e = std::getenv("TG_CONV_SCATTER");
+    return e && e[0] == '1' && e[1] == 0 ? WindowOp::FoldScatter : WindowOp::Fold;
 }
 
 /// unfold(x[n0 .. n0+nb)) as [nb*C, kh*kw, oh*ow] (x contiguous).
