@@ -238,3 +238,30 @@ BOOST_AUTO_TEST_CASE(a_convolution_keeps_no_unfolded_buffer) {
     ck.sum().backward();
     BOOST_TEST(w.grad().defined());
 }
+
+/// Inputs too large for one unfolded chunk (about 8 MiB) run in several, whose weight gradients
+/// add up: the batch's gradients equal the sums of the per-sample ones.
+BOOST_AUTO_TEST_CASE(chunked_batches_match_sample_by_sample) {
+    // float64, 8 channels, 3x3, 64x64 positions: 2.4 MB of unfolded buffer per sample, so 3
+    // samples per chunk and the 5 samples run as 3 + 2
+    const Tensor x = make_const({5, 8, 64, 64}, 60);
+    const Tensor dy = make_const({5, 4, 64, 64}, 61);
+    Tensor w = make_input({4, 8, 3, 3}, 62), b = make_input({4}, 63);
+    Tensor xl = x.detach();
+    xl.requires_grad_(true);
+    const Tensor y = tg::conv2d(xl, w, b, 1, 1);
+    (y * dy).sum().backward();
+    const Tensor dw = w.grad(), db = b.grad(), dx = xl.grad();
+    w.set_grad(Tensor());
+    b.set_grad(Tensor());
+    for (int64_t n = 0; n < 5; ++n) {
+        Tensor xn = x.narrow(0, n, 1).detach();
+        xn.requires_grad_(true);
+        const Tensor yn = tg::conv2d(xn, w, b, 1, 1);
+        check_close(yn, y.narrow(0, n, 1), 1e-12, 1e-12);
+        (yn * dy.narrow(0, n, 1)).sum().backward();
+        check_close(xn.grad(), dx.narrow(0, n, 1), 1e-12, 1e-12);
+    }
+    check_close(w.grad(), dw, 1e-9, 1e-12);
+    check_close(b.grad(), db, 1e-9, 1e-12);
+}

@@ -28,9 +28,10 @@ enum class ReduceOp : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
 enum class IndexOp : uint8_t { Select, Add, Gather, ScatterAdd };
 
 /// The sliding-window kernels of convolutions and pooling (Note [Gathering adjoints] in
-/// device_common/window.hpp). Every operand is contiguous; "planes" are the [h,w] images of x
-/// ([N*C, h, w]), their outputs [planes, oh, ow] and, for the unfolded buffer, [planes, kh*kw,
-/// oh*ow] (so that, viewed as [N, C*kh*kw, oh*ow], a convolution is a GEMM):
+/// device_common/window.hpp). Every operand is contiguous. "Planes" are the [h,w] images of x
+/// ([planes = samples*C, h, w]) and of the pooled outputs ([planes, oh, ow]); the unfolded buffer
+/// is [C, kh*kw, samples, oh*ow], so that a convolution of `samples` samples is one GEMM per
+/// group, [O, C*kh*kw] x [C*kh*kw, samples*oh*ow]:
 ///   Unfold:           out = col, in = x; padding reads as 0.
 ///   Fold:             out = x-sized, in = col: each x element gathers the col entries that read
 ///                     it (the adjoint of Unfold); out is overwritten.
@@ -57,6 +58,7 @@ enum class WindowOp : uint8_t {
 /// and likewise columns (adaptive pooling; the k, s, p and d fields are unused).
 struct Window {
     int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+    int64_t samples = 1;  // Unfold/Fold: the samples in planes (the col layout above)
     int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
     int64_t count_include_pad = 1;  // AvgPool: divide by the window's size, padding included
     int64_t adaptive = 0;

@@ -67,69 +67,141 @@ WindowOp conv_fold_op() {
     return e && e[0] == '1' && e[1] == 0 ? WindowOp::FoldScatter : WindowOp::Fold;
 }
 
-/// unfold(x[n0 .. n0+nb)) as [nb*C, kh*kw, oh*ow] (x contiguous).
-Tensor unfold(const Tensor& x, const ConvGeom& g, int64_t n0, int64_t nb) {
-    Tensor col = runtime::empty({nb * g.C, g.taps(), g.positions()}, x.dtype(), x.device(),
-                                "conv2d");
-    runtime::be(x).window(WindowOp::Unfold, g.window(nb), runtime::view(col),
-                          at(x, n0 * g.C * g.H * g.W), {});
-    return col;
+/// The window kernel over samples [n0, n0+nb) of x-sized t and the unfolded col [C*taps, nb*L].
+void window(WindowOp op, const ConvGeom& g, const Tensor& t, int64_t n0, int64_t nb,
+            const Tensor& col) {
+    const backend::View tv = at(t, n0 * g.C * g.H * g.W), cv = runtime::view(col);
+    Window w = g.window(nb);
+    w.samples = nb;
+    if (op == WindowOp::Unfold)
+        runtime::be(t).window(op, w, cv, tv, {});
+    else
+        runtime::be(t).window(op, w, tv, cv, {});
 }
 
-/// y = Forward(x, w), x and w contiguous and detached.
-Tensor forward_raw(const Tensor& x, const Tensor& w, const ConvGeom& g) {
+/// Samples [n0, n0+nb) of y [N, O, L] as [nb, O, L] (a view), and a buffer [O, nb*L] (the
+/// GEMMs' layout) read as [nb, O, L]; copy_into between them permutes the two.
+Tensor samples_of(const Tensor& y, const ConvGeom& g, int64_t n0, int64_t nb) {
+    const int64_t L = g.positions();
+    return runtime::alias(y, {nb, g.O, L}, {g.O * L, L, 1}, n0 * g.O * L, "conv2d");
+}
+Tensor gemm_layout(const Tensor& t, const ConvGeom& g, int64_t nb) {
+    const int64_t L = g.positions();
+    return runtime::alias(t, {nb, g.O, L}, {L, nb * L, 1}, 0, "conv2d");
+}
+
+/// dy for samples [n0, n0+nb) as [O, nb*L] (a copy unless nb == 1).
+Tensor dy_chunk(const Tensor& dy, const ConvGeom& g, int64_t n0, int64_t nb) {
+    const int64_t L = g.positions();
+    if (nb == 1)
+        return runtime::alias(dy, {g.O, L}, {L, 1}, n0 * g.O * L, "conv2d");
+    Tensor t = runtime::empty({g.O, nb * L}, dy.dtype(), dy.device(), "conv2d");
+    runtime::copy_into(gemm_layout(t, g, nb), samples_of(dy, g, n0, nb));
+    return t;
+}
+
+/// Whether the GEMMs of a chunk run one sample at a time, reading and writing each sample's
+/// columns of the unfolded buffer in place (ld = nb*L), or once over the whole chunk through a
+/// permuted copy of y or dy ([O, nb*L]). Above 256 positions a sample's GEMM is large enough
+/// for BLAS, and the copies would cost more than the calls save.
+bool per_sample(const ConvGeom& g) {
+    const char* e = std::getenv("TG_CONV_BATCHED");  // for benchmarking the choice
+    if (e && e[0])
+        return e[0] == '0';
+    return g.positions() >= 256;
+}
+
+/// y = Forward(x, w) + b, x and w contiguous and detached, b [O] or undefined: per chunk of
+/// samples and group, GEMMs [O/g, C/g*taps] x [C/g*taps, L] added into the bias.
+Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
     Tensor y = runtime::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device(), "conv2d");
     const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x.dtype());
+    const bool single = per_sample(g);
+    if (b.defined() && single)
+        runtime::copy_into(y, b.reshape({1, g.O, 1, 1}));
     for (int64_t n0 = 0; n0 < g.N; n0 += step) {
-        const int64_t nb = std::min(step, g.N - n0);
-        const Tensor col = unfold(x, g, n0, nb);
-        for (int64_t n = 0; n < nb; ++n)
-            for (int64_t q = 0; q < g.groups; ++q) {
-                const Tensor out = runtime::alias(y, {g.og(), L}, {L, 1},
-                                                  ((n0 + n) * g.O + q * g.og()) * L, "conv2d");
-                runtime::gemm("conv2d", false, false, g.og(), L, K, 1, at(w, q * g.og() * K), K,
-                              at(col, (n * g.groups + q) * K * L), L, 0, out);
-            }
+        const int64_t nb = std::min(step, g.N - n0), ld = nb * L;
+        Tensor col = runtime::empty({g.C * g.taps(), ld}, x.dtype(), x.device(), "conv2d");
+        window(WindowOp::Unfold, g, x, n0, nb, col);
+        if (single) {
+            for (int64_t n = 0; n < nb; ++n)
+                for (int64_t q = 0; q < g.groups; ++q)
+                    runtime::gemm("conv2d", false, false, g.og(), L, K, 1, at(w, q * g.og() * K),
+                                  K, at(col, q * K * ld + n * L), ld, b.defined() ? 1 : 0,
+                                  runtime::alias(y, {g.og(), L}, {L, 1},
+                                                 ((n0 + n) * g.O + q * g.og()) * L, "conv2d"));
+            continue;
+        }
+        Tensor yt = runtime::empty({g.O, ld}, x.dtype(), x.device(), "conv2d");
+        if (b.defined())
+            runtime::copy_into(yt, b.reshape({g.O, 1}));
+        for (int64_t q = 0; q < g.groups; ++q)
+            runtime::gemm("conv2d", false, false, g.og(), ld, K, 1, at(w, q * g.og() * K), K,
+                          at(col, q * K * ld), ld, b.defined() ? 1 : 0,
+                          runtime::alias(yt, {g.og(), ld}, {ld, 1}, q * g.og() * ld, "conv2d"));
+        runtime::copy_into(samples_of(y, g, n0, nb), gemm_layout(yt, g, nb));
     }
     return y;
 }
 
-/// dx = Input(dy, w), dy and w contiguous and detached.
+/// db = Σ over samples and positions of dy [N,O,L] (contiguous): two GEMVs with ones vectors.
+Tensor bias_raw(const Tensor& dy, const ConvGeom& g) {
+    const int64_t L = g.positions();
+    Tensor per = runtime::empty({g.N * g.O}, dy.dtype(), dy.device(), "conv2d");
+    Tensor db = runtime::empty({g.O}, dy.dtype(), dy.device(), "conv2d");
+    const Tensor ones_l = ones({L}, dy.options()), ones_n = ones({g.N}, dy.options());
+    runtime::gemv("conv2d", false, g.N * g.O, L, 1, runtime::view(dy), L, runtime::view(ones_l), 1,
+                  0, per);
+    runtime::gemv("conv2d", true, g.N, g.O, 1, runtime::view(per), g.O, runtime::view(ones_n), 1,
+                  0, db);
+    return db;
+}
+
+/// dx = Input(dy, w), dy and w contiguous and detached: per chunk, col = wᵀ·dy (GEMMs per
+/// group, per sample or over the chunk as forward_raw's), then the gathering fold.
 Tensor input_raw(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
     Tensor dx = runtime::empty({g.N, g.C, g.H, g.W}, dy.dtype(), dy.device(), "conv2d");
     const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, dy.dtype());
+    const bool single = per_sample(g);
     for (int64_t n0 = 0; n0 < g.N; n0 += step) {
-        const int64_t nb = std::min(step, g.N - n0);
-        Tensor col = runtime::empty({nb * g.C, g.taps(), L}, dy.dtype(), dy.device(), "conv2d");
-        for (int64_t n = 0; n < nb; ++n)
+        const int64_t nb = std::min(step, g.N - n0), ld = nb * L;
+        Tensor col = runtime::empty({g.C * g.taps(), ld}, dy.dtype(), dy.device(), "conv2d");
+        const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
+        for (int64_t n = 0; n < (single ? nb : 1); ++n)
             for (int64_t q = 0; q < g.groups; ++q) {
-                const Tensor out =
-                    runtime::alias(col, {K, L}, {L, 1}, (n * g.groups + q) * K * L, "conv2d");
-                runtime::gemm("conv2d", true, false, K, L, g.og(), 1, at(w, q * g.og() * K), K,
-                              at(dy, ((n0 + n) * g.O + q * g.og()) * L), L, 0, out);
+                const backend::View d = single ? at(dy, ((n0 + n) * g.O + q * g.og()) * L)
+                                               : at(dyt, q * g.og() * ld);
+                runtime::gemm("conv2d", true, false, K, single ? L : ld, g.og(), 1,
+                              at(w, q * g.og() * K), K, d, single ? L : ld, 0,
+                              runtime::alias(col, {K, single ? L : ld}, {ld, 1},
+                                             q * K * ld + n * L, "conv2d"));
             }
-        runtime::be(dy).window(conv_fold_op(), g.window(nb), at(dx, n0 * g.C * g.H * g.W),
-                               runtime::view(col), {});
+        window(conv_fold_op(), g, dx, n0, nb, col);
     }
     return dx;
 }
 
-/// dw = Weight(x, dy), x and dy contiguous and detached.
+/// dw = Weight(x, dy), x and dy contiguous and detached: per chunk and group, GEMMs
+/// dy [O/g, L] x colᵀ [L, C/g*taps] (per sample or over the chunk), accumulated.
 Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
     const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x.dtype());
+    const bool single = per_sample(g);
     Tensor dw = runtime::empty({g.O, g.cg(), g.kh, g.kw}, x.dtype(), x.device(), "conv2d");
     if (g.N == 0)
         runtime::fill(dw, 0);
     for (int64_t n0 = 0; n0 < g.N; n0 += step) {
-        const int64_t nb = std::min(step, g.N - n0);
-        const Tensor col = unfold(x, g, n0, nb);
-        for (int64_t n = 0; n < nb; ++n)
+        const int64_t nb = std::min(step, g.N - n0), ld = nb * L;
+        Tensor col = runtime::empty({g.C * g.taps(), ld}, x.dtype(), x.device(), "conv2d");
+        window(WindowOp::Unfold, g, x, n0, nb, col);
+        const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
+        for (int64_t n = 0; n < (single ? nb : 1); ++n)
             for (int64_t q = 0; q < g.groups; ++q) {
-                const Tensor out =
-                    runtime::alias(dw, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d");
-                runtime::gemm("conv2d", false, true, g.og(), K, L, 1,
-                              at(dy, ((n0 + n) * g.O + q * g.og()) * L), L,
-                              at(col, (n * g.groups + q) * K * L), L, n0 + n == 0 ? 0 : 1, out);
+                const backend::View d = single ? at(dy, ((n0 + n) * g.O + q * g.og()) * L)
+                                               : at(dyt, q * g.og() * ld);
+                runtime::gemm("conv2d", false, true, g.og(), K, single ? L : ld, 1, d,
+                              single ? L : ld, at(col, q * K * ld + n * L), ld,
+                              n0 + n == 0 ? 0 : 1,
+                              runtime::alias(dw, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d"));
             }
     }
     return dw;
@@ -137,23 +209,28 @@ Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
 
 enum class Kind { Forward, Input, Weight };
 
-/// One of the three bilinear ops (Note [Convolution as three bilinear ops]), recorded.
-Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g) {
+/// One of the three bilinear ops (Note [Convolution as three bilinear ops]), recorded; Forward
+/// also adds the bias c when it is defined (db = Σ dy).
+Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c = {}) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
-    Tensor y = k == Kind::Forward ? forward_raw(ac, bc, g)
+    Tensor y = k == Kind::Forward ? forward_raw(ac, bc, c.defined() ? c.detach() : c, g)
                : k == Kind::Input ? input_raw(ac, bc, g)
                                   : weight_raw(ac, bc, g);
-    if (should_record({&a, &b}))
+    if (should_record({&a, &b, &c}))
         record(k == Kind::Forward ? "conv2d" : k == Kind::Input ? "conv2d_input" : "conv2d_weight",
-               {&a, &b}, y,
+               {&a, &b, &c}, y,
                [k, g, sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
-                   Grads gr(2);
+                   Grads gr(3);
                    const bool na = needs(n, 0), nb = needs(n, 1);
                    switch (k) {
-                   case Kind::Forward:  // a = x, b = w
+                   case Kind::Forward:  // a = x, b = w, c = bias
                        if (na) gr[0] = apply(Kind::Input, dy, sb.get(), g);
                        if (nb) gr[1] = apply(Kind::Weight, sa.get(), dy, g);
+                       if (needs(n, 2))
+                           gr[2] = GradMode::is_enabled()
+                                       ? dy.sum({0, 2, 3})
+                                       : bias_raw(dy.detach().contiguous(), g);
                        break;
                    case Kind::Input:  // a = dy, b = w
                        if (na) gr[0] = apply(Kind::Forward, dy, sb.get(), g);
@@ -277,7 +354,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& s
         conv_geom("conv2d", x, w, b, pair_of("conv2d", "stride", stride, 1, 1), p,
                   {2 * p.first, 2 * p.second}, pair_of("conv2d", "dilation", dilation, 1, 1),
                   groups);
-    return add_bias(apply(Kind::Forward, x, w, g), b);
+    return apply(Kind::Forward, x, w, g, b);
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
@@ -295,7 +372,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& s
     // total padding d·(k-1), the odd one more at the bottom/right (as PyTorch)
     const int64_t th = d.first * (w.size(2) - 1), tw = d.second * (w.size(3) - 1);
     const ConvGeom g = conv_geom("conv2d", x, w, b, s, {th / 2, tw / 2}, {th, tw}, d, groups);
-    return add_bias(apply(Kind::Forward, x, w, g), b);
+    return apply(Kind::Forward, x, w, g, b);
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,

@@ -1,4 +1,5 @@
 // The CPU's elementwise kernels: the table's unary and binary kernels, copies and where.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -105,6 +106,8 @@ void copy_loop(const View& out, const View& in) {
             else
                 for (int64_t i = 0; i < n; ++i)
                     po[i] = static_cast<To>(pa[i]);
+        } else if (s[0] == 1 && s[1] == 0) {  // a broadcast row: expand().contiguous(), biases
+            std::fill(po, po + n, static_cast<To>(*pa));
         } else {
             for (int64_t i = 0; i < n; ++i)
                 po[i * s[0]] = static_cast<To>(pa[i * s[1]]);

@@ -1,6 +1,7 @@
 // The CPU's window kernels (backend.hpp's WindowOp): the element bodies of
 // device_common/window.hpp, split over the kernel threads by output element. Every kernel but
 // FoldScatter writes only the elements of its own slice (Note [Gathering adjoints]).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -14,11 +15,11 @@ namespace tg::backend::cpu {
 
 namespace {
 
-/// Runs body(begin, end) over [0, n) in one slice per kernel thread (one slice below
-/// kParallelMin / 8: window elements cost several loads each).
+/// Runs body(begin, end) over [0, n) units of `per_unit` elements each, in one slice per kernel
+/// thread (one slice below kParallelMin / 8 elements: window elements cost several loads each).
 template <class F>
-void slices(int64_t n, const F& body) {
-    const int threads = n >= kParallelMin / 8 ? cpu_threads() : 1;
+void slices(int64_t n, const F& body, int64_t per_unit = 1) {
+    const int threads = n * per_unit >= kParallelMin / 8 ? cpu_threads() : 1;
     if (threads < 2) {
         body(int64_t(0), n);
         return;
@@ -42,13 +43,13 @@ void atomic_add(T* x, T v) {
 /// different taps write the same elements.
 template <class T>
 void fold_scatter(const Window& g, T* dx, const T* col) {
-    const int64_t L = g.oh * g.ow, K = g.kh * g.kw;
+    const int64_t K = g.kh * g.kw;
     std::memset(dx, 0, size_t(g.planes * g.h * g.w) * sizeof(T));
     slices(g.planes * K, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
             T* out = dx + p * g.h * g.w;
-            const T* c = col + r * L;
+            const T* c = col + window::col_row(g, p, r % K);
             for (int64_t i = 0; i < g.oh; ++i) {
                 const int64_t y = i * g.sh - g.ph + a * g.dh;
                 if (y < 0 || y >= g.h)
@@ -63,6 +64,77 @@ void fold_scatter(const Window& g, T* dx, const T* col) {
     });
 }
 
+/// The valid output columns of tap b: [*j0, *j1) with 0 <= j*sw - pw + b*dw < w.
+inline void tap_columns(const Window& g, int64_t b, int64_t* j0, int64_t* j1) {
+    const int64_t off = b * g.dw - g.pw;  // x = j*sw + off
+    *j0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+    *j1 = g.w - off <= 0 ? 0 : std::min(g.ow, (g.w - off + g.sw - 1) / g.sw);
+    if (*j1 < *j0)
+        *j1 = *j0;
+}
+
+/// Unfold a row at a time: row (p, a, b) of col, output row i, reads x row i*sh - ph + a*dh.
+template <class T>
+void unfold_rows(const Window& g, T* col, const T* x) {
+    const int64_t K = g.kh * g.kw;
+    slices(g.planes * K, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
+            int64_t j0, j1;
+            tap_columns(g, b, &j0, &j1);
+            const int64_t off = b * g.dw - g.pw;
+            const T* xp = x + p * g.h * g.w;
+            T* out = col + window::col_row(g, p, r % K);
+            for (int64_t i = 0; i < g.oh; ++i, out += g.ow) {
+                const int64_t y = i * g.sh - g.ph + a * g.dh;
+                if (y < 0 || y >= g.h) {
+                    std::fill(out, out + g.ow, T(0));
+                    continue;
+                }
+                const T* xr = xp + y * g.w;  // x column j*sw + off
+                std::fill(out, out + j0, T(0));
+                if (g.sw == 1)
+                    std::copy(xr + j0 + off, xr + j1 + off, out + j0);
+                else
+                    for (int64_t j = j0; j < j1; ++j)
+                        out[j] = xr[j * g.sw + off];
+                std::fill(out + j1, out + g.ow, T(0));
+            }
+        }
+    }, g.oh * g.ow);
+}
+
+/// Fold (the gather, Note [Gathering adjoints]) a row at a time: each dx row (p, y) is owned by
+/// one thread and sums, tap (a, b) by tap in the per-element order of window::fold_at, the col
+/// row of the window row i that reads it.
+template <class T>
+void fold_rows(const Window& g, T* dx, const T* col) {
+    slices(g.planes * g.h, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t p = r / g.h, y = r % g.h;
+            T* out = dx + r * g.w;
+            std::fill(out, out + g.w, T(0));
+            for (int64_t a = 0; a < g.kh; ++a) {
+                const int64_t i = window::window_of(y, a, g.sh, g.ph, g.dh, g.oh);
+                if (i < 0)
+                    continue;
+                for (int64_t b = 0; b < g.kw; ++b) {
+                    int64_t j0, j1;
+                    tap_columns(g, b, &j0, &j1);
+                    const T* c = col + window::col_row(g, p, a * g.kw + b) + i * g.ow;
+                    const int64_t off = b * g.dw - g.pw;  // column j reads x = j*sw + off
+                    if (g.sw == 1)
+                        for (int64_t j = j0; j < j1; ++j)
+                            out[j + off] += c[j];
+                    else
+                        for (int64_t j = j0; j < j1; ++j)
+                            out[j * g.sw + off] += c[j];
+                }
+            }
+        }
+    }, g.w * g.kh * g.kw);
+}
+
 template <class T>
 void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv,
                  const View& auxv) {
@@ -70,16 +142,10 @@ void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv
     const T* in = ptr<T>(inv);
     switch (op) {
     case WindowOp::Unfold:
-        slices(g.planes * g.kh * g.kw * g.oh * g.ow, [&](int64_t e0, int64_t e1) {
-            for (int64_t e = e0; e < e1; ++e)
-                out[e] = window::unfold_at(g, in, e);
-        });
+        unfold_rows(g, out, in);
         return;
     case WindowOp::Fold:
-        slices(g.planes * g.h * g.w, [&](int64_t e0, int64_t e1) {
-            for (int64_t e = e0; e < e1; ++e)
-                out[e] = window::fold_at(g, in, e);
-        });
+        fold_rows(g, out, in);
         return;
     case WindowOp::FoldScatter:
         fold_scatter(g, out, in);

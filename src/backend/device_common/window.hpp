@@ -55,12 +55,19 @@ TG_HD inline int64_t adaptive_end(int64_t i, int64_t n, int64_t count) {
     return ((i + 1) * n + count - 1) / count;
 }
 
-/// Unfold: col[p, a*kw + b, i*ow + j] = x[p, i*sh - ph + a*dh, j*sw - pw + b*dw], 0 outside.
-/// e is the linear index into col.
+/// Where row (plane p, tap k) of the unfolded buffer [C, kh*kw, samples, oh*ow] starts.
+TG_HD inline int64_t col_row(const Window& g, int64_t p, int64_t k) {
+    const int64_t C = g.planes / g.samples, n = p / C, c = p % C;
+    return ((c * g.kh * g.kw + k) * g.samples + n) * g.oh * g.ow;
+}
+
+/// Unfold: col[c, a*kw + b, n, i*ow + j] = x[n*C + c, i*sh - ph + a*dh, j*sw - pw + b*dw], 0
+/// outside. e is the linear index into col.
 template <class T>
 TG_HD inline T unfold_at(const Window& g, const T* x, int64_t e) {
-    const int64_t L = g.oh * g.ow, K = g.kh * g.kw;
-    const int64_t l = e % L, k = (e / L) % K, p = e / (L * K);
+    const int64_t L = g.oh * g.ow, K = g.kh * g.kw, C = g.planes / g.samples;
+    const int64_t l = e % L, n = (e / L) % g.samples, k = (e / (L * g.samples)) % K,
+                  c = e / (L * g.samples * K), p = n * C + c;
     const int64_t y = (l / g.ow) * g.sh - g.ph + (k / g.kw) * g.dh;
     const int64_t x0 = (l % g.ow) * g.sw - g.pw + (k % g.kw) * g.dw;
     if (y < 0 || y >= g.h || x0 < 0 || x0 >= g.w)
@@ -68,13 +75,12 @@ TG_HD inline T unfold_at(const Window& g, const T* x, int64_t e) {
     return x[(p * g.h + y) * g.w + x0];
 }
 
-/// Fold (gather): dx[p, y, x] = Σ over taps (a, b) of col[p, a*kw + b, i*ow + j] for the window
-/// (i, j) that reads (y, x) with that tap (Note [Gathering adjoints]). e indexes dx.
+/// Fold (gather): dx[p, y, x] = Σ over taps (a, b) of the col entry (p, a*kw + b, i*ow + j)
+/// of the window (i, j) that reads (y, x) with that tap (Note [Gathering adjoints]). e indexes
+/// dx.
 template <class T>
 TG_HD inline T fold_at(const Window& g, const T* col, int64_t e) {
     const int64_t x0 = e % g.w, y = (e / g.w) % g.h, p = e / (g.w * g.h);
-    const int64_t L = g.oh * g.ow;
-    const T* c = col + p * g.kh * g.kw * L;
     T s = T(0);
     for (int64_t a = 0; a < g.kh; ++a) {
         const int64_t i = window_of(y, a, g.sh, g.ph, g.dh, g.oh);
@@ -83,7 +89,7 @@ TG_HD inline T fold_at(const Window& g, const T* col, int64_t e) {
         for (int64_t b = 0; b < g.kw; ++b) {
             const int64_t j = window_of(x0, b, g.sw, g.pw, g.dw, g.ow);
             if (j >= 0)
-                s += c[(a * g.kw + b) * L + i * g.ow + j];
+                s += col[col_row(g, p, a * g.kw + b) + i * g.ow + j];
         }
     }
     return s;

@@ -1,13 +1,17 @@
 // OpenCL C text of the window kernels: device_common/window.hpp's element bodies spelled in
 // OpenCL C (Note [Gathering adjoints] there), one work-item per output element. The Window
-// struct matches backend.hpp's field for field (15 int64).
+// struct matches backend.hpp's field for field (16 int64).
 #include "backend/opencl/source.hpp"
 
 namespace tg::backend {
 
 const char* opencl_window_source() {
     return R"CL(
-typedef struct { long planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, cip, adaptive; } Window;
+typedef struct { long planes, h, w, oh, ow, samples, kh, kw, sh, sw, ph, pw, dh, dw, cip, adaptive; } Window;
+long col_row(Window g, long p, long k) {
+    long C = g.planes / g.samples, n = p / C, c = p % C;
+    return ((c * g.kh * g.kw + k) * g.samples + n) * g.oh * g.ow;
+}
 long win_of(long y, long a, long s, long p, long d, long count) {
     long t = y + p - a * d;
     if (t < 0 || t % s != 0) return -1;
@@ -15,22 +19,23 @@ long win_of(long y, long a, long s, long p, long d, long count) {
     return i < count ? i : -1;
 }
 __kernel void win_unfold(__global T* o, long oo, __global const T* x, long xo, Window g, long n) {
-    TG_GID long L = g.oh * g.ow, K = g.kh * g.kw;
-    long l = i % L, k = (i / L) % K, p = i / (L * K);
+    TG_GID long L = g.oh * g.ow, K = g.kh * g.kw, C = g.planes / g.samples;
+    long l = i % L, sn = (i / L) % g.samples, k = (i / (L * g.samples)) % K;
+    long p = sn * C + i / (L * g.samples * K);
     long y = (l / g.ow) * g.sh - g.ph + (k / g.kw) * g.dh;
     long x0 = (l % g.ow) * g.sw - g.pw + (k % g.kw) * g.dw;
     o[oo + i] = (y < 0 || y >= g.h || x0 < 0 || x0 >= g.w) ? (T)0 : x[xo + (p * g.h + y) * g.w + x0];
 }
 __kernel void win_fold(__global T* o, long oo, __global const T* col, long co, Window g, long n) {
-    TG_GID long x0 = i % g.w, y = (i / g.w) % g.h, p = i / (g.w * g.h), L = g.oh * g.ow;
-    __global const T* c = col + co + p * g.kh * g.kw * L;
+    TG_GID long x0 = i % g.w, y = (i / g.w) % g.h, p = i / (g.w * g.h);
+    __global const T* c = col + co;
     T s = (T)0;
     for (long a = 0; a < g.kh; ++a) {
         long r = win_of(y, a, g.sh, g.ph, g.dh, g.oh);
         if (r < 0) continue;
         for (long b = 0; b < g.kw; ++b) {
             long q = win_of(x0, b, g.sw, g.pw, g.dw, g.ow);
-            if (q >= 0) s += c[(a * g.kw + b) * L + r * g.ow + q];
+            if (q >= 0) s += c[col_row(g, p, a * g.kw + b) + r * g.ow + q];
         }
     }
     o[oo + i] = s;
