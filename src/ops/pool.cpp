@@ -117,8 +117,10 @@ Window pool_window(const char* op, const Tensor& x4, const IntArg& kernel, const
     g.h = x4.size(2), g.w = x4.size(3);
     g.kh = k.first, g.kw = k.second, g.sh = s.first, g.sw = s.second;
     g.ph = p.first, g.pw = p.second, g.dh = d.first, g.dw = d.second;
-    g.oh = pool_out(g.h, g.kh, g.sh, g.ph, g.dh, ceil_mode);
-    g.ow = pool_out(g.w, g.kw, g.sw, g.pw, g.dw, ceil_mode);
+    const bool fits = g.h + 2 * g.ph >= g.dh * (g.kh - 1) + 1 &&
+                      g.w + 2 * g.pw >= g.dw * (g.kw - 1) + 1;
+    g.oh = fits ? pool_out(g.h, g.kh, g.sh, g.ph, g.dh, ceil_mode) : 0;
+    g.ow = fits ? pool_out(g.w, g.kw, g.sw, g.pw, g.dw, ceil_mode) : 0;
     if (g.oh <= 0 || g.ow <= 0)
         throw shape_error(where + ": the window (" + std::to_string(d.first * (k.first - 1) + 1) +
                           "x" + std::to_string(d.second * (k.second - 1) + 1) +

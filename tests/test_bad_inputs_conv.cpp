@@ -1,0 +1,105 @@
+/// Bad-input catalogue (tests/bad_inputs.hpp): convolutions and pooling, the ops and the modules.
+/// The same tables are in docs/errors.md.
+#define BOOST_TEST_MODULE test_bad_inputs_conv
+#include <cstdint>
+#include <vector>
+
+#include "bad_inputs.hpp"
+#include "tapegrad/nn.hpp"
+
+using tgtest::check_table;
+
+namespace {
+struct Fixtures {
+    tg::Tensor x = tg::zeros({2, 4, 5, 5});  // float32 [N,C,H,W]
+    tg::Tensor w = tg::zeros({6, 4, 3, 3});
+    tg::Tensor b = tg::zeros({6});
+    tg::Tensor wd = tg::zeros({6, 4, 3, 3}, tg::kFloat64);
+    tg::Tensor xl = tg::zeros({2, 4, 5, 5}, tg::kInt64);
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(convolutions, Fixtures) {
+    check_table(
+        "Convolutions",
+        {
+            TG_BAD(tg::conv2d(x, tg::zeros({6, 3, 3, 3})), shape_error, "conv2d", "[2,4,5,5]",
+                   "[6,3,3,3]", "4 input channels"),
+            TG_BAD(tg::conv2d(x.reshape({8, 5, 5}), w), shape_error, "conv2d", "[8,5,5]", "4-D"),
+            TG_BAD(tg::conv2d(x, w, tg::zeros({5})), shape_error, "conv2d", "bias [5]", "[6]"),
+            TG_BAD(tg::conv2d(x, wd), dtype_error, "conv2d", "float64"),
+            TG_BAD(tg::conv2d(xl, w), dtype_error, "conv2d", "int64"),
+            TG_BAD(tg::conv2d(x, w, {}, 0), value_error, "conv2d", "stride"),
+            TG_BAD(tg::conv2d(x, w, {}, 1, -1), value_error, "conv2d", "padding"),
+            TG_BAD(tg::conv2d(x, w, {}, 1, 0, {1, 0}), value_error, "conv2d", "dilation"),
+            TG_BAD(tg::conv2d(x, w, {}, {1, 1, 1}), shape_error, "conv2d", "stride", "3 values"),
+            TG_BAD(tg::conv2d(x, tg::zeros({6, 4, 6, 6})), shape_error, "conv2d",
+                   "larger than the padded input"),
+            TG_BAD(tg::conv2d(x, tg::zeros({6, 2, 3, 3}), {}, 1, 0, 1, 3), shape_error, "conv2d",
+                   "groups 3"),
+            TG_BAD(tg::conv2d(x, w, {}, 1, 0, 1, 0), shape_error, "conv2d", "groups 0"),
+            TG_BAD(tg::conv2d(x, w, {}, 2, "same"), value_error, "conv2d", "same", "stride 1"),
+            TG_BAD(tg::conv2d(x, w, {}, 1, "full"), value_error, "conv2d", "\"full\""),
+            TG_BAD(tg::conv2d(tg::zeros({1, 4, 5, 5}).expand({int64_t(1) << 55, 4, 5, 5}), w),
+                   shape_error, "conv2d"),
+            TG_BAD(tg::conv1d(x, w), shape_error, "conv1d", "3-D"),
+            TG_BAD(tg::conv1d(tg::zeros({2, 4, 5}), tg::zeros({3, 4, 2}), {}, {1, 2}), shape_error,
+                   "conv1d", "one value"),
+            TG_BAD(tg::conv_transpose2d(x, tg::zeros({3, 2, 3, 3})), shape_error,
+                   "conv_transpose2d", "input has 4 channels"),
+            TG_BAD(tg::conv_transpose2d(x, w, {}, 1, 0, 1), value_error, "conv_transpose2d",
+                   "output_padding"),
+            TG_BAD(tg::conv_transpose2d(x, tg::zeros({4, 2, 3, 3}), {}, 1, 4), shape_error,
+                   "conv_transpose2d", "output would be"),
+            TG_BAD(tg::conv_transpose2d(x, tg::zeros({4, 2, 3, 3}), tg::zeros({3})), shape_error,
+                   "conv_transpose2d", "bias [3]"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(pooling, Fixtures) {
+    check_table(
+        "Pooling",
+        {
+            TG_BAD(tg::max_pool2d(tg::zeros({5, 5}), 2), shape_error, "max_pool2d", "[5,5]"),
+            TG_BAD(tg::max_pool2d(x, 0), value_error, "max_pool2d", "kernel_size"),
+            TG_BAD(tg::max_pool2d(x, 2, 0), value_error, "max_pool2d", "stride"),
+            TG_BAD(tg::max_pool2d(x, 2, 2, 2), value_error, "max_pool2d", "half the kernel"),
+            TG_BAD(tg::max_pool2d(x, 6), shape_error, "max_pool2d", "larger"),
+            TG_BAD(tg::max_pool2d(x, {2, 2, 2}), shape_error, "max_pool2d", "3 values"),
+            TG_BAD(tg::max_pool2d(xl, 2), dtype_error, "max_pool2d", "int64"),
+            TG_BAD(tg::avg_pool2d(x, 3, 1, 2), value_error, "avg_pool2d", "half the kernel"),
+            TG_BAD(tg::avg_pool2d(x, -1), value_error, "avg_pool2d", "kernel_size"),
+            TG_BAD(tg::adaptive_avg_pool2d(x, 0), value_error, "adaptive_avg_pool2d",
+                   "output_size"),
+            TG_BAD(tg::adaptive_avg_pool2d(tg::zeros({1, 2, 0, 3}), 1), shape_error,
+                   "adaptive_avg_pool2d", "empty"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(modules, Fixtures) {
+    namespace nn = tg::nn;
+    nn::Conv2d conv(nn::Conv2dOptions(4, 6, 3));
+    check_table(
+        "Convolution and pooling modules",
+        {
+            TG_BAD(nn::Conv2d(nn::Conv2dOptions(0, 6, 3)), shape_error, "Conv2d(0, 6)"),
+            TG_BAD(nn::Conv2d(nn::Conv2dOptions(4, 6, 3).groups(4)), shape_error,
+                   "Conv2d(4, 6)", "groups 4"),
+            TG_BAD(nn::Conv2d(nn::Conv2dOptions(4, 6, {3, 0})), value_error, "Conv2d",
+                   "kernel_size"),
+            TG_BAD(nn::Conv1d(nn::Conv1dOptions(4, 6, {3, 3})), shape_error, "Conv1d",
+                   "2 values"),
+            TG_BAD(conv(tg::zeros({2, 3, 5, 5})), shape_error, "Conv2d(4, 6)", "[2,3,5,5]",
+                   "4 channels"),
+            TG_BAD(conv(tg::zeros({2, 4, 5})), shape_error, "Conv2d(4, 6)", "[2,4,5]"),
+            TG_BAD(conv(tg::zeros({2, 4, 5, 5}, tg::kFloat64)), dtype_error, "Conv2d(4, 6)",
+                   "float64"),
+            TG_BAD(conv(tg::Tensor()), value_error, "Conv2d(4, 6)", "undefined"),
+            TG_BAD(nn::MaxPool2d(nn::MaxPool2dOptions(2).padding(-1)), value_error, "MaxPool2d",
+                   "padding"),
+            TG_BAD(nn::AvgPool2d(nn::AvgPool2dOptions(0)), value_error, "AvgPool2d",
+                   "kernel_size"),
+            TG_BAD(nn::AdaptiveAvgPool2d({1, 2, 3}), shape_error, "AdaptiveAvgPool2d",
+                   "3 values"),
+        });
+}
