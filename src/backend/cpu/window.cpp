@@ -28,6 +28,22 @@ void slices(int64_t n, const F& body, int64_t per_unit = 1) {
     cpu_parallel(parts, [&](int t) { body(n * t / parts, n * (t + 1) / parts); });
 }
 
+/// Runs f(p, r, c, e) for every element e = (p*nr + r)*nc + c of a [planes, nr, nc] output, a
+/// row (p, r) at a time, the rows split over the kernel threads.
+template <class F>
+void rows(int64_t planes, int64_t nr, int64_t nc, const F& f) {
+    slices(
+        planes * nr,
+        [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t p = r / nr, i = r % nr;
+                for (int64_t c = 0; c < nc; ++c)
+                    f(p, i, c, r * nc + c);
+            }
+        },
+        nc);
+}
+
 /// An atomic x += v on a float or double (compare-and-swap on its bits).
 template <class T>
 void atomic_add(T* x, T v) {
@@ -152,30 +168,26 @@ void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv
         return;
     case WindowOp::MaxPool: {
         int64_t* arg = ptr<int64_t>(auxv);
-        slices(g.planes * g.oh * g.ow, [&](int64_t e0, int64_t e1) {
-            for (int64_t e = e0; e < e1; ++e)
-                out[e] = window::max_pool_at(g, in, e, arg + e);
+        rows(g.planes, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
+            out[e] = window::max_pool_at(g, in, p, i, j, arg + e);
         });
         return;
     }
     case WindowOp::MaxPoolBackward: {
         const int64_t* arg = ptr<int64_t>(auxv);
-        slices(g.planes * g.h * g.w, [&](int64_t e0, int64_t e1) {
-            for (int64_t e = e0; e < e1; ++e)
-                out[e] = window::max_pool_backward_at(g, in, arg, e);
+        rows(g.planes, g.h, g.w, [&](int64_t p, int64_t y, int64_t x, int64_t e) {
+            out[e] = window::max_pool_backward_at(g, in, arg, p, y, x);
         });
         return;
     }
     case WindowOp::AvgPool:
-        slices(g.planes * g.oh * g.ow, [&](int64_t e0, int64_t e1) {
-            for (int64_t e = e0; e < e1; ++e)
-                out[e] = window::avg_pool_at(g, in, e);
+        rows(g.planes, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
+            out[e] = window::avg_pool_at(g, in, p, i, j);
         });
         return;
     case WindowOp::AvgPoolBackward:
-        slices(g.planes * g.h * g.w, [&](int64_t e0, int64_t e1) {
-            for (int64_t e = e0; e < e1; ++e)
-                out[e] = window::avg_pool_backward_at(g, in, e);
+        rows(g.planes, g.h, g.w, [&](int64_t p, int64_t y, int64_t x, int64_t e) {
+            out[e] = window::avg_pool_backward_at(g, in, p, y, x);
         });
         return;
     }

@@ -1,8 +1,9 @@
 #pragma once
-// The per-element bodies of the window kernels (backend.hpp's WindowOp), shared by the CPU and
-// CUDA backends; OpenCL's program text (opencl/window_source.cpp) spells the same loops in
-// OpenCL C. Each function computes one element of its output from its inputs and writes nothing
-// else.
+// The per-element bodies of the window kernels (backend.hpp's WindowOp). CUDA runs every kernel
+// from them, one thread per element; the CPU runs the pooling ones from them a row at a time and
+// unfolds and folds whole rows (cpu/window.cpp, adding in the same order); OpenCL's program text
+// (opencl/window_source.cpp) spells the same loops in OpenCL C. Each function computes one
+// element of its output from its inputs and writes nothing else.
 //
 // Note [Gathering adjoints]: a convolution (Unfold + GEMM) and a pooling read overlapping
 // windows, so each input element is read by several outputs. Their adjoints could be written as
@@ -95,12 +96,12 @@ TG_HD inline T fold_at(const Window& g, const T* col, int64_t e) {
     return s;
 }
 
-/// MaxPool: the max of window e (of out [p, oh, ow]) and its argmax y*w + x; NaN wins, as in
+/// MaxPool: the max of window (i, j) of plane p and its argmax y*w + x; NaN wins, as in
 /// PyTorch. A window lying wholly in the padding gives -inf and index -1 (never for the
 /// configurations the ops accept).
 template <class T>
-TG_HD inline T max_pool_at(const Window& g, const T* x, int64_t e, int64_t* arg) {
-    const int64_t j = e % g.ow, i = (e / g.ow) % g.oh, p = e / (g.ow * g.oh);
+TG_HD inline T max_pool_at(const Window& g, const T* x, int64_t p, int64_t i, int64_t j,
+                           int64_t* arg) {
     const T* xp = x + p * g.h * g.w;
     T best = -INFINITY;
     int64_t at = -1;
@@ -128,8 +129,8 @@ TG_HD inline T max_pool_at(const Window& g, const T* x, int64_t e, int64_t* arg)
 /// MaxPoolBackward (gather): dx[p, y, x] = Σ dy over the windows that read (y, x) and whose
 /// argmax it is.
 template <class T>
-TG_HD inline T max_pool_backward_at(const Window& g, const T* dy, const int64_t* arg, int64_t e) {
-    const int64_t x0 = e % g.w, y = (e / g.w) % g.h, p = e / (g.w * g.h);
+TG_HD inline T max_pool_backward_at(const Window& g, const T* dy, const int64_t* arg, int64_t p,
+                                    int64_t y, int64_t x0) {
     const int64_t self = y * g.w + x0, base = p * g.oh * g.ow;
     T s = T(0);
     for (int64_t a = 0; a < g.kh; ++a) {
@@ -172,10 +173,9 @@ TG_HD inline void avg_span(const Window& g, bool rows, int64_t i, int64_t* lo, i
     *len = g.count_include_pad ? padded : end - start;
 }
 
-/// AvgPool: the mean of window e (of out [p, oh, ow]).
+/// AvgPool: the mean of window (i, j) of plane p.
 template <class T>
-TG_HD inline T avg_pool_at(const Window& g, const T* x, int64_t e) {
-    const int64_t j = e % g.ow, i = (e / g.ow) % g.oh, p = e / (g.ow * g.oh);
+TG_HD inline T avg_pool_at(const Window& g, const T* x, int64_t p, int64_t i, int64_t j) {
     int64_t y0, y1, ny, x0, x1, nx;
     avg_span(g, true, i, &y0, &y1, &ny);
     avg_span(g, false, j, &x0, &x1, &nx);
@@ -215,8 +215,8 @@ TG_HD inline void avg_candidates(const Window& g, bool rows, int64_t y, int64_t*
 
 /// AvgPoolBackward (gather): dx[p, y, x] = Σ over the windows covering (y, x) of dy / divisor.
 template <class T>
-TG_HD inline T avg_pool_backward_at(const Window& g, const T* dy, int64_t e) {
-    const int64_t x0 = e % g.w, y = (e / g.w) % g.h, p = e / (g.w * g.h);
+TG_HD inline T avg_pool_backward_at(const Window& g, const T* dy, int64_t p, int64_t y,
+                                    int64_t x0) {
     int64_t i0, i1, j0, j1;
     avg_candidates(g, true, y, &i0, &i1);
     avg_candidates(g, false, x0, &j0, &j1);
