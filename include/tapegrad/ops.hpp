@@ -263,11 +263,31 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r = R
 Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y,
                                         Reduction r = Reduction::Mean);
 
+// ---- normalisation: x [N,C,*] ([N,C], [N,C,L], [N,C,H,W], ...), weight and bias [C] or
+// undefined; one node each, saving x, the statistics and the weight. With xhat = (x - mean)·invstd,
+// invstd = 1/√(var + eps) and the sums and means over each statistic's elements:
+/// y = xhat·w + b, the statistics over every dim but 1: the batch's when training (the biased
+/// variance; running_mean and running_var, when defined, become (1-momentum)·r + momentum·s in
+/// place, with the unbiased variance), else running_mean and running_var, which must be defined.
+/// dx = invstd·(dy·w - mean(dy·w) - xhat·mean(dy·w·xhat)) (training), invstd·w·dy (not);
+/// dw = Σ dy·xhat, db = Σ dy. Not differentiable in the running statistics.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+/// y = xhat·w + b, the statistics of each sample over each of num_groups groups of C/num_groups
+/// channels (and every spatial dim);  dx, dw, db as batch_norm's in training, per group
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+
 // ---- random ops used by layers
 /// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;
 /// dx = dy * mask / (1-p). The mask comes from the thread's default generator, or from g.
 Tensor dropout(const Tensor& x, double p, bool train);
 Tensor dropout(const Tensor& x, double p, bool train, const Generator& g);
+/// Dropout of whole feature maps (nn::Dropout2d): zeroes each slice x[n][c] of x [N,C,*] with
+/// probability p and scales the rest by 1/(1-p) when train is true; dx = dy * mask / (1-p).
+Tensor feature_dropout(const Tensor& x, double p, bool train);
+Tensor feature_dropout(const Tensor& x, double p, bool train, const Generator& g);
 
 }  // namespace tg
 
