@@ -10,6 +10,7 @@
 #include "tapegrad/nn/linear.hpp"
 #include "tapegrad/nn/loss.hpp"
 #include "tapegrad/nn/module.hpp"
+#include "tapegrad/nn/normalization.hpp"
 #include "tapegrad/nn/pooling.hpp"
 #include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/nn/utils.hpp"
