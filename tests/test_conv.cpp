@@ -65,6 +65,10 @@ BOOST_AUTO_TEST_CASE(conv2d_matches_the_direct_sum) {
         {{1, 2, 2, 1, 2, 1, 1}, {2, 2, 6, 7, 2, 2, 3}},
         {{2, 2, 1, 1, 1, 1, 2}, {2, 4, 5, 5, 6, 3, 3}},
         {{3, 1, 0, 1, 1, 2, 3}, {1, 3, 8, 5, 3, 2, 2}},
+        // 272 positions: one sample's GEMMs at a time, the bias inside the GEMM (no groups) or
+        // filled in first (groups)
+        {{1, 1, 1, 1, 1, 1, 1}, {2, 3, 17, 16, 4, 3, 3}},
+        {{1, 1, 1, 1, 1, 1, 2}, {2, 4, 17, 16, 6, 3, 3}},
     };
     int seed = 1;
     for (const auto& [g, s] : cases) {
@@ -239,29 +243,37 @@ BOOST_AUTO_TEST_CASE(a_convolution_keeps_no_unfolded_buffer) {
     BOOST_TEST(w.grad().defined());
 }
 
-/// Inputs too large for one unfolded chunk (about 8 MiB) run in several, whose weight gradients
-/// add up: the batch's gradients equal the sums of the per-sample ones.
+/// A batch runs in chunks of samples (one unfolded buffer each), whose weight gradients add up:
+/// the batch's gradients equal the sums of the per-sample ones.
 BOOST_AUTO_TEST_CASE(chunked_batches_match_sample_by_sample) {
-    // float64, 8 channels, 3x3, 64x64 positions: 2.4 MB of unfolded buffer per sample, so 3
-    // samples per chunk and the 5 samples run as 3 + 2
-    const Tensor x = make_const({5, 8, 64, 64}, 60);
-    const Tensor dy = make_const({5, 4, 64, 64}, 61);
-    Tensor w = make_input({4, 8, 3, 3}, 62), b = make_input({4}, 63);
-    Tensor xl = x.detach();
-    xl.requires_grad_(true);
-    const Tensor y = tg::conv2d(xl, w, b, 1, 1);
-    (y * dy).sum().backward();
-    const Tensor dw = w.grad(), db = b.grad(), dx = xl.grad();
-    w.set_grad(Tensor());
-    b.set_grad(Tensor());
-    for (int64_t n = 0; n < 5; ++n) {
-        Tensor xn = x.narrow(0, n, 1).detach();
-        xn.requires_grad_(true);
-        const Tensor yn = tg::conv2d(xn, w, b, 1, 1);
-        check_close(yn, y.narrow(0, n, 1), 1e-12, 1e-12);
-        (yn * dy.narrow(0, n, 1)).sum().backward();
-        check_close(xn.grad(), dx.narrow(0, n, 1), 1e-12, 1e-12);
+    // float64, 3x3, padding 1:
+    // - 64x64 positions, 8 channels: GEMMs a sample at a time, one sample (2.4 MB unfolded) per
+    //   chunk, so 5 chunks;
+    // - 15x15 positions, 64 channels: GEMMs over a chunk of 8 samples (1 MB unfolded each, about
+    //   8 MiB a chunk), so the 19 samples run as 8 + 8 + 3.
+    const std::vector<std::vector<int64_t>> shapes = {{5, 8, 64, 64, 4}, {19, 64, 15, 15, 6}};
+    uint64_t seed = 60;
+    for (const auto& s : shapes) {
+        const int64_t N = s[0], C = s[1], O = s[4];
+        const Tensor x = make_const({N, C, s[2], s[3]}, seed++);
+        const Tensor dy = make_const({N, O, s[2], s[3]}, seed++);
+        Tensor w = make_input({O, C, 3, 3}, seed++), b = make_input({O}, seed++);
+        Tensor xl = x.detach();
+        xl.requires_grad_(true);
+        const Tensor y = tg::conv2d(xl, w, b, 1, 1);
+        (y * dy).sum().backward();
+        const Tensor dw = w.grad(), db = b.grad(), dx = xl.grad();
+        w.set_grad(Tensor());
+        b.set_grad(Tensor());
+        for (int64_t n = 0; n < N; ++n) {
+            Tensor xn = x.narrow(0, n, 1).detach();
+            xn.requires_grad_(true);
+            const Tensor yn = tg::conv2d(xn, w, b, 1, 1);
+            check_close(yn, y.narrow(0, n, 1), 1e-12, 1e-12);
+            (yn * dy.narrow(0, n, 1)).sum().backward();
+            check_close(xn.grad(), dx.narrow(0, n, 1), 1e-12, 1e-12);
+        }
+        check_close(w.grad(), dw, 1e-9, 1e-12);
+        check_close(b.grad(), db, 1e-9, 1e-12);
     }
-    check_close(w.grad(), dw, 1e-9, 1e-12);
-    check_close(b.grad(), db, 1e-9, 1e-12);
 }
