@@ -1,4 +1,5 @@
-/// Bad-input catalogue (tests/bad_inputs.hpp): convolutions and pooling, the ops and the modules.
+/// Bad-input catalogue (tests/bad_inputs.hpp): convolutions, pooling and normalisation, the ops
+/// and the modules.
 /// The same tables are in docs/errors.md.
 #define BOOST_TEST_MODULE test_bad_inputs_conv
 #include <cstdint>
@@ -101,5 +102,54 @@ BOOST_FIXTURE_TEST_CASE(modules, Fixtures) {
                    "kernel_size"),
             TG_BAD(nn::AdaptiveAvgPool2d({1, 2, 3}), shape_error, "AdaptiveAvgPool2d",
                    "3 values"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(normalisation, Fixtures) {
+    namespace nn = tg::nn;
+    const tg::Tensor c4 = tg::zeros({4}), c3 = tg::zeros({3});
+    const tg::Tensor g4 = tg::zeros({4}).requires_grad_();  // a statistic that requires grad
+    nn::BatchNorm2d bn(4);
+    nn::GroupNorm gn(nn::GroupNormOptions(2, 4));
+    check_table(
+        "Normalisation",
+        {
+            TG_BAD(tg::batch_norm(x, c3, c4, {}, {}, true), shape_error, "batch_norm",
+                   "running_mean [3]", "[2,4,5,5]", "4 channels"),
+            TG_BAD(tg::batch_norm(x, c4, c4, c3), shape_error, "batch_norm", "weight [3]"),
+            TG_BAD(tg::batch_norm(x, {}, {}, {}, {}, false), value_error, "batch_norm",
+                   "needs running_mean"),
+            TG_BAD(tg::batch_norm(x, c4, c4, {}, {}, true, 1.5), value_error, "batch_norm",
+                   "momentum"),
+            TG_BAD(tg::batch_norm(x, c4, c4, {}, {}, true, 0.1, 0), value_error, "batch_norm",
+                   "eps"),
+            TG_BAD(tg::batch_norm(tg::zeros({1, 4}), c4, c4, {}, {}, true), shape_error,
+                   "batch_norm", "1 value per channel"),
+            TG_BAD(tg::batch_norm(tg::zeros({4}), c4, c4), shape_error, "batch_norm", "[4]",
+                   "2 dims"),
+            TG_BAD(tg::batch_norm(xl, {}, {}, {}, {}, true), dtype_error, "batch_norm", "int64"),
+            TG_BAD(tg::batch_norm(x, c4.to(tg::kFloat64), c4), dtype_error, "batch_norm",
+                   "float64"),
+            TG_BAD(tg::batch_norm(x, g4, c4, {}, {}, true), value_error,
+                   "batch_norm", "require grad"),
+            TG_BAD(tg::group_norm(x, 3), shape_error, "group_norm", "[2,4,5,5]", "3 groups"),
+            TG_BAD(tg::group_norm(x, 0), shape_error, "group_norm", "0 groups"),
+            TG_BAD(tg::group_norm(x, 2, c3), shape_error, "group_norm", "weight [3]"),
+            TG_BAD(tg::feature_dropout(tg::zeros({4}), 0.5, true), shape_error,
+                   "feature_dropout", "[4]"),
+            TG_BAD(tg::feature_dropout(x, 1.5, true), value_error, "feature_dropout",
+                   "probability"),
+            TG_BAD(nn::BatchNorm2d(0), shape_error, "BatchNorm2d(0)", "num_features"),
+            TG_BAD(nn::BatchNorm1d(nn::BatchNormOptions(4).eps(0)), value_error, "BatchNorm1d",
+                   "eps"),
+            TG_BAD(bn(tg::zeros({2, 4, 5})), shape_error, "BatchNorm2d", "4-D", "[2,4,5]"),
+            TG_BAD(bn(tg::zeros({2, 3, 5, 5})), shape_error, "BatchNorm2d(4)", "[2,3,5,5]",
+                   "3 channels"),
+            TG_BAD(nn::GroupNorm(nn::GroupNormOptions(3, 4)), value_error, "GroupNorm(3, 4)",
+                   "divide"),
+            TG_BAD(gn(tg::zeros({2, 6, 5})), shape_error, "GroupNorm", "6 channels",
+                   "expected 4"),
+            TG_BAD(nn::Dropout2d(-0.5), value_error, "Dropout2d", "[0, 1)"),
+            TG_BAD(nn::Dropout2d(0.5)(tg::zeros({2, 4})), shape_error, "Dropout2d", "[2,4]"),
         });
 }

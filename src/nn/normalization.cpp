@@ -58,6 +58,10 @@ Tensor BatchNormBase::forward(const Tensor& x) {
                                                 : std::to_string(min_dim_) + "-D or " +
                                                       std::to_string(max_dim_) + "-D") +
                           " input, got " + (x.defined() ? shape_str(x.sizes()) : "undefined"));
+    if (x.size(1) != options_.num_features())
+        throw shape_error(label() + "(" + std::to_string(options_.num_features()) + "): input " +
+                          shape_str(x.sizes()) + " has " + std::to_string(x.size(1)) +
+                          " channels, expected " + std::to_string(options_.num_features()));
     const bool track = options_.track_running_stats();
     double factor = options_.momentum().value_or(0.0);
     if (is_training() && track) {
