@@ -1,6 +1,6 @@
 #pragma once
-/// Op table rows (op_cases.hpp says how to add one): conv2d, conv1d, conv_transpose2d,
-/// max_pool2d, avg_pool2d, adaptive_avg_pool2d: strides, paddings, dilations, groups, odd sizes,
+/// Op table rows (op_cases.hpp says how to add one): conv2d, conv1d, conv_transpose2d, unfold,
+/// fold, max_pool2d, avg_pool2d, adaptive_avg_pool2d: strides, paddings, dilations, groups, odd sizes,
 /// non-square kernels, batch 1 and empty batches. Included by op_cases.hpp.
 
 namespace opcases {
@@ -54,6 +54,14 @@ inline std::vector<OpCase> conv_cases() {
         {"conv_transpose2d_groups_dilation",
          {U({1, 4, 3, 3}), U({4, 1, 2, 2})},
          F(tg::conv_transpose2d(x[0], x[1], {}, {1, 2}, 0, 0, 2, {2, 1}))},
+        {"unfold_basic", {U({2, 2, 4, 5})}, F(tg::unfold(x[0], 3))},
+        {"unfold_all_options", {US({1, 2, 6, 5})}, F(tg::unfold(x[0], {3, 2}, {1, 2}, {1, 0}, {2, 1}))},
+        // 2x2 windows of [3,4] with stride 1: 2x3 = 6 windows
+        {"fold_basic", {U({2, 2 * 4, 6})}, F(tg::fold(x[0], {3, 4}, 2))},
+        {"fold_overlap_padding_dilation",
+         {U({1, 3 * 4, 15})},
+         F(tg::fold(x[0], {5, 4}, {2, 2}, {2, 1}, 1, {1, 2}))},
+        {"fold_of_unfold", {U({1, 2, 4, 4})}, F(tg::fold(tg::unfold(x[0], 3, 1, 1), 4, 3, 1, 1))},
         {"max_pool2d_basic", {U({2, 2, 4, 4})}, F(tg::max_pool2d(x[0], 2))},
         {"max_pool2d_overlapping", {U({1, 2, 5, 5})}, F(tg::max_pool2d(x[0], 3, 1))},
         {"max_pool2d_padding_dilation", {U({1, 1, 6, 5})}, F(tg::max_pool2d(x[0], {3, 2}, {2, 1}, 1, {1, 2}))},
@@ -74,6 +82,8 @@ inline std::vector<OpCase> conv_cases() {
         {"conv2d_empty_batch", {U({0, 2, 4, 4}), U({3, 2, 3, 3}), U({3})}, F(tg::conv2d(x[0], x[1], x[2], 1, 1))},
         {"conv2d_empty_channels", {U({2, 0, 3, 3}), U({2, 0, 2, 2}), U({2})}, F(tg::conv2d(x[0], x[1], x[2]))},
         {"conv_transpose2d_empty", {U({0, 2, 3, 3}), U({2, 1, 2, 2})}, F(tg::conv_transpose2d(x[0], x[1]))},
+        {"unfold_empty", {U({0, 2, 3, 3})}, F(tg::unfold(x[0], 2))},
+        {"fold_empty", {U({2, 0, 4})}, F(tg::fold(x[0], 3, 2))},
         {"max_pool2d_empty", {U({0, 2, 4, 4})}, F(tg::max_pool2d(x[0], 2))},
         {"avg_pool2d_empty", {U({2, 0, 4, 4})}, F(tg::avg_pool2d(x[0], 2, 1, 1))},
         {"adaptive_avg_pool2d_empty", {U({0, 2, 4, 4})}, F(tg::adaptive_avg_pool2d(x[0], 2))},

@@ -101,6 +101,36 @@ BOOST_AUTO_TEST_CASE(conv_transpose2d_is_the_adjoint_of_conv2d) {
     BOOST_TEST(std::abs(lhs - rhs) < 1e-12 * (1 + std::abs(lhs)));
 }
 
+BOOST_AUTO_TEST_CASE(unfold_and_fold_are_im2col_and_col2im) {
+    // x [1,2,3,3] = 0..17; 2x2 windows: col [1, 2*4, 4], row c*4 + a*2 + b, column i*2 + j
+    std::vector<double> v(18);
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = double(i);
+    const Tensor x = from_values(v, {1, 2, 3, 3});
+    const Tensor col = tg::unfold(x, 2);
+    BOOST_TEST((col.sizes() == tg::Shape{1, 8, 4}));
+    std::vector<double> want(32);
+    for (int c = 0; c < 2; ++c)
+        for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b)
+                for (int i = 0; i < 2; ++i)
+                    for (int j = 0; j < 2; ++j)
+                        want[size_t(((c * 4 + a * 2 + b) * 4) + i * 2 + j)] =
+                            v[size_t(c * 9 + (i + a) * 3 + j + b)];
+    check_close(col, want, 0, 0);
+    // fold adds each entry back where unfold read it: ones count the windows over each element
+    check_close(tg::fold(tg::ones({1, 4, 4}, tg::kFloat64), {3, 3}, 2),
+                {1, 2, 1, 2, 4, 2, 1, 2, 1}, 0, 0);
+    // padding reads zeros, and fold drops what lands in the padding
+    const Tensor padded = tg::unfold(x, 3, 1, 1);
+    BOOST_TEST((padded.sizes() == tg::Shape{1, 18, 9}));
+    BOOST_TEST(values_of(padded)[0] == 0.0);  // tap (0,0) of window (0,0): padding
+    check_close(tg::fold(tg::unfold(x, 3, 1, 1), 3, 3, 1, 1),
+                values_of(x * tg::fold(tg::unfold(tg::ones({1, 2, 3, 3}, tg::kFloat64), 3, 1, 1),
+                                       3, 3, 1, 1)),
+                1e-12, 1e-12);
+}
+
 BOOST_AUTO_TEST_CASE(same_padding_keeps_the_size) {
     for (int64_t k : {1, 2, 3, 4, 5}) {
         const Tensor x = make_const({1, 2, 6, 5}, 10 + k);

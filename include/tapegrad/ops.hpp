@@ -160,6 +160,16 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b = {},
                         const IntArg& stride = 1, const IntArg& padding = 0,
                         const IntArg& output_padding = 0, int64_t groups = 1,
                         const IntArg& dilation = 1);
+/// The windows a convolution reads, as columns (PyTorch's F.unfold, im2col): x [N,C,H,W] ->
+/// [N, C·kh·kw, L], L = oh·ow windows, row c·kh·kw + a·kw + b holding tap (a, b) of channel c
+/// (padding reads 0).  dx = fold(dy, {H, W}, ...): a gather (Note [Gathering adjoints])
+Tensor unfold(const Tensor& x, const IntArg& kernel_size, const IntArg& dilation = 1,
+              const IntArg& padding = 0, const IntArg& stride = 1);
+/// The adjoint of unfold (PyTorch's F.fold, col2im): col [N, C·kh·kw, L] -> [N,C,H,W] with
+/// output_size {H, W}, each element the sum of the column entries that unfold would read from
+/// it, gathered (no atomics; the same bits for any thread count).  dcol = unfold(dy, ...)
+Tensor fold(const Tensor& col, const IntArg& output_size, const IntArg& kernel_size,
+            const IntArg& dilation = 1, const IntArg& padding = 0, const IntArg& stride = 1);
 /// y = the max of each window of x [N,C,H,W] or [C,H,W] (padding reads as -inf; NaN wins),
 /// stride defaults to kernel_size;  dx = each element gathers dy of the windows whose argmax it
 /// is. Padding must be at most half the kernel.
