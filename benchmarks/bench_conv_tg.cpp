@@ -92,6 +92,32 @@ void run_input_grad(const Init& in, const ChildOptions& o) {
                   {"step_ms", ms_list(t)}});
 }
 
+/// The fold kernel alone: tg::fold of conv2's unfolded input gradient, col [64, 32*9, 784] ->
+/// [64, 32, 28, 28] (3x3, padding 1), without recording: the gather (or, with
+/// TG_CONV_SCATTER=1, the scatter) and nothing else.
+void run_fold(const ChildOptions& o) {
+    tg::NoGradGuard no_grad;
+    tg::manual_seed(3);
+    const tg::Tensor col = tg::rand({N, C1 * K * K, L});
+    std::vector<double> t;
+    double check = 0;
+    for (int r = 0; r < o.warmup + o.reps; ++r) {
+        double t0 = now_s();
+        tg::Tensor x = tg::fold(col, {H, W}, K, 1, 1);
+        double t1 = now_s();
+        if (r == 0)
+            check = sum_of(x);
+        if (r >= o.warmup)
+            t.push_back(t1 - t0);
+    }
+    print_result({{"side", "tg"},
+                  {"mode", "fold"},
+                  {"blas_threads", std::to_string(openblas_get_num_threads())},
+                  {"scatter", env_or_unset("TG_CONV_SCATTER")},
+                  {"grad_sum", fmt(check, 4)},
+                  {"step_ms", ms_list(t)}});
+}
+
 }  // namespace
 
 void run_side(const ChildOptions& o) {
@@ -99,6 +125,8 @@ void run_side(const ChildOptions& o) {
     const Init in = make_init();
     if (o.mode == "input_grad")
         run_input_grad(in, o);
+    else if (o.mode == "fold")
+        run_fold(o);
     else
         run_step(in, o);
 }
