@@ -248,9 +248,11 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
         record(k == Kind::Forward ? "conv2d" : k == Kind::Input ? "conv2d_input" : "conv2d_weight",
                {&a, &b, &c}, y,
                [k, g, sa = b.requires_grad() ? save(a) : Saved(),
-                sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
+                sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy_in, const Node& n) {
                    Grads gr(3);
                    const bool na = needs(n, 0), nb = needs(n, 1);
+                   // once for both gradients (a loss's sum hands down an expanded dy)
+                   const Tensor dy = dy_in.contiguous();
                    switch (k) {
                    case Kind::Forward:  // a = x, b = w, c = bias
                        if (na) gr[0] = apply(Kind::Input, dy, sb.get(), g);
