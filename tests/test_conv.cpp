@@ -276,12 +276,12 @@ BOOST_AUTO_TEST_CASE(a_convolution_keeps_no_unfolded_buffer) {
 /// A batch runs in chunks of samples (one unfolded buffer each), whose weight gradients add up:
 /// the batch's gradients equal the sums of the per-sample ones.
 BOOST_AUTO_TEST_CASE(chunked_batches_match_sample_by_sample) {
-    // float64, 3x3, padding 1:
+    // float64, 3x3, padding 1, chunks of at most 1 MiB unfolded on the CPU:
     // - 64x64 positions, 8 channels: GEMMs a sample at a time, one sample (2.4 MB unfolded) per
     //   chunk, so 5 chunks;
-    // - 15x15 positions, 64 channels: GEMMs over a chunk of 8 samples (1 MB unfolded each, about
-    //   8 MiB a chunk), so the 19 samples run as 8 + 8 + 3.
-    const std::vector<std::vector<int64_t>> shapes = {{5, 8, 64, 64, 4}, {19, 64, 15, 15, 6}};
+    // - 15x15 positions, 16 channels: GEMMs over a chunk of 4 samples (259 kB unfolded each),
+    //   so the 19 samples run as 4 + 4 + 4 + 4 + 3 (and the weight gradient adds 5 blocks).
+    const std::vector<std::vector<int64_t>> shapes = {{5, 8, 64, 64, 4}, {19, 16, 15, 15, 6}};
     uint64_t seed = 60;
     for (const auto& s : shapes) {
         const int64_t N = s[0], C = s[1], O = s[4];

@@ -16,9 +16,23 @@
 // transposed convolution is Input with its roles renamed. No node saves an unfolded buffer:
 // Weight unfolds x again in backward, a chunk at a time, so a convolution keeps only x and w for
 // backward (Note [Gathering adjoints] in backend/device_common/window.hpp for fold).
+//
+// Note [Sample-parallel convolutions]: the batch is cut into chunks of samples by the sizes
+// alone (chunk_samples), and every chunk is independent work: unfold its samples, run its GEMMs,
+// fold its part of dx. On the CPU with more than one thread the chunks are shared out, one
+// contiguous range per thread, and OpenBLAS is set to one thread meanwhile
+// (runtime::parallel_parts): each thread runs whole GEMMs on unfolded columns that its own
+// cache holds, instead of OpenBLAS splitting every small per-sample GEMM over the cores and
+// handing over to the window kernels' threads between calls. bench_conv (2-core Xeon VM,
+// 2 threads): the step 45-49 -> 30-31 ms. Each thread writes only its own samples of y and dx,
+// so they are bit-identical for any thread count. dw sums over every sample: its chunks form up
+// to 8 blocks (fixed by the sizes), each summed in order into its own buffer, then the buffers
+// in block order, so dw is bit-identical for any thread count too. Other devices run the chunks
+// in order (their kernels already fill the device).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "autograd/record.hpp"
 #include "backend/backend.hpp"
@@ -49,16 +63,21 @@ struct ConvGeom {
     int64_t positions() const { return oh * ow; }
 };
 
-bool per_sample(const ConvGeom& g);
-
-/// Samples per chunk. With per-sample GEMMs (per_sample) a chunk is one sample's unfolded
-/// columns when they fit in 1 MiB, so the GEMM reads them from the core's L2 cache right after
-/// the unfold wrote them (bench_conv, 2-core Xeon, 1 thread: the step 68.5 -> 62.7 ms); the
-/// batched GEMMs over a chunk want it wide, up to about 8 MiB. At least one sample.
-int64_t chunk_samples(const ConvGeom& g, Dtype d) {
-    const int64_t per = std::max<int64_t>(1, g.C * g.taps() * g.positions() * element_size(d));
-    const int64_t bytes = (int64_t(1) << 20) * (per_sample(g) ? 1 : 8);
+/// Samples per chunk: on the CPU, as many as keep the chunk's unfolded columns within 1 MiB,
+/// so a GEMM reads them from the core's L2 cache right after the unfold wrote them, and a batch
+/// makes enough chunks to share out (Note [Sample-parallel convolutions]); bench_conv, 1 thread:
+/// the step 68.5 -> 62.7 ms against 8 MiB chunks, the example CNN's second convolution
+/// 36.8 -> 30-32 ms. On devices about 8 MiB, fewer launches. At least one sample.
+int64_t chunk_samples(const ConvGeom& g, const Tensor& t) {
+    const int64_t per =
+        std::max<int64_t>(1, g.C * g.taps() * g.positions() * element_size(t.dtype()));
+    const int64_t bytes = int64_t(1) << (t.device().is_cpu() ? 20 : 23);
     return std::max<int64_t>(1, std::min<int64_t>(g.N, bytes / per));
+}
+
+/// How many chunks of `step` samples the batch makes.
+int64_t chunks(const ConvGeom& g, int64_t step) {
+    return (g.N + step - 1) / step;
 }
 
 backend::View at(const Tensor& t, int64_t offset) {
@@ -125,7 +144,7 @@ bool per_sample(const ConvGeom& g) {
 /// With groups each group's GEMM adds into y prefilled with the bias.
 Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
     Tensor y = runtime::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device(), "conv2d");
-    const int64_t L = g.positions(), step = chunk_samples(g, x.dtype());
+    const int64_t L = g.positions(), step = chunk_samples(g, x);
     const bool single = per_sample(g), ones_row = b.defined() && g.groups == 1;
     const int64_t K = g.cg() * g.taps() + (ones_row ? 1 : 0);  // the GEMMs' inner size
     Tensor wk = w;                                              // [O/g, K] per group
@@ -138,8 +157,9 @@ Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const Conv
     }
     const double beta = b.defined() && !ones_row ? 1 : 0;
     const Tensor bias_column = b.defined() ? b.reshape({g.O, 1}) : Tensor();
-    for (int64_t n0 = 0; n0 < g.N; n0 += step) {
-        const int64_t nb = std::min(step, g.N - n0), ld = nb * L, rows = g.C * g.taps();
+    runtime::parallel_parts(x, chunks(g, step), [&](int64_t chunk) {
+        const int64_t n0 = chunk * step, nb = std::min(step, g.N - n0), ld = nb * L,
+                      rows = g.C * g.taps();
         Tensor col = runtime::empty({rows + (ones_row ? 1 : 0), ld}, x.dtype(), x.device(),
                                     "conv2d");
         window(WindowOp::Unfold, g, x, n0, nb, col);
@@ -160,7 +180,7 @@ Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const Conv
                     gemm(q, L, n * L,
                          runtime::alias(y, {g.og(), L}, {L, 1}, at_y + q * g.og() * L, "conv2d"));
             }
-            continue;
+            return;
         }
         Tensor yt = runtime::empty({g.O, ld}, x.dtype(), x.device(), "conv2d");
         if (beta != 0)
@@ -168,7 +188,7 @@ Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const Conv
         for (int64_t q = 0; q < g.groups; ++q)
             gemm(q, ld, 0, runtime::alias(yt, {g.og(), ld}, {ld, 1}, q * g.og() * ld, "conv2d"));
         runtime::copy_into(samples_of(y, g, n0, nb), gemm_layout(yt, g, nb));
-    }
+    });
     return y;
 }
 
@@ -189,10 +209,10 @@ Tensor bias_raw(const Tensor& dy, const ConvGeom& g) {
 /// group, per sample or over the chunk as forward_raw's), then the gathering fold.
 Tensor input_raw(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
     Tensor dx = runtime::empty({g.N, g.C, g.H, g.W}, dy.dtype(), dy.device(), "conv2d");
-    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, dy.dtype());
+    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, dy);
     const bool single = per_sample(g);
-    for (int64_t n0 = 0; n0 < g.N; n0 += step) {
-        const int64_t nb = std::min(step, g.N - n0), ld = nb * L;
+    runtime::parallel_parts(dy, chunks(g, step), [&](int64_t chunk) {
+        const int64_t n0 = chunk * step, nb = std::min(step, g.N - n0), ld = nb * L;
         Tensor col = runtime::empty({g.C * g.taps(), ld}, dy.dtype(), dy.device(), "conv2d");
         const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
         for (int64_t n = 0; n < (single ? nb : 1); ++n)
@@ -205,33 +225,51 @@ Tensor input_raw(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
                                              q * K * ld + n * L, "conv2d"));
             }
         window(conv_fold_op(), g, dx, n0, nb, col);
-    }
+    });
     return dx;
 }
 
 /// dw = Weight(x, dy), x and dy contiguous and detached: per chunk and group, GEMMs
-/// dy [O/g, L] x colᵀ [L, C/g*taps] (per sample or over the chunk), accumulated.
+/// dy [O/g, L] x colᵀ [L, C/g*taps] (per sample or over the chunk), accumulated. The chunks
+/// form up to 8 blocks, fixed by the sizes alone; each block accumulates its chunks in order
+/// into a buffer of its own, and the buffers are added in block order: the same sums, in the
+/// same order, on any number of threads (Note [Sample-parallel convolutions]).
 Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
-    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x.dtype());
+    const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x);
     const bool single = per_sample(g);
-    Tensor dw = runtime::empty({g.O, g.cg(), g.kh, g.kw}, x.dtype(), x.device(), "conv2d");
-    if (g.N == 0)
+    const int64_t nc = chunks(g, step), blocks = std::min<int64_t>(nc, 8);
+    const Shape shape{g.O, g.cg(), g.kh, g.kw};
+    std::vector<Tensor> partial(size_t(std::max<int64_t>(blocks, 1)));
+    runtime::parallel_parts(x, blocks, [&](int64_t block) {
+        Tensor acc = runtime::empty(shape, x.dtype(), x.device(), "conv2d");
+        const int64_t c0 = nc * block / blocks, c1 = nc * (block + 1) / blocks;
+        for (int64_t chunk = c0; chunk < c1; ++chunk) {
+            const int64_t n0 = chunk * step, nb = std::min(step, g.N - n0), ld = nb * L;
+            Tensor col = runtime::empty({g.C * g.taps(), ld}, x.dtype(), x.device(), "conv2d");
+            window(WindowOp::Unfold, g, x, n0, nb, col);
+            const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
+            for (int64_t n = 0; n < (single ? nb : 1); ++n)
+                for (int64_t q = 0; q < g.groups; ++q) {
+                    const backend::View d = single ? at(dy, ((n0 + n) * g.O + q * g.og()) * L)
+                                                   : at(dyt, q * g.og() * ld);
+                    runtime::gemm("conv2d", false, true, g.og(), K, single ? L : ld, 1, d,
+                                  single ? L : ld, at(col, q * K * ld + n * L), ld,
+                                  chunk == c0 && n == 0 ? 0 : 1,
+                                  runtime::alias(acc, {g.og(), K}, {K, 1}, q * g.og() * K,
+                                                 "conv2d"));
+                }
+        }
+        partial[size_t(block)] = acc;
+    });
+    if (blocks == 0) {
+        Tensor dw = runtime::empty(shape, x.dtype(), x.device(), "conv2d");
         runtime::fill(dw, 0);
-    for (int64_t n0 = 0; n0 < g.N; n0 += step) {
-        const int64_t nb = std::min(step, g.N - n0), ld = nb * L;
-        Tensor col = runtime::empty({g.C * g.taps(), ld}, x.dtype(), x.device(), "conv2d");
-        window(WindowOp::Unfold, g, x, n0, nb, col);
-        const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
-        for (int64_t n = 0; n < (single ? nb : 1); ++n)
-            for (int64_t q = 0; q < g.groups; ++q) {
-                const backend::View d = single ? at(dy, ((n0 + n) * g.O + q * g.og()) * L)
-                                               : at(dyt, q * g.og() * ld);
-                runtime::gemm("conv2d", false, true, g.og(), K, single ? L : ld, 1, d,
-                              single ? L : ld, at(col, q * K * ld + n * L), ld,
-                              n0 + n == 0 ? 0 : 1,
-                              runtime::alias(dw, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d"));
-            }
+        return dw;
     }
+    Tensor dw = partial[0];
+    for (int64_t block = 1; block < blocks; ++block)
+        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv2d", 0,
+                             0);
     return dw;
 }
 
