@@ -89,10 +89,37 @@ inline void tap_columns(const Window& g, int64_t b, int64_t* j0, int64_t* j1) {
         *j1 = *j0;
 }
 
+/// Unfold of tap (a, b) of one plane xp into out [oh, ow] when rows keep their width (ow == w)
+/// and both strides are 1: output element (i, j) reads x element (i, j) shifted by a constant,
+/// so the tap's valid rows are one block of x, copied at once (a row at a time, a 3x3 unfold of
+/// 28-wide rows spent more in memmove calls than in copying). The columns of each valid row
+/// outside [j0, j1) read the neighbouring rows and are zeroed after, a column at a time.
+template <class T>
+void unfold_block(const Window& g, int64_t a, int64_t j0, int64_t j1, int64_t off, const T* xp,
+                  T* out) {
+    const int64_t shift = a * g.dh - g.ph;  // output row i reads x row i + shift
+    const int64_t i0 = std::max<int64_t>(0, -shift), i1 = std::min(g.oh, g.h - shift);
+    if (i1 <= i0 || j1 <= j0) {
+        std::fill(out, out + g.oh * g.ow, T(0));
+        return;
+    }
+    std::fill(out, out + i0 * g.ow, T(0));
+    std::fill(out + i1 * g.ow, out + g.oh * g.ow, T(0));
+    const T* src = xp + (i0 + shift) * g.w + j0 + off;
+    std::copy(src, src + (i1 - i0 - 1) * g.ow + (j1 - j0), out + i0 * g.ow + j0);
+    for (int64_t j = 0; j < j0; ++j)
+        for (int64_t i = i0; i < i1; ++i)
+            out[i * g.ow + j] = T(0);
+    for (int64_t j = j1; j < g.ow; ++j)
+        for (int64_t i = i0; i < i1; ++i)
+            out[i * g.ow + j] = T(0);
+}
+
 /// Unfold a row at a time: row (p, a, b) of col, output row i, reads x row i*sh - ph + a*dh.
 template <class T>
 void unfold_rows(const Window& g, T* col, const T* x) {
     const int64_t K = g.kh * g.kw;
+    const bool block = g.sw == 1 && g.sh == 1 && g.ow == g.w;
     slices(g.planes * K, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
@@ -101,6 +128,10 @@ void unfold_rows(const Window& g, T* col, const T* x) {
             const int64_t off = b * g.dw - g.pw;
             const T* xp = x + p * g.h * g.w;
             T* out = col + window::col_row(g, p, r % K);
+            if (block) {
+                unfold_block(g, a, j0, j1, off, xp, out);
+                continue;
+            }
             for (int64_t i = 0; i < g.oh; ++i, out += g.ow) {
                 const int64_t y = i * g.sh - g.ph + a * g.dh;
                 if (y < 0 || y >= g.h) {
