@@ -23,7 +23,10 @@
 // Fold (the input gradient of a convolution), MaxPoolBackward (each element collects dy of the
 // windows whose argmax it is, including overlapping windows, stride < kernel) and
 // AvgPoolBackward (dy / the window's divisor) are written this way; FoldScatter keeps the
-// scatter on the CPU for the benchmark only (benchmarks/bench_conv.cpp).
+// scatter on the CPU for the benchmark only (benchmarks/bench_conv.cpp). When a max pool's
+// windows do not overlap (stride >= the dilated kernel), each input element has at most one
+// window, so the CPU lets the thread that owns a plane write 0 + dy at each window's argmax
+// (cpu/window.cpp): the same one-term sums, still exclusive writes, in O(outputs).
 #include <cmath>
 #include <cstdint>
 
