@@ -95,21 +95,4 @@ inline ChildOptions parse_child(int argc, char** argv) {
 /// bench_conv_torch.cpp, bench_conv_gemm.cpp), each linked into its own child executable.
 void run_side(const ChildOptions& o);
 
-/// "1.25,1.5,..." (ms, 4 decimals) of seconds.
-inline std::string ms_list(const std::vector<double>& s) {
-    std::string r;
-    for (size_t i = 0; i < s.size(); ++i)
-        r += (i ? "," : "") + fmt(1e3 * s[i], 4);
-    return r;
-}
-
-/// Prints the child's one `result key=value ...` line on stdout (values without spaces).
-inline void print_result(const std::vector<std::pair<std::string, std::string>>& kv) {
-    std::string line = "result";
-    for (auto& p : kv)
-        line += " " + p.first + "=" + p.second;
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-}
-
 }  // namespace bench::conv

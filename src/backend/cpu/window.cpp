@@ -2,9 +2,11 @@
 // device_common/window.hpp, split over the kernel threads by output element. Every kernel but
 // FoldScatter writes only the elements of its own slice (Note [Gathering adjoints]).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/backend.hpp"
@@ -198,17 +200,23 @@ struct TapColumns {
 /// One tap of a MaxPool row: out[j] and at[j] (the best so far and its index) against the tap's
 /// value x[j*sw] at index base + j*sw, for j in [0, n), by max_pool_at's rule (a NaN wins and
 /// stays). The columns are independent, so their compares overlap instead of forming one
-/// window's chain (a window at a time was 16.8 ms for the example CNN's first pooling, this
-/// 13.5-14.7 ms; a branch on the data-dependent compare is what is left).
+/// window's chain, and the result is chosen by masks, not by a branch on the data.
 template <class T>
 void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x, int64_t base,
              int64_t sw, int64_t n) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
     for (int64_t j = 0; j < n; ++j) {
         const T v = x[j * sw], best = out[j];
         const int64_t cur = at[j];
         const bool take = (v > best) | (cur < 0) | ((v != v) & (best == best));
-        out[j] = take ? v : best;
-        at[j] = take ? base + j * sw : cur;
+        // selects by masks: a branch on `take` is mispredicted about once per window
+        const int64_t m = -int64_t(take);
+        at[j] = ((base + j * sw) & m) | (cur & ~m);
+        U vb, bb;
+        std::memcpy(&vb, &v, sizeof(T));
+        std::memcpy(&bb, &best, sizeof(T));
+        const U r = (vb & U(m)) | (bb & ~U(m));
+        std::memcpy(out + j, &r, sizeof(T));
     }
 }
 
