@@ -11,6 +11,7 @@
 
 #include "backend/cpu/backend.hpp"
 #include "backend/cpu/iterate.hpp"
+#include "backend/cpu/simd.hpp"
 #include "backend/cpu/threads.hpp"
 #include "backend/device_common/window.hpp"
 #include "tapegrad/error.hpp"
@@ -202,8 +203,8 @@ struct TapColumns {
 /// stays). The columns are independent, so their compares overlap instead of forming one
 /// window's chain, and the result is chosen by masks, not by a branch on the data.
 template <class T>
-void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x, int64_t base,
-             int64_t sw, int64_t n) {
+inline void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x,
+                    int64_t base, int64_t sw, int64_t n) {
     using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
     for (int64_t j = 0; j < n; ++j) {
         const T v = x[j * sw], best = out[j];
@@ -218,6 +219,13 @@ void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x, i
         const U r = (vb & U(m)) | (bb & ~U(m));
         std::memcpy(out + j, &r, sizeof(T));
     }
+}
+
+/// max_tap for float32 windows two columns apart (every 2x2/2 pool), the stride a constant and
+/// compiled for each SIMD width (Note [Wider SIMD]) so the loop vectorises.
+TG_SIMD_CLONES void max_tap_f32_s2(float* __restrict out, int64_t* __restrict at,
+                                   const float* __restrict x, int64_t base, int64_t n) {
+    max_tap(out, at, x, base, 2, n);
 }
 
 /// MaxPool a row at a time: output row (p, i) starts at -inf with no index, then takes each tap
@@ -250,6 +258,11 @@ void max_pool_rows(const Window& g, T* y, int64_t* arg, const T* x) {
                     T* o = out + j0;
                     int64_t* t = at + j0;
                     const int64_t base = start + j0 * sw, n = j1 - j0;
+                    if constexpr (std::is_same_v<T, float>)
+                        if (sw == 2) {
+                            max_tap_f32_s2(o, t, xs, base, n);
+                            continue;
+                        }
                     max_tap(o, t, xs, base, sw, n);
                 }
             }
