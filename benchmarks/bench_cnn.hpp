@@ -102,4 +102,24 @@ struct Timing {
 };
 Timing run_side(const Options& o, const Data& d);
 
+/// o.warmup calls of step(b) then o.reps timed epochs of o.batches calls, b the batch index
+/// (wrapping after the last full batch); step returns the batch's loss.
+template <class Step>
+Timing time_epochs(const Options& o, const Data& d, Step&& step) {
+    const int64_t per_epoch = d.n / kBatch;
+    int64_t next = 0;
+    for (int64_t i = 0; i < o.warmup; ++i)
+        step(next++ % per_epoch);
+    Timing t;
+    for (int r = 0; r < o.reps; ++r) {
+        double loss_sum = 0;
+        const double t0 = now_s();
+        for (int64_t i = 0; i < o.batches; ++i)
+            loss_sum += step(next++ % per_epoch);
+        t.epoch_s.push_back(now_s() - t0);
+        t.last_loss = loss_sum / double(o.batches);
+    }
+    return t;
+}
+
 }  // namespace bench::cnn

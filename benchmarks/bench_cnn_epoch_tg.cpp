@@ -19,11 +19,7 @@ Timing run_side(const Options& o, const Data& d) {
     const tg::Tensor images =
         tg::tensor(d.images, tg::TensorOptions(tg::kFloat32)).reshape({d.n, 1, 28, 28});
     const tg::Tensor labels = tg::tensor(d.labels, tg::TensorOptions(tg::kInt64));
-    const int64_t per_epoch = d.n / kBatch;
-    int64_t next = 0;
-    double loss_sum = 0;
-    auto step = [&] {
-        const int64_t b = next++ % per_epoch;
+    Timing t = time_epochs(o, d, [&](int64_t b) {
         const tg::Tensor x = images.narrow(0, b * kBatch, kBatch);
         const tg::Tensor y = labels.narrow(0, b * kBatch, kBatch);
         tg::Tensor logits = net(x);
@@ -31,20 +27,9 @@ Timing run_side(const Options& o, const Data& d) {
         opt.zero_grad();
         loss.backward();
         opt.step();
-        loss_sum += loss.item<double>();
         (void)tg::eq(logits.detach().argmax(1), y).sum().item<int64_t>();
-    };
-    for (int64_t i = 0; i < o.warmup; ++i)
-        step();
-    Timing t;
-    for (int r = 0; r < o.reps; ++r) {
-        loss_sum = 0;
-        const double t0 = now_s();
-        for (int64_t i = 0; i < o.batches; ++i)
-            step();
-        t.epoch_s.push_back(now_s() - t0);
-        t.last_loss = loss_sum / double(o.batches);
-    }
+        return loss.item<double>();
+    });
     t.info = {{"side", "tg"}};
     return t;
 }

@@ -24,11 +24,7 @@ Timing run_side(const Options& o, const Data& d) {
             .clone();
     const torch::Tensor labels =
         torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.n}, torch::kInt64).clone();
-    const int64_t per_epoch = d.n / kBatch;
-    int64_t next = 0;
-    double loss_sum = 0;
-    auto step = [&] {
-        const int64_t b = next++ % per_epoch;
+    Timing t = time_epochs(o, d, [&](int64_t b) {
         const torch::Tensor x = images.narrow(0, b * kBatch, kBatch);
         const torch::Tensor y = labels.narrow(0, b * kBatch, kBatch);
         torch::Tensor logits = net->forward(x);
@@ -36,20 +32,9 @@ Timing run_side(const Options& o, const Data& d) {
         opt.zero_grad();
         loss.backward();
         opt.step();
-        loss_sum += loss.item<double>();
         (void)logits.detach().argmax(1).eq(y).sum().item<int64_t>();
-    };
-    for (int64_t i = 0; i < o.warmup; ++i)
-        step();
-    Timing t;
-    for (int r = 0; r < o.reps; ++r) {
-        loss_sum = 0;
-        const double t0 = now_s();
-        for (int64_t i = 0; i < o.batches; ++i)
-            step();
-        t.epoch_s.push_back(now_s() - t0);
-        t.last_loss = loss_sum / double(o.batches);
-    }
+        return loss.item<double>();
+    });
     t.info = {{"side", "torch"},
               {"torch_version", TORCH_VERSION},
               {"has_mkldnn", at::hasMKLDNN() ? "1" : "0"}};

@@ -4,7 +4,9 @@
 // OPENBLAS_NUM_THREADS) governs both. The workers sleep on a condition variable between
 // kernels: they never spin, so they do not take cores from OpenBLAS's threads (an OpenMP pool
 // spinning after each parallel region costs LibTorch about 25% on 2 cores, DESIGN.md §4). The
-// caller claims slices too, so a kernel never waits for a worker that is slow to wake.
+// caller claims slices too, so a kernel never waits for a worker that is slow to wake. Inside
+// a part, kernels run on the part's thread; while a cpu_parallel_blas region runs, OpenBLAS is
+// set to one thread and cpu_threads() reports the count from before.
 #include "backend/cpu/threads.hpp"
 
 #include <algorithm>
