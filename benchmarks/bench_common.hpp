@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -82,6 +83,24 @@ inline std::string fmt(double x, int decimals = 1) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
     return buf;
+}
+
+/// "1.25,1.5,..." (ms, 4 decimals) of seconds.
+inline std::string ms_list(const std::vector<double>& s) {
+    std::string r;
+    for (size_t i = 0; i < s.size(); ++i)
+        r += (i ? "," : "") + fmt(1e3 * s[i], 4);
+    return r;
+}
+
+/// Prints a child process's one `result key=value ...` line on stdout (values without spaces);
+/// the drivers (bench_driver.hpp) read it.
+inline void print_result(const std::vector<std::pair<std::string, std::string>>& kv) {
+    std::string line = "result";
+    for (auto& p : kv)
+        line += " " + p.first + "=" + p.second;
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
 }
 
 /// A table kept as rows of strings, written as CSV and as a GitHub markdown table.

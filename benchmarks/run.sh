@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs every benchmark with OpenBLAS's fast kernel and writes CSV + markdown to benchmarks/results/.
 #
-#   benchmarks/run.sh                # everything (about 11 minutes on the 2-core dev VM)
+#   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak (opencl needs TG_OPENCL
-#                                    # and an OpenCL device, e.g. PoCL)
+#                                    # seed-size checkpoint opencl soak conv cnn-epoch (opencl needs
+#                                    # TG_OPENCL and an OpenCL device, e.g. PoCL)
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 15),
-# REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3), REPS_OPENCL (default 10).
+# REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3), REPS_OPENCL (default 10), REPS_CONV (default
+# 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2), BATCHES_CNN (default 469, an epoch)
+# and THREADS_CNN (default 2), CONV_TAG (the host part of conv_<tag>.* and cnn_epoch_<tag>.*;
+# default from the CPU model, its model number and the CPU count, so results of other hosts are
+# kept).
 # Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on recent CPUs unless
 # OPENBLAS_CORETYPE is set, so unless the caller set it, it is SkylakeX where the CPU has AVX-512
 # and Haswell where it has AVX2 (SkylakeX on a CPU without AVX-512 dies of SIGILL).
@@ -23,17 +27,36 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-if [ ! -x "$BUILD/benchmarks/bench_mlp_step" ] || [ "${REBUILD:-1}" = 1 ]; then
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv cnn-epoch}
+B=$BUILD/benchmarks
+
+# Only the executables of the benchmarks asked for are built (the machine is shared).
+# bench_mlp_rss builds its children bench_mlp_rss_tg and bench_mlp_rss_torch too, bench_conv its
+# sides bench_conv_tg, bench_conv_torch and bench_conv_gemm.
+targets=""
+for w in $WHAT; do
+    case $w in
+    autograd) targets+=" bench_autograd" ;;
+    mlp | seed-size) targets+=" bench_mlp_step" ;;
+    deep-memory) targets+=" bench_mlp_memory" ;;
+    deep-memory-rss) targets+=" bench_mlp_rss" ;;
+    fmnist) targets+=" bench_fmnist_epoch" ;;
+    checkpoint) targets+=" bench_checkpoint" ;;
+    soak) targets+=" bench_soak" ;;
+    conv) targets+=" bench_conv" ;;
+    cnn-epoch) targets+=" bench_cnn_epoch" ;;
+    esac
+done
+missing=0
+for t in $targets; do [ -x "$B/$t" ] || missing=1; done
+if [ "$missing" = 1 ] || [ "${REBUILD:-1}" = 1 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTG_BENCHMARKS=ON \
         -DTG_TESTS=OFF -DTG_EXAMPLES=OFF ${CMAKE_ARGS:-} >/dev/null
-    # bench_mlp_rss builds its children bench_mlp_rss_tg and bench_mlp_rss_torch too.
-    targets="bench_autograd bench_mlp_step bench_mlp_memory bench_mlp_rss bench_fmnist_epoch
-             bench_checkpoint bench_soak"
-    if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then targets+=" bench_mlp_opencl"; fi
-    cmake --build "$BUILD" -j2 --target $targets
+    if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt" && [[ " $WHAT " == *" opencl "* ]]; then
+        targets+=" bench_mlp_opencl"
+    fi
+    if [ -n "$targets" ]; then cmake --build "$BUILD" -j2 --target $targets; fi
 fi
-B=$BUILD/benchmarks
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak}
 
 machine() {  # markdown lines describing the machine
     echo "- machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs," \
@@ -44,6 +67,14 @@ machine() {  # markdown lines describing the machine
     echo "- tapegrad build: $(grep -E '^TG_(CUDA|OPENCL):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
     echo "- tapegrad commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)" \
          "(+ working tree), run $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+# The host part of a results file's name: the CPU model, its model number and the CPU count
+# (CONV_TAG overrides it), e.g. intel-xeon-processor-m167-2cpu.
+host_tag() {
+    echo "${CONV_TAG:-$(lscpu | sed -n 's/^Model name: *//p' | tr 'A-Z' 'a-z' |
+        sed -e 's/([^)]*)//g' -e 's/ cpu / /; s/@.*//' -e 's/[^a-z0-9]\{1,\}/-/g' \
+            -e 's/^-//; s/-$//')-m$(lscpu | sed -n 's/^Model: *//p')-$(nproc)cpu}"
 }
 
 for w in $WHAT; do
@@ -92,6 +123,21 @@ for w in $WHAT; do
             >/dev/null || echo "run.sh: bench_soak: a bar failed (see $RES/soak.md)" >&2
         { machine; echo; cat "$RES/soak.part.md"; } > "$RES/soak.md"
         rm "$RES/soak.part.md" ;;
+    conv)  # about 5 minutes; each side a process of its own per round, on 1 and 2 threads
+        tag=$(host_tag)
+        "$B/bench_conv" --threads-list 1,2 --rounds "${ROUNDS_CONV:-3}" --reps "${REPS_CONV:-15}" \
+            --tag "$tag" --csv "$RES/conv_$tag.csv" --md "$RES/conv_$tag.part.md" >/dev/null
+        { cat "$RES/conv_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
+            > "$RES/conv_$tag.md"
+        rm "$RES/conv_$tag.part.md" ;;
+    cnn-epoch)  # about 5 minutes on 2 threads: 5 processes per round, an epoch each
+        tag=$(host_tag)
+        "$B/bench_cnn_epoch" --threads-list "${THREADS_CNN:-2}" --rounds "${ROUNDS_CNN:-2}" \
+            --batches "${BATCHES_CNN:-469}" --tag "$tag" --csv "$RES/cnn_epoch_$tag.csv" \
+            --md "$RES/cnn_epoch_$tag.part.md" >/dev/null
+        { cat "$RES/cnn_epoch_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
+            > "$RES/cnn_epoch_$tag.md"
+        rm "$RES/cnn_epoch_$tag.part.md" ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
@@ -113,4 +159,4 @@ esac
         sed 's/^# /## /' "$RES/$f.md"
     done
 } > "$RES/mlp.md"
-echo "results in $RES: autograd.md mlp.md checkpoint.md soak.md and the CSV files"
+echo "results in $RES: autograd.md mlp.md checkpoint.md soak.md conv_<host>.md and the CSV files"

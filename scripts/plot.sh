@@ -1,10 +1,16 @@
 #!/bin/sh
 # Plots a training CSV (default fashion_mnist_mlp.csv) to a PNG (default: the CSV's name with .png).
-#   scripts/plot.sh [metrics.csv [plot.png]]
+#   scripts/plot.sh [metrics.csv [plot.png [title]]]
+# The title defaults to the example's network, read from the CSV's name (_mlp or _cnn).
 set -e
 csv=${1:-fashion_mnist_mlp.csv}
 out=${2:-${csv%.csv}.png}
 command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2; exit 1; }
 [ -r "$csv" ] || { echo "plot.sh: cannot read $csv" >&2; exit 1; }
-gnuplot -e "csv='$csv'; out='$out'" "$(dirname "$0")/plot_training.gp"
+case "$csv" in
+  *cnn*) title="Fashion-MNIST CNN conv32-BN-pool-conv64-BN-pool-128-10 (tapegrad)" ;;
+  *) title="Fashion-MNIST MLP 784-256-128-10 (tapegrad)" ;;
+esac
+title=${3:-$title}
+gnuplot -e "csv='$csv'; out='$out'; title='$title'" "$(dirname "$0")/plot_training.gp"
 echo "wrote $out"

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Builds tapegrad and trains the Fashion-MNIST MLP on a fresh Debian machine:  bash scripts/run.sh
-# Extra arguments go to the example (e.g. --epochs 5). Writes fashion_mnist_mlp.csv and .tgsv.
+# With --cnn first, the convolutional network instead (examples/fashion_mnist_cnn.cpp):
+#   bash scripts/run.sh --cnn
+# Further arguments go to the example (e.g. --epochs 5). Writes <example>.csv and .tgsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+example=fashion_mnist_mlp
+if [ "${1:-}" = --cnn ]; then
+  example=fashion_mnist_cnn
+  shift
+fi
 bash scripts/install-deps.sh run
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release
-cmake --build build/release -j"${TG_JOBS:-2}" --target fashion_mnist_mlp
+cmake --build build/release -j"${TG_JOBS:-2}" --target "$example"
 # Debian's OpenBLAS 0.3.21 does not recognise recent Intel CPUs and falls back to a kernel about
 # 4x slower; tapegrad warns about it, and this picks the AVX-512 kernel where the CPU has it.
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -q avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX; fi
-exec build/release/examples/fashion_mnist_mlp "$@"
+exec "build/release/examples/$example" "$@"

@@ -1,5 +1,6 @@
 #pragma once
-/// Op table rows (op_cases.hpp says how to add one): activations, softmax, log_softmax, dropout.
+/// Op table rows (op_cases.hpp says how to add one): activations, softmax, log_softmax, dropout,
+/// feature_dropout.
 /// Included by op_cases.hpp.
 
 namespace opcases {
@@ -40,6 +41,21 @@ inline std::vector<OpCase> activation_cases() {
          },
          kNoF32},
         {"dropout_eval", {U({4, 5})}, F(tg::dropout(x[0], 0.3, false))},
+        {"feature_dropout_train",
+         {U({3, 4, 2, 2})},
+         [](const V& x) {
+             tg::manual_seed(4);  // zeroes whole [2,2] maps
+             return tg::feature_dropout(x[0], 0.4, true);
+         },
+         kNoF32},
+        {"feature_dropout_3d",
+         {UT({2, 5, 3})},
+         [](const V& x) {
+             tg::manual_seed(5);
+             return tg::feature_dropout(x[0], 0.5, true) * 2.0;
+         },
+         kNoF32},
+        {"feature_dropout_eval", {U({2, 3, 2})}, F(tg::feature_dropout(x[0], 0.4, false))},
         // zero-size dims (op_cases.hpp)
         {"activations_empty",
          {U({0, 5})},
@@ -54,6 +70,13 @@ inline std::vector<OpCase> activation_cases() {
          [](const V& x) {
              tg::manual_seed(3);
              return tg::dropout(x[0], 0.3, true);
+         },
+         kNoF32},
+        {"feature_dropout_empty",
+         {U({2, 0, 3})},
+         [](const V& x) {
+             tg::manual_seed(3);
+             return tg::feature_dropout(x[0], 0.3, true);
          },
          kNoF32},
     };

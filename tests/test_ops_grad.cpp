@@ -164,6 +164,14 @@ BOOST_AUTO_TEST_CASE(comparisons) {
     run_family("comparisons");
 }
 
+BOOST_AUTO_TEST_CASE(convolution) {
+    run_family("convolution");
+}
+
+BOOST_AUTO_TEST_CASE(normalization) {
+    run_family("normalization");
+}
+
 BOOST_AUTO_TEST_CASE(every_family_has_a_test_case_and_row_names_are_unique) {
     std::set<std::string> names;
     for (const opcases::Family& f : opcases::all_families()) {

@@ -46,6 +46,55 @@ void check_same_on_1_and_2_threads(const std::string& what, const std::function<
 
 }  // namespace
 
+/// The window kernels' gathers (Note [Gathering adjoints] in backend/device_common/window.hpp):
+/// each element is summed by one thread in a fixed order, so 2 threads give 1 thread's bits.
+BOOST_AUTO_TEST_CASE(convolution_and_pooling_gradients_match_one_thread) {
+    for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
+        const std::string d = dt == tg::kFloat32 ? " f32" : " f64";
+        const tg::Tensor w = make_const({16, 8, 3, 3}, 5).to(dt);
+        auto input_grad = [&](auto&& f) {
+            return [&, f] {
+                tg::Tensor x = make_const({4, 8, 20, 18}, 6).to(dt).detach();
+                x.requires_grad_(true);
+                const tg::Tensor y = f(x);
+                (y * make_const(y.sizes(), 7).to(dt)).sum().backward();
+                return x.grad();
+            };
+        };
+        check_same_on_1_and_2_threads("conv2d forward" + d, [&] {
+            return tg::conv2d(make_const({4, 8, 20, 18}, 6).to(dt), w, {}, 1, 1);
+        });
+        check_same_on_1_and_2_threads("conv2d input gradient" + d, input_grad([&](const tg::Tensor& x) {
+            return tg::conv2d(x, w, {}, 1, 1);
+        }));
+        // 12 samples: 3 chunks of the unfolded buffer, run side by side on 2 threads (Note
+        // [Sample-parallel convolutions]); the weight gradient's blocks add in a fixed order
+        const tg::Tensor x12 = make_const({12, 8, 20, 18}, 8).to(dt), b = make_const({16}, 9).to(dt);
+        check_same_on_1_and_2_threads("conv2d forward, 3 chunks" + d,
+                                      [&] { return tg::conv2d(x12, w, b, 1, 1); });
+        for (int which = 0; which < 3; ++which)
+            check_same_on_1_and_2_threads(
+                std::string(which == 0 ? "input" : which == 1 ? "weight" : "bias") +
+                    " gradient, 3 chunks" + d,
+                [&, which] {
+                    tg::Tensor x = x12.detach().requires_grad_(true);
+                    tg::Tensor wl = w.detach().requires_grad_(true);
+                    tg::Tensor bl = b.detach().requires_grad_(true);
+                    const tg::Tensor y = tg::conv2d(x, wl, bl, 1, 1);
+                    (y * make_const(y.sizes(), 10).to(dt)).sum().backward();
+                    return which == 0 ? x.grad() : which == 1 ? wl.grad() : bl.grad();
+                });
+        check_same_on_1_and_2_threads("max_pool2d overlapping backward" + d,
+                                      input_grad([](const tg::Tensor& x) {
+                                          return tg::max_pool2d(x, 3, 1, 1);
+                                      }));
+        check_same_on_1_and_2_threads("avg_pool2d backward" + d,
+                                      input_grad([](const tg::Tensor& x) {
+                                          return tg::avg_pool2d(x, 3, 2, 1);
+                                      }));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(large_kernels_match_one_thread) {
     tg::NoGradGuard guard;
     const int64_t R = 300, C = 501;  // 150,300 elements: above the threshold, odd sizes
@@ -117,6 +166,36 @@ BOOST_AUTO_TEST_CASE(concurrent_callers) {
                 tg::NoGradGuard g;
                 for (int i = 0; i < 20; ++i)
                     got[size_t(t)] = values_of(tg::tanh(a) * a);
+            });
+        for (auto& th : ts)
+            th.join();
+    }
+    openblas_set_num_threads(1);
+    BOOST_TEST((got[0] == expected));
+    BOOST_TEST((got[1] == expected));
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_convolutions) {
+    // Two user threads each run convolutions whose chunks go to the kernel threads with
+    // OpenBLAS set to one thread meanwhile (cpu_parallel_blas): the regions nest and overlap,
+    // and every result equals the one-thread result.
+    const tg::Tensor x = make_const({12, 8, 20, 18}, 11).to(tg::kFloat32);
+    const tg::Tensor w = make_const({16, 8, 3, 3}, 12).to(tg::kFloat32);
+    auto step = [&] {
+        tg::Tensor wl = w.detach().requires_grad_(true);
+        tg::conv2d(x, wl, {}, 1, 1).pow(2).sum().backward();
+        return values_of(wl.grad());
+    };
+    openblas_set_num_threads(1);
+    const std::vector<double> expected = step();
+    openblas_set_num_threads(2);
+    std::vector<std::vector<double>> got(2);
+    {
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 2; ++t)
+            ts.emplace_back([&, t] {
+                for (int i = 0; i < 5; ++i)
+                    got[size_t(t)] = step();
             });
         for (auto& th : ts)
             th.join();

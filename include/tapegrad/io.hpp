@@ -39,7 +39,9 @@
 ///     end     4         u32 CRC-32 (zlib's crc32, polynomial 0xEDB88320) of all bytes before it
 ///
 /// Module files hold one record per parameter, named as named_parameters() names it
-/// ("fc1.weight", "0.bias"). The type name is informational for modules (not checked).
+/// ("fc1.weight", "0.bias"), then one per buffer, named as named_buffers() names it
+/// ("1.running_mean", "1.num_batches_tracked"; int64 for the counter). Loading requires exactly
+/// the model's parameters and buffers. The type name is informational for modules (not checked).
 ///
 /// Optimizer files hold, with i the index of a parameter in Optimizer::parameters() (group by
 /// group, in order) and g the index of a group:

@@ -3,6 +3,9 @@
 /// dy is the upstream gradient, dx/da/db the gradients returned; "sum_to" undoes broadcasting.
 /// Ops marked (composed) have no backward of their own: they are written with the primitives.
 #include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
@@ -108,6 +111,84 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
 /// Reorders dims (a view);  dx = permute(dy, inverse(dims))
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 
+// ---- convolution and pooling (NCHW; Note [Convolution as three bilinear ops] in ops/conv.cpp)
+/// A spatial argument as LibTorch's ExpandingArray: one value for every spatial dim (3), one
+/// per dim ({3, 5}), or none ({}: the op's default, e.g. stride = kernel_size for pooling).
+class IntArg {
+public:
+    IntArg(int64_t v);                         // NOLINT: implicit, as LibTorch's
+    IntArg(std::initializer_list<int64_t> v);  // NOLINT
+    IntArg(std::vector<int64_t> v);            // NOLINT
+    const std::vector<int64_t>& values() const { return v_; }
+
+private:
+    std::vector<int64_t> v_;
+};
+/// A convolution's padding by name: "same" or "valid" (LibTorch's string forms).
+class PaddingMode {
+public:
+    PaddingMode(const char* name) : name_(name ? name : "") {}  // NOLINT: implicit
+    PaddingMode(std::string name) : name_(std::move(name)) {}   // NOLINT
+    const std::string& name() const { return name_; }
+
+private:
+    std::string name_;
+};
+/// y[n,o] = Σ_c w[o,c] ⋆ x[n,c] + b[o]: x [N,C,H,W], w [O,C/groups,kh,kw], b [O] or undefined;
+/// one GEMM per sample and group over the unfolded input.  dx = the gather of wᵀ·dy (no
+/// atomics, Note [Gathering adjoints]), dw = Σ_n dy·unfold(x)ᵀ, db = Σ dy
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, const IntArg& stride = 1,
+              const IntArg& padding = 0, const IntArg& dilation = 1, int64_t groups = 1);
+/// conv2d with padding "same" (stride 1; output size = input size, the odd padding at the
+/// bottom/right) or "valid" (none)
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              const PaddingMode& padding, const IntArg& dilation = 1, int64_t groups = 1);
+/// conv2d with one padding for both dims (so that a literal 0 picks no string overload)
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              int64_t padding, const IntArg& dilation = 1, int64_t groups = 1);
+/// conv2d over x [N,C,L], w [O,C/groups,k] (as [N,C,1,L]);  gradients as conv2d's
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b = {}, const IntArg& stride = 1,
+              const IntArg& padding = 0, const IntArg& dilation = 1, int64_t groups = 1);
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              const PaddingMode& padding, const IntArg& dilation = 1, int64_t groups = 1);
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
+              int64_t padding, const IntArg& dilation = 1, int64_t groups = 1);
+/// The adjoint of conv2d in its input: x [N,C_in,H,W], w [C_in,C_out/groups,kh,kw], b [C_out];
+/// output (H-1)·stride - 2·padding + dilation·(k-1) + output_padding + 1.  dx = conv2d(dy, w),
+/// dw = conv2d's weight gradient with the roles exchanged, db = Σ dy
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b = {},
+                        const IntArg& stride = 1, const IntArg& padding = 0,
+                        const IntArg& output_padding = 0, int64_t groups = 1,
+                        const IntArg& dilation = 1);
+/// The windows a convolution reads, as columns (PyTorch's F.unfold, im2col): x [N,C,H,W] ->
+/// [N, C·kh·kw, L], L = oh·ow windows, row c·kh·kw + a·kw + b holding tap (a, b) of channel c
+/// (padding reads 0).  dx = fold(dy, {H, W}, ...): a gather (Note [Gathering adjoints])
+Tensor unfold(const Tensor& x, const IntArg& kernel_size, const IntArg& dilation = 1,
+              const IntArg& padding = 0, const IntArg& stride = 1);
+/// The adjoint of unfold (PyTorch's F.fold, col2im): col [N, C·kh·kw, L] -> [N,C,H,W] with
+/// output_size {H, W}, each element the sum of the column entries that unfold would read from
+/// it, gathered (no atomics; the same bits for any thread count).  dcol = unfold(dy, ...)
+Tensor fold(const Tensor& col, const IntArg& output_size, const IntArg& kernel_size,
+            const IntArg& dilation = 1, const IntArg& padding = 0, const IntArg& stride = 1);
+/// y = the max of each window of x [N,C,H,W] or [C,H,W] (padding reads as -inf; NaN wins),
+/// stride defaults to kernel_size;  dx = each element gathers dy of the windows whose argmax it
+/// is. Padding must be at most half the kernel.
+Tensor max_pool2d(const Tensor& x, const IntArg& kernel_size, const IntArg& stride = {},
+                  const IntArg& padding = 0, const IntArg& dilation = 1, bool ceil_mode = false);
+/// max_pool2d and the argmax of each window (int64, as h·W + w within its plane)
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const IntArg& kernel_size,
+                                                  const IntArg& stride = {},
+                                                  const IntArg& padding = 0,
+                                                  const IntArg& dilation = 1,
+                                                  bool ceil_mode = false);
+/// y = the mean of each window (count_include_pad: padding counts in the divisor);  dx = each
+/// element gathers dy / divisor of the windows that cover it
+Tensor avg_pool2d(const Tensor& x, const IntArg& kernel_size, const IntArg& stride = {},
+                  const IntArg& padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+/// y [N,C,oh,ow] = means over windows [⌊i·H/oh⌋, ⌈(i+1)·H/oh⌉) (and likewise columns);  dx as
+/// avg_pool2d's
+Tensor adaptive_avg_pool2d(const Tensor& x, const IntArg& output_size);
+
 // ---- reductions (dims may be negative; keepdim keeps them as size 1)
 /// y = Σ x;  dx = expand(dy)
 Tensor sum(const Tensor& x);
@@ -192,11 +273,31 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r = R
 Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y,
                                         Reduction r = Reduction::Mean);
 
+// ---- normalisation: x [N,C,*] ([N,C], [N,C,L], [N,C,H,W], ...), weight and bias [C] or
+// undefined; one node each, saving x, the statistics and the weight. With xhat = (x - mean)·invstd,
+// invstd = 1/√(var + eps) and the sums and means over each statistic's elements:
+/// y = xhat·w + b, the statistics over every dim but 1: the batch's when training (the biased
+/// variance; running_mean and running_var, when defined, become (1-momentum)·r + momentum·s in
+/// place, with the unbiased variance), else running_mean and running_var, which must be defined.
+/// dx = invstd·(dy·w - mean(dy·w) - xhat·mean(dy·w·xhat)) (training), invstd·w·dy (not);
+/// dw = Σ dy·xhat, db = Σ dy. Not differentiable in the running statistics.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+/// y = xhat·w + b, the statistics of each sample over each of num_groups groups of C/num_groups
+/// channels (and every spatial dim);  dx, dw, db as batch_norm's in training, per group
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+
 // ---- random ops used by layers
 /// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;
 /// dx = dy * mask / (1-p). The mask comes from the thread's default generator, or from g.
 Tensor dropout(const Tensor& x, double p, bool train);
 Tensor dropout(const Tensor& x, double p, bool train, const Generator& g);
+/// Dropout of whole feature maps (nn::Dropout2d): zeroes each slice x[n][c] of x [N,C,*] with
+/// probability p and scales the rest by 1/(1-p) when train is true; dx = dy * mask / (1-p).
+Tensor feature_dropout(const Tensor& x, double p, bool train);
+Tensor feature_dropout(const Tensor& x, double p, bool train, const Generator& g);
 
 }  // namespace tg
 

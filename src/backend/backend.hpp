@@ -24,8 +24,45 @@ enum class BinaryOp : uint8_t {
 const char* unary_name(UnaryOp op);
 const char* binary_name(BinaryOp op);
 
-enum class ReduceOp : uint8_t { Sum, Max, Min };
+enum class ReduceOp : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
 enum class IndexOp : uint8_t { Select, Add, Gather, ScatterAdd };
+
+/// The sliding-window kernels of convolutions and pooling (Note [Gathering adjoints] in
+/// device_common/window.hpp). Every operand is contiguous. "Planes" are the [h,w] images of x
+/// ([planes = samples*C, h, w]) and of the pooled outputs ([planes, oh, ow]); the unfolded buffer
+/// is [C, kh*kw, samples, oh*ow], so that a convolution of `samples` samples is one GEMM per
+/// group, [O, C*kh*kw] x [C*kh*kw, samples*oh*ow]:
+///   Unfold:           out = col, in = x; padding reads as 0.
+///   Fold:             out = x-sized, in = col: each x element gathers the col entries that read
+///                     it (the adjoint of Unfold); out is overwritten.
+///   FoldScatter:      Fold by scattering each col entry into x (out zeroed first); CPU only, for
+///                     the benchmark that shows what gathering buys.
+///   MaxPool:          out = max over each window, aux (int64) = its argmax as h*w + w index.
+///   MaxPoolBackward:  out = x-sized, in = dy, aux = the argmax indices: each x element gathers
+///                     the dy of the windows whose argmax it is.
+///   AvgPool:          out = mean over each window (Window::count_include_pad, adaptive).
+///   AvgPoolBackward:  out = x-sized, in = dy: each x element gathers dy / count of its windows.
+enum class WindowOp : uint8_t {
+    Unfold,
+    Fold,
+    FoldScatter,
+    MaxPool,
+    MaxPoolBackward,
+    AvgPool,
+    AvgPoolBackward
+};
+
+/// The windows of one 2-D convolution or pooling: window (i, j) of a plane covers rows
+/// i*sh - ph + a*dh (a < kh) and columns j*sw - pw + b*dw (b < kw); positions outside [0,h) x
+/// [0,w) are padding. With `adaptive`, window i covers rows [floor(i*h/oh), ceil((i+1)*h/oh))
+/// and likewise columns (adaptive pooling; the k, s, p and d fields are unused).
+struct Window {
+    int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+    int64_t samples = 1;  // Unfold/Fold: the samples in planes (the col layout above)
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+    int64_t count_include_pad = 1;  // AvgPool: divide by the window's size, padding included
+    int64_t adaptive = 0;
+};
 
 constexpr int kMaxDims = 16;
 
@@ -62,8 +99,8 @@ struct MemoryCounters {
 ///   unary, binary: the kernels.def kernel op with scalar parameters p, q.
 ///   where: out = cond != 0 ? a : b.
 ///   reduce: out (strides 0 on the reduced dims) = the reduction of in; out is overwritten.
-///   arg_reduce: out[int64] = index of the max (min) along dim; out has in's sizes with stride 0
-///     on dim.
+///     ArgMax/ArgMin: out[int64] = index of the max (min) along `dim` (unused by the others);
+///     out has in's sizes with stride 0 on dim.
 ///   softmax_rows: row-wise (log-)softmax of contiguous [rows, cols] data.
 ///   gemm: row-major BLAS, C = alpha * op(A) op(B) + beta * C (views give data and offset).
 ///   gemv: row-major BLAS, y = alpha * op(A) x + beta * y; A is [m,n]. Both are called through
@@ -74,6 +111,7 @@ struct MemoryCounters {
 ///     src.gather(dim, idx); ScatterAdd: out.scatter_add_(dim, idx, src). Out-of-range indices
 ///     throw shape_error naming `opname` (a device may throw it at its next synchronising call:
 ///     Note [Deferred index errors] in device_common/deferred_errors.hpp).
+///   window: the WindowOp kernel over the windows g (aux: MaxPool's indices, else unused).
 #define TG_BACKEND_KERNELS(prefix, suffix)                                                     \
     prefix void to_host(void* dst, const void* src, size_t src_offset, size_t n) suffix;       \
     prefix void from_host(void* dst, size_t dst_offset, const void* src, size_t n) suffix;     \
@@ -82,8 +120,7 @@ struct MemoryCounters {
     prefix void binary(BinaryOp op, const View& out, const View& a, const View& b, double p,   \
                        double q) suffix;                                                       \
     prefix void where(const View& out, const View& cond, const View& a, const View& b) suffix; \
-    prefix void reduce(ReduceOp op, const View& out, const View& in) suffix;                   \
-    prefix void arg_reduce(bool is_max, const View& out, const View& in, int dim) suffix;      \
+    prefix void reduce(ReduceOp op, const View& out, const View& in, int dim) suffix;          \
     prefix void softmax_rows(const View& out, const View& in, int64_t rows, int64_t cols,      \
                              bool log) suffix;                                                 \
     prefix void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,          \
@@ -93,7 +130,9 @@ struct MemoryCounters {
                      const View& x, int64_t incx, double beta, const View& y, int64_t incy)    \
         suffix;                                                                                \
     prefix void index(IndexOp op, const View& out, const View& src, int dim, const View& idx,  \
-                      const char* opname) suffix;
+                      const char* opname) suffix;                                              \
+    prefix void window(WindowOp op, const Window& g, const View& out, const View& in,          \
+                       const View& aux) suffix;
 
 class Backend {
 public:

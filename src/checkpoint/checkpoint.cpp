@@ -8,6 +8,7 @@
 #include "autograd/engine.hpp"
 #include "autograd/hooks.hpp"
 #include "autograd/record.hpp"
+#include "checkpoint/recomputing.hpp"
 #include "checkpoint/replay.hpp"
 #include "core/random.hpp"
 
@@ -121,6 +122,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
         std::vector<Tensor> ys;
         {
             tg::detail::ReplayRandom replay(rng);
+            checkpointing::RecomputeScope again;  // Note [Side effects of a recomputation]
             AutoGradMode on(true);
             ys = fn(xs);
         }

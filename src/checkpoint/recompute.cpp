@@ -30,6 +30,7 @@
 
 #include "autograd/hooks.hpp"
 #include "autograd/record.hpp"
+#include "checkpoint/recomputing.hpp"
 #include "checkpoint/replay.hpp"
 #include "core/random.hpp"
 
@@ -141,6 +142,7 @@ void recompute(Frame& f) {
     } done{f};
     try {
         SavedHooksScope hooks(f);
+        RecomputeScope again;  // Note [Side effects of a recomputation]
         AutoGradMode on(true);
         f.fn(xs);
     } catch (const StopRecompute&) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "checkpoint/recomputing.hpp"
 #include "core/random.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/checkpoint.hpp"
@@ -55,9 +56,11 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
     SequentialProfile prof;
     prof.input_bytes = int64_t(x.impl()->storage->nbytes);
     // profiling runs every layer twice: every generator is put back after (Note [Replaying
-    // random state] in core/random.cpp)
+    // random state] in core/random.cpp), and no layer updates state of its own (Note [Side
+    // effects of a recomputation] in checkpoint/recomputing.hpp)
     tg::detail::RandomState rng;
     tg::detail::RecordRandom record(rng);
+    checkpointing::RecomputeScope rehearsal;
     // gradients allocated, as in a step after zero_grad(false); the caller's are put back
     std::vector<Tensor> params = seq->parameters(), old_grads;
     std::unordered_set<const void*> param_storage;

@@ -33,11 +33,19 @@ void as_io_error(const std::string& where, const std::string& what, F&& check) {
     }
 }
 
+/// What a module file holds: the parameters, then the buffers, by their dotted names.
+std::vector<std::pair<std::string, Tensor>> state_of(const nn::Module& m) {
+    auto out = m.named_parameters();
+    for (auto& b : m.named_buffers())
+        out.push_back(std::move(b));
+    return out;
+}
+
 }  // namespace
 
 void save(const nn::Module& m, const std::string& path) {
     std::vector<OutRecord> records;
-    for (auto& [name, p] : m.named_parameters())
+    for (auto& [name, p] : state_of(m))
         records.push_back(record_of(name, p));
     write_file(path, kKindModule, m.name(), records);
 }
@@ -47,20 +55,21 @@ void load(nn::Module& m, const std::string& path) {
     InFile f = read_file(path, where);
     if (f.kind != kKindModule)
         throw io_error(where + ": the file holds " + kind_name(f.kind) + ", not module parameters");
-    auto params = m.named_parameters();
+    auto params = state_of(m);
     std::map<std::string, const InRecord*> by_name;
     for (auto& rec : f.records)
         if (!by_name.emplace(rec.name, &rec).second)
             throw io_error(where + ": parameter \"" + rec.name + "\" appears twice in the file");
     std::set<std::string> model_names;
-    for (auto& [name, p] : params) {
+    const size_t num_params = m.named_parameters().size();
+    for (size_t i = 0; i < params.size(); ++i) {
+        const auto& [name, p] = params[i];
+        const std::string what = (i < num_params ? "parameter \"" : "buffer \"") + name + "\"";
         model_names.insert(name);
         auto it = by_name.find(name);
         if (it == by_name.end())
-            throw io_error(where + ": parameter \"" + name +
-                           "\" of the model is missing from the file");
-        check_matches(where, "parameter \"" + name + "\"", *it->second, p.dtype(), p.sizes(),
-                      "model");
+            throw io_error(where + ": " + what + " of the model is missing from the file");
+        check_matches(where, what, *it->second, p.dtype(), p.sizes(), "model");
     }
     for (auto& rec : f.records)
         if (!model_names.count(rec.name))

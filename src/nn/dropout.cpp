@@ -7,10 +7,15 @@
 
 namespace tg::nn {
 
-DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), options_(options) {
-    const double p = options.p();
+namespace {
+void check_p(const char* layer, double p) {
     if (!(p >= 0 && p < 1))
-        throw value_error("Dropout(" + std::to_string(p) + "): p must be in [0, 1)");
+        throw value_error(std::string(layer) + "(" + std::to_string(p) + "): p must be in [0, 1)");
+}
+}  // namespace
+
+DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), options_(options) {
+    check_p("Dropout", options.p());
 }
 
 Tensor DropoutImpl::forward(const Tensor& x) {
@@ -21,6 +26,27 @@ Tensor DropoutImpl::forward(const Tensor& x) {
 
 void DropoutImpl::pretty_print(std::ostream& os) const {
     os << "Dropout(p=" << options_.p() << ")";
+}
+
+Dropout2dImpl::Dropout2dImpl(const DropoutOptions& options)
+    : Module("Dropout2d"), options_(options) {
+    check_p("Dropout2d", options.p());
+}
+
+Tensor Dropout2dImpl::forward(const Tensor& x) {
+    if (!x.defined() || (x.dim() != 3 && x.dim() != 4))
+        throw shape_error(label() + ": expected a 3-D [C,H,W] or 4-D [N,C,H,W] input, got " +
+                          (x.defined() ? shape_str(x.sizes()) : std::string("undefined")));
+    const bool batched = x.dim() == 4;
+    const Tensor in = batched ? x : unsqueeze(x, 0);
+    const auto& g = options_.generator();
+    Tensor y = g ? feature_dropout(in, options_.p(), is_training(), *g)
+                 : feature_dropout(in, options_.p(), is_training());
+    return batched ? y : squeeze(y, 0);
+}
+
+void Dropout2dImpl::pretty_print(std::ostream& os) const {
+    os << "Dropout2d(p=" << options_.p() << ")";
 }
 
 }  // namespace tg::nn

@@ -20,27 +20,40 @@ Tensor Module::operator()(const Tensor& x) {
     return forward(x);
 }
 
-Tensor& Module::register_parameter(std::string name, Tensor t, bool requires_grad) {
+void Module::check_new_name(const char* what, const std::string& name) const {
     if (name.empty() || name.find('.') != std::string::npos)
-        throw value_error(label() + ": register_parameter: invalid name \"" + name +
+        throw value_error(label() + ": " + what + ": invalid name \"" + name +
                           "\" (empty or dotted)");
-    for (auto& p : parameters_)
-        if (p.first == name)
-            throw value_error(label() + ": register_parameter: \"" + name +
-                              "\" is already registered");
+    for (auto* list : {&parameters_, &buffers_})
+        for (auto& p : *list)
+            if (p.first == name)
+                throw value_error(label() + ": " + what + ": \"" + name +
+                                  "\" is already registered");
+}
+
+Tensor& Module::register_parameter(std::string name, Tensor t, bool requires_grad) {
+    check_new_name("register_parameter", name);
     if (!t.defined())
         throw value_error(label() + ": register_parameter(\"" + name + "\"): undefined tensor");
     if (requires_grad && !is_floating(t.dtype()))
         throw dtype_error(label() + ": register_parameter(\"" + name +
                           "\"): a parameter of shape " + shape_str(t.sizes()) + " and dtype " +
                           dtype_name(t.dtype()) +
-                          " cannot require grad; pass requires_grad=false for a buffer");
+                          " cannot require grad; register state with register_buffer");
     if (!t.is_leaf())
         t = t.detach();
     if (requires_grad)
         t.requires_grad_(true);
     parameters_.emplace_back(std::move(name), std::move(t));
     return parameters_.back().second;
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor t) {
+    check_new_name("register_buffer", name);
+    if (!t.defined())
+        throw value_error(label() + ": register_buffer(\"" + name + "\"): undefined tensor");
+    buffers_.emplace_back(std::move(name), t.detach());
+    return buffers_.back().second;
 }
 
 void Module::add_child(std::string name, std::shared_ptr<Module> m) {
@@ -74,6 +87,23 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurs
     for (auto& [cname, child] : children_)
         for (auto& [pname, p] : child->named_parameters(true))
             out.emplace_back(cname + "." + pname, p);
+    return out;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const {
+    std::vector<Tensor> out;
+    for (auto& b : named_buffers(recurse))
+        out.push_back(b.second);
+    return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+    std::vector<std::pair<std::string, Tensor>> out(buffers_.begin(), buffers_.end());
+    if (!recurse)
+        return out;
+    for (auto& [cname, child] : children_)
+        for (auto& [bname, b] : child->named_buffers(true))
+            out.emplace_back(cname + "." + bname, b);
     return out;
 }
 
@@ -157,6 +187,11 @@ void Module::to(Device d) {
         set_data(p, data);
         p.impl()->grad = new_g.defined() ? new_g.impl_ptr() : nullptr;
     }
+    for (auto& [name, b] : buffers_) {
+        (void)name;
+        if (b.device() != d)
+            set_data(b, b.to(d));
+    }
     for (auto& c : children_)
         c.second->to(d);
 }
@@ -175,6 +210,11 @@ void Module::to(Dtype d) {
         Tensor new_g = g.defined() ? g.detach().to(d) : Tensor();
         set_data(p, data);
         p.impl()->grad = new_g.defined() ? new_g.impl_ptr() : nullptr;
+    }
+    for (auto& [name, b] : buffers_) {
+        (void)name;
+        if (b.dtype() != d && is_floating(b.dtype()))
+            set_data(b, b.to(d));
     }
     for (auto& c : children_)
         c.second->to(d);

@@ -149,22 +149,33 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
     return y;
 }
 
-/// y = x * mask, mask = (u < 1-p) / (1-p): mul records the backward dx = dy * mask.
-static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g) {
+/// y = x * mask, mask = (u < 1-p) / (1-p): one u per element, or with `features` one per slice
+/// x[n][c] (the mask [N,C,1,...] broadcasts); dx = dy * mask.
+static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g,
+                           bool features = false) {
+    const char* name = features ? "feature_dropout" : "dropout";
     if (!(p >= 0 && p <= 1))
-        throw value_error("dropout: probability " + std::to_string(p) + " is not in [0, 1]");
+        throw value_error(std::string(name) + ": probability " + std::to_string(p) +
+                          " is not in [0, 1]");
+    if (features && x.dim() < 2)
+        throw shape_error(std::string(name) + ": input " + shape_str(x.sizes()) +
+                          " must have at least 2 dims [N,C,...]");
     if (!train || p == 0)
         return x;
     if (p == 1)
         return x * 0.0;
-    runtime::check_floating("dropout", x);
-    Tensor u = runtime::empty_as(x.detach());
+    runtime::check_floating(name, x);
+    Shape mask_shape = x.sizes();
+    if (features)
+        for (size_t d = 2; d < mask_shape.size(); ++d)
+            mask_shape[d] = 1;
+    Tensor u = runtime::empty(mask_shape, x.dtype(), x.device(), name);
     runtime::fill_random(u, false, 0, 1, g);
     const double keep = 1 - p;
     const Tensor mask = runtime::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
-    Tensor y = runtime::binary(BinaryOp::mul, x, mask, "dropout");
+    Tensor y = runtime::binary(BinaryOp::mul, x, mask, name);
     if (should_record({&x}))
-        record("dropout", {&x}, y,
+        record(name, {&x}, y,
                [sm = save_intermediate(mask)](const Tensor& dy) { return Grads{dy * sm.get()}; });
     return y;
 }
@@ -173,6 +184,12 @@ Tensor dropout(const Tensor& x, double p, bool train) {
 }
 Tensor dropout(const Tensor& x, double p, bool train, const Generator& g) {
     return dropout_with(x, p, train, &g);
+}
+Tensor feature_dropout(const Tensor& x, double p, bool train) {
+    return dropout_with(x, p, train, nullptr, true);
+}
+Tensor feature_dropout(const Tensor& x, double p, bool train, const Generator& g) {
+    return dropout_with(x, p, train, &g, true);
 }
 
 }  // namespace tg

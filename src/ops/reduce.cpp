@@ -56,7 +56,7 @@ Tensor reduce_keep(backend::ReduceOp op, const Tensor& x, const std::vector<int6
         st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), y.dtype()};
-    runtime::be(x).reduce(op, out, runtime::view(x));
+    runtime::be(x).reduce(op, out, runtime::view(x), -1);
     return y;
 }
 
@@ -90,7 +90,19 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     const auto dims = norm_dims(x, dims_in, "sum");
-    Tensor yk = reduce_keep(backend::ReduceOp::Sum, x, dims);
+    // The CPU splits a reduction over its threads by the outermost dim, which must be kept: with
+    // dim 0 reduced along with others but not all (batch norm's statistics over N, H, W; a
+    // bias's gradient), the other dims are summed first, split by dim 0, then dim 0 (a small
+    // sum). The same two stages on every device and any thread count.
+    Tensor yk;
+    if (dims.size() >= 2 && dims[0] == 0 && dims.size() < size_t(x.dim()) &&
+        x.numel() >= (int64_t(1) << 16)) {
+        const Tensor part =
+            reduce_keep(backend::ReduceOp::Sum, x, std::vector<int64_t>(dims.begin() + 1, dims.end()));
+        yk = reduce_keep(backend::ReduceOp::Sum, part, {0});
+    } else {
+        yk = reduce_keep(backend::ReduceOp::Sum, x, dims);
+    }
     Tensor y = keepdim ? yk
                        : runtime::alias(yk, dropped_shape(x, dims),
                                         contiguous_strides(dropped_shape(x, dims)), 0);
@@ -177,7 +189,8 @@ Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
     st[size_t(d)] = 0;
     backend::View out{
         y.impl()->storage->data, 0, x.sizes().data(), st.data(), int(x.dim()), kInt64};
-    runtime::be(x).arg_reduce(is_max, out, runtime::view(x), int(d));
+    runtime::be(x).reduce(is_max ? backend::ReduceOp::ArgMax : backend::ReduceOp::ArgMin, out,
+                          runtime::view(x), int(d));
     return keepdim ? y : y.squeeze(d);
 }
 }  // namespace

@@ -1,5 +1,6 @@
 #include "runtime/dispatch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/threads.hpp"
 #include "backend/registry.hpp"
 #include "core/random.hpp"
 #include "tapegrad/error.hpp"
@@ -97,7 +99,7 @@ bool any_set(const Tensor& m) {
     Shape st(size_t(m.dim()), 0);
     const backend::View out{
         any.impl()->storage->data, 0, m.sizes().data(), st.data(), int(m.dim()), m.dtype()};
-    be(m).reduce(backend::ReduceOp::Max, out, view(m));
+    be(m).reduce(backend::ReduceOp::Max, out, view(m), -1);
     return any.item<double>() != 0;
 }
 
@@ -255,6 +257,20 @@ Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) 
     Tensor r = empty(m.sizes(), Dtype::Int64, m.device(), name);
     be(m).copy(view(r), view(m));
     return r;
+}
+
+void parallel_parts(const Tensor& like, int64_t n, const std::function<void(int64_t)>& f) {
+    const int threads = like.device().is_cpu() ? backend::cpu::cpu_threads() : 1;
+    if (threads < 2 || n < 2) {
+        for (int64_t i = 0; i < n; ++i)
+            f(i);
+        return;
+    }
+    const int parts = int(std::min<int64_t>(threads, n));
+    backend::cpu::cpu_parallel_blas(parts, [&](int t) {
+        for (int64_t i = n * t / parts; i < n * (t + 1) / parts; ++i)
+            f(i);
+    });
 }
 
 }  // namespace tg::runtime

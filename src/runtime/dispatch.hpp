@@ -2,6 +2,8 @@
 // The dispatch layer between tensors and backends, below ops and autograd: allocation, views for
 // the backend, and elementwise launches with broadcasting and the dtype/device checks every op
 // needs.
+#include <functional>
+
 #include "backend/backend.hpp"
 #include "core/pool.hpp"
 #include "tapegrad/tensor.hpp"
@@ -67,6 +69,11 @@ void gemm(const char* op, bool ta, bool tb, int64_t m, int64_t n, int64_t k, dou
 /// including zero (Note [Empty products]).
 void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const backend::View& a,
           int64_t lda, const backend::View& x, int64_t incx, double beta, const Tensor& y);
+/// Runs f(i) for every i in [0, n): for tensors on the CPU with more than one kernel thread,
+/// [0, n) is split into one contiguous range per thread and each range's BLAS calls run
+/// single-threaded (cpu_parallel_blas; Note [Sample-parallel convolutions] in ops/conv.cpp);
+/// otherwise in order on the calling thread. f may throw: the first exception is rethrown.
+void parallel_parts(const Tensor& like, int64_t n, const std::function<void(int64_t)>& f);
 /// A 0/1 mask of the comparison, as int64.
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
 

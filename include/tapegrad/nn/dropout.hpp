@@ -1,6 +1,6 @@
 #pragma once
 /// Dropout: zeroes elements with probability p in training mode and scales the rest by 1/(1-p);
-/// the identity in eval mode. Masks come from the calling thread's default generator
+/// the identity in eval mode. Dropout2d zeroes whole feature maps (channels) instead. Masks come from the calling thread's default generator
 /// (tg::manual_seed), or from the Generator given in its options.
 #include <optional>
 #include <ostream>
@@ -47,6 +47,24 @@ private:
     DropoutOptions options_;
 };
 TG_MODULE(Dropout);
+
+/// Dropout2d: zeroes each channel x[n][c] of x [N,C,H,W] (or [C,H,W], unbatched) whole with
+/// probability p in training mode (tg::feature_dropout), scaling the rest by 1/(1-p).
+class Dropout2dImpl : public Module {
+public:
+    using Options = DropoutOptions;
+    /// Throws value_error unless 0 <= p < 1.
+    explicit Dropout2dImpl(const DropoutOptions& options = {});
+    /// Throws shape_error unless x is 3-D or 4-D.
+    Tensor forward(const Tensor& x) override;
+    double p() const { return options_.p(); }
+    const DropoutOptions& options() const { return options_; }
+    void pretty_print(std::ostream& os) const override;
+
+private:
+    DropoutOptions options_;
+};
+TG_MODULE(Dropout2d);
 
 }  // namespace tg::nn
 

@@ -4,6 +4,8 @@
 /// share it; `fc->weight()` reaches the module; `fc(x)` calls its forward inside a RecordScope.
 /// `Linear fc{nullptr}` is an empty holder, to be assigned later (e.g. from register_module).
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -36,6 +38,17 @@ public:
                                  (sizeof...(Tail) > 0)>>
     explicit ModuleHolder(Head&& head, Tail&&... tail)
         : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+    /// Constructs Impl from its options written as a braced list, which the constructor above
+    /// cannot deduce: AdaptiveAvgPool2d({1, 1}). For modules that declare `Options`.
+    template <class I = Impl>
+    explicit ModuleHolder(const typename I::Options& options)
+        : impl_(std::make_shared<Impl>(options)) {}
+    /// The same for options that are a list of sizes; an exact match for a braced list of ints,
+    /// which would otherwise also read as a copy of a holder built from them.
+    template <class I = Impl, class = std::enable_if_t<std::is_constructible_v<
+                                  typename I::Options, std::initializer_list<int64_t>>>>
+    explicit ModuleHolder(std::initializer_list<int64_t> sizes)
+        : impl_(std::make_shared<Impl>(typename I::Options(sizes))) {}
 
     Impl* operator->() const { return get(); }
     Impl& operator*() const { return *get(); }

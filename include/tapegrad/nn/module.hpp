@@ -12,7 +12,9 @@
 ///     TG_MODULE(Net);
 ///
 /// Parameters are ordinary leaf tensors that require grad; named_parameters() names them with
-/// dotted paths ("fc1.weight"). Calling a module (holder(x) or (*module)(x)) opens an
+/// dotted paths ("fc1.weight"). Buffers (register_buffer) are state that is not trained, as
+/// BatchNorm's running statistics: they move with to(), are saved and loaded with the
+/// parameters, and are not in parameters(). Calling a module (holder(x) or (*module)(x)) opens an
 /// autograd::RecordScope with the layer's label, so anomaly messages name the layer.
 #include <memory>
 #include <ostream>
@@ -47,6 +49,10 @@ public:
     std::vector<Tensor> parameters(bool recurse = true) const;
     /// As parameters(), with dotted names: "weight", "fc1.bias", "0.weight".
     std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+    /// This module's buffers, then (recurse) its children's, in registration order.
+    std::vector<Tensor> buffers(bool recurse = true) const;
+    /// As buffers(), with dotted names: "running_mean", "1.num_batches_tracked".
+    std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
     /// The direct submodules with the names they were registered under.
     std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
     /// The direct submodules.
@@ -64,10 +70,12 @@ public:
     /// Clears every parameter's gradient: to none (default) or, with set_to_none=false, to zeros.
     void zero_grad(bool set_to_none = true);
 
-    /// Moves every parameter (and its gradient) to `d`. Parameters keep their identity (the
-    /// Tensor handles held by optimizers stay valid) and remain leaves that require grad.
+    /// Moves every parameter (and its gradient) and every buffer to `d`. Parameters and buffers
+    /// keep their identity (the Tensor handles held by optimizers and layers stay valid) and
+    /// parameters remain leaves that require grad.
     virtual void to(Device d);
-    /// Converts every floating-point parameter (and its gradient) to dtype `d`, as to(Device).
+    /// Converts every floating-point parameter (and its gradient) and floating-point buffer to
+    /// dtype `d`, as to(Device); integer buffers (num_batches_tracked) keep their dtype.
     virtual void to(Dtype d);
 
     /// The type name given at construction ("Linear").
@@ -85,6 +93,10 @@ protected:
     /// taken name or an undefined tensor, dtype_error for a non-floating one that would require
     /// grad.
     Tensor& register_parameter(std::string name, Tensor t, bool requires_grad = true);
+    /// Adds a buffer named `name` (no dots): a tensor that is not a parameter (never requires
+    /// grad) but is part of the module's state. Returns it (detached). Throws value_error for an
+    /// empty, dotted or taken name (by a parameter or a buffer) or an undefined tensor.
+    Tensor& register_buffer(std::string name, Tensor t);
     /// Adds a submodule named `name`; returns it. Throws value_error for an empty, dotted or
     /// taken name or a null module.
     template <class M>
@@ -100,12 +112,14 @@ protected:
 
 private:
     void add_child(std::string name, std::shared_ptr<Module> m);
+    void check_new_name(const char* what, const std::string& name) const;
 
     std::string name_;
     std::string registered_as_;  // name in the parent, "" if none
     std::string label_;          // cached label(), set at construction and registration
     bool training_ = true;
     std::vector<std::pair<std::string, Tensor>> parameters_;
+    std::vector<std::pair<std::string, Tensor>> buffers_;
     std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 

@@ -1,30 +1,18 @@
 // The CPU's elementwise kernels: the table's unary and binary kernels, copies and where.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "backend/cpu/backend.hpp"
 #include "backend/cpu/iterate.hpp"
 #include "backend/cpu/math.hpp"
+#include "backend/cpu/simd.hpp"
 
 namespace tg::backend::cpu {
 
 namespace {
 
-// Note [Wider SIMD]: the library is built for baseline x86-64 (SSE2) so that one binary runs on
-// any x86-64 CPU. The contiguous float32 loops of the table kernels are also compiled for AVX2
-// and AVX-512, and the loader picks the widest the CPU has (GCC's target_clones: an ifunc
-// resolved once). The compute-bound kernels (exp, tanh, sigmoid, adam_direction) gain most.
-// The CPU backend is compiled with -ffp-contract=off, so no clone fuses a*b+c into an FMA:
-// every clone rounds exactly as the SSE2 loop does and results do not depend on the CPU.
-// Not under ThreadSanitizer: the loader runs the ifunc resolvers while it relocates the program,
-// before the TSan runtime is set up, and the instrumented resolver then crashes at start-up.
-// Since every clone computes the same bits, the TSan build (scripts/tsan.sh) checks the same
-// code paths with the default clone alone.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define TG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TG_SIMD_CLONES
-#endif
+// TG_SIMD_CLONES: Note [Wider SIMD] in cpu/simd.hpp.
 
 template <class K>
 TG_SIMD_CLONES void unary_flat(float* o, const float* a, int64_t n, float p, float q) {
@@ -105,6 +93,8 @@ void copy_loop(const View& out, const View& in) {
             else
                 for (int64_t i = 0; i < n; ++i)
                     po[i] = static_cast<To>(pa[i]);
+        } else if (s[0] == 1 && s[1] == 0) {  // a broadcast row: expand().contiguous(), biases
+            std::fill(po, po + n, static_cast<To>(*pa));
         } else {
             for (int64_t i = 0; i < n; ++i)
                 po[i * s[0]] = static_cast<To>(pa[i * s[1]]);

@@ -4,27 +4,45 @@
 // OPENBLAS_NUM_THREADS) governs both. The workers sleep on a condition variable between
 // kernels: they never spin, so they do not take cores from OpenBLAS's threads (an OpenMP pool
 // spinning after each parallel region costs LibTorch about 25% on 2 cores, DESIGN.md §4). The
-// caller claims slices too, so a kernel never waits for a worker that is slow to wake.
+// caller claims slices too, so a kernel never waits for a worker that is slow to wake. Inside
+// a part, kernels run on the part's thread; while a cpu_parallel_blas region runs, OpenBLAS is
+// set to one thread and cpu_threads() reports the count from before.
 #include "backend/cpu/threads.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 extern "C" int openblas_get_num_threads(void);
+extern "C" void openblas_set_num_threads(int);
 
 namespace tg::backend::cpu {
 
 namespace {
 
+/// Whether this thread is running a part of a cpu_parallel call (then kernels do not split).
+thread_local bool tl_in_part = false;
+
+/// cpu_parallel_blas regions under way, and OpenBLAS's thread count from before the first.
+std::mutex blas_mu;
+int blas_regions = 0;
+std::atomic<int> blas_saved{0};
+
 class Pool {
 public:
     void run(int parts, const std::function<void(int)>& f) {
         // One kernel at a time; a second caller (another user thread) runs its kernel alone.
+        if (parts < 2 || tl_in_part) {  // a part's own kernels run on its thread
+            for (int i = 0; i < parts; ++i)
+                f(i);
+            return;
+        }
         std::unique_lock<std::mutex> busy(run_mu_, std::try_to_lock);
-        if (parts < 2 || !busy.owns_lock()) {
+        if (!busy.owns_lock()) {
             for (int i = 0; i < parts; ++i)
                 f(i);
             return;
@@ -51,7 +69,9 @@ private:
             const int i = next_++;
             const auto* f = job_;
             l.unlock();
+            tl_in_part = true;
             (*f)(i);
+            tl_in_part = false;
             l.lock();
             if (--left_ == 0)
                 done_.notify_all();
@@ -76,12 +96,47 @@ private:
 
 int cpu_threads() {
     static const int hw = std::max(1, int(std::thread::hardware_concurrency()));
-    return std::max(1, std::min(openblas_get_num_threads(), hw));
+    if (tl_in_part)
+        return 1;
+    const int saved = blas_saved.load(std::memory_order_relaxed);  // inside cpu_parallel_blas
+    return std::max(1, std::min(saved > 0 ? saved : openblas_get_num_threads(), hw));
 }
 
 void cpu_parallel(int parts, const std::function<void(int)>& f) {
     static Pool* pool = new Pool;  // never destroyed: kernels may run during static teardown
     pool->run(parts, f);
+}
+
+void cpu_parallel_blas(int parts, const std::function<void(int)>& f) {
+    std::vector<std::exception_ptr> errors(size_t(std::max(parts, 0)));
+    auto guarded = [&](int i) {
+        try {
+            f(i);
+        } catch (...) {
+            errors[size_t(i)] = std::current_exception();
+        }
+    };
+    if (parts < 2 || tl_in_part) {
+        for (int i = 0; i < parts; ++i)
+            guarded(i);
+    } else {
+        {  // the first region sets OpenBLAS to one thread; the last sets it back
+            std::lock_guard<std::mutex> l(blas_mu);
+            if (blas_regions++ == 0) {
+                blas_saved.store(openblas_get_num_threads());
+                openblas_set_num_threads(1);
+            }
+        }
+        cpu_parallel(parts, guarded);
+        std::lock_guard<std::mutex> l(blas_mu);
+        if (--blas_regions == 0) {
+            openblas_set_num_threads(blas_saved.load());
+            blas_saved.store(0);
+        }
+    }
+    for (auto& e : errors)
+        if (e)
+            std::rethrow_exception(e);
 }
 
 }  // namespace tg::backend::cpu

@@ -168,7 +168,9 @@ public:
         });
         launched("where");
     }
-    void reduce(ReduceOp op, const View& out, const View& in) override {
+    void reduce(ReduceOp op, const View& out, const View& in, int dim) override {
+        if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
+            return arg_reduce(op == ReduceOp::ArgMax, out, in, dim);
         use();
         const ReduceGeo r = make_reduce_geo(out, in);
         if (r.n_out == 0)
@@ -193,7 +195,7 @@ public:
         });
         launched("reduce");
     }
-    void arg_reduce(bool is_max, const View& out, const View& in, int dim) override {
+    void arg_reduce(bool is_max, const View& out, const View& in, int dim) {
         use();
         const ArgGeo a = make_arg_geo(out, in, dim);
         if (a.n == 0)
@@ -276,6 +278,25 @@ public:
                                               g.lim, g.inner, n);
         });
         launched(opname);
+    }
+    void window(WindowOp op, const Window& g, const View& out, const View& in,
+                const View& aux) override {
+        use();
+        if (op == WindowOp::FoldScatter)
+            throw error("window kernel: the scatter fold runs on the CPU only");
+        if (out.dtype != Dtype::Float32 && out.dtype != Dtype::Float64)
+            throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +
+                              " is not floating");
+        const int64_t n = numel(out);
+        if (n == 0)
+            return;
+        int64_t* arg = aux.data ? ptr<int64_t>(aux) : nullptr;
+        if (out.dtype == Dtype::Float32)
+            window_k<float><<<blocks(n), kThreads>>>(op, g, ptr<float>(out), ptr<float>(in), arg, n);
+        else
+            window_k<double>
+                <<<blocks(n), kThreads>>>(op, g, ptr<double>(out), ptr<double>(in), arg, n);
+        launched("window");
     }
 
 private:

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "backend/device_common/geometry.hpp"
+#include "backend/device_common/window.hpp"
 #include "backend/kernel_table.hpp"
 
 namespace tg::backend::cuda {
@@ -212,6 +213,34 @@ __global__ void idx_k(IndexOp op, T* o, const T* s, const int64_t* idx, int64_t 
         }
     }
     o[i] += acc;
+}
+
+/// One thread per output element of a window kernel (Note [Gathering adjoints] in
+/// device_common/window.hpp); FoldScatter is not built for devices.
+template <class T>
+__global__ void window_k(WindowOp op, Window g, T* o, const T* a, int64_t* arg, int64_t n) {
+    const int64_t e = gid();
+    if (e >= n)
+        return;
+    // e as (plane, row, column) of the output (pooling) or of x (the backwards)
+    const int64_t ow = g.ow, oh = g.oh, w = g.w, h = g.h;
+    switch (op) {
+    case WindowOp::Unfold: o[e] = window::unfold_at(g, a, e); break;
+    case WindowOp::Fold: o[e] = window::fold_at(g, a, e); break;
+    case WindowOp::MaxPool:
+        o[e] = window::max_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow, arg + e);
+        break;
+    case WindowOp::MaxPoolBackward:
+        o[e] = window::max_pool_backward_at(g, a, arg, e / (w * h), (e / w) % h, e % w);
+        break;
+    case WindowOp::AvgPool:
+        o[e] = window::avg_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow);
+        break;
+    case WindowOp::AvgPoolBackward:
+        o[e] = window::avg_pool_backward_at(g, a, e / (w * h), (e / w) % h, e % w);
+        break;
+    default: break;
+    }
 }
 
 inline unsigned blocks(int64_t n) {

@@ -55,6 +55,7 @@ private:
     void live() const;
     cl_kernel kernel(Dtype d, const std::string& name);
     void build(Dtype d, Program& p);
+    void arg_reduce(bool is_max, const View& out, const View& in, int dim);
 
     void set_arg(cl_kernel k, cl_uint i, const Local& l) {
         check(clSetKernelArg(k, i, l.bytes, nullptr), "clSetKernelArg");

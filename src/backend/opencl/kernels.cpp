@@ -66,7 +66,9 @@ void OpenClBackend::where(const View& out, const View& cond, const View& a, cons
         off(cond), mem(a), off(a), mem(b), off(b), cl_long(n), g);
 }
 
-void OpenClBackend::reduce(ReduceOp op, const View& out, const View& in) {
+void OpenClBackend::reduce(ReduceOp op, const View& out, const View& in, int dim) {
+    if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
+        return arg_reduce(op == ReduceOp::ArgMax, out, in, dim);
     std::lock_guard<std::mutex> lock(mu_);
     const ReduceGeo r = make_reduce_geo(out, in);
     if (r.n_out == 0)
@@ -121,6 +123,40 @@ void OpenClBackend::index(IndexOp op, const View& out, const View& src, int dim,
                                                : "idx_scatter_add";
     run(out.dtype, name, n, mem(out), off(out), mem(src), off(src), mem(idx), off(idx),
         cl_long(g.nj), cl_long(g.lim), cl_long(g.inner), cl_long(n));
+}
+
+// ---- window kernels (Note [Gathering adjoints] in device_common/window.hpp)
+void OpenClBackend::window(WindowOp op, const Window& g, const View& out, const View& in,
+                           const View& aux) {
+    if (op == WindowOp::FoldScatter)
+        throw error("window kernel: the scatter fold runs on the CPU only");
+    need(out.dtype, "window kernel");
+    if (out.dtype != Dtype::Float32 && out.dtype != Dtype::Float64)
+        throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +
+                          " is not floating");
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t n = numel(out);
+    if (n == 0)
+        return;
+    const cl_long cn = n;
+    switch (op) {
+    case WindowOp::Unfold:
+        return run(out.dtype, "win_unfold", n, mem(out), off(out), mem(in), off(in), g, cn);
+    case WindowOp::Fold:
+        return run(out.dtype, "win_fold", n, mem(out), off(out), mem(in), off(in), g, cn);
+    case WindowOp::MaxPool:
+        return run(out.dtype, "win_max", n, mem(out), off(out), mem(in), off(in), mem(aux),
+                   off(aux), g, cn);
+    case WindowOp::MaxPoolBackward:
+        return run(out.dtype, "win_max_back", n, mem(out), off(out), mem(in), off(in), mem(aux),
+                   off(aux), g, cn);
+    case WindowOp::AvgPool:
+        return run(out.dtype, "win_avg", n, mem(out), off(out), mem(in), off(in), g, cn);
+    case WindowOp::AvgPoolBackward:
+        return run(out.dtype, "win_avg_back", n, mem(out), off(out), mem(in), off(in), g, cn);
+    default:
+        return;
+    }
 }
 
 }  // namespace tg::backend::opencl

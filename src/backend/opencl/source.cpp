@@ -249,8 +249,10 @@ std::string opencl_program_source(Dtype d, bool fp64) {
     s += reduce_kernels("max", "T", "TG_LOWEST", "(y) > (x) ? (y) : (x)");
     s += reduce_kernels("min", "T", "TG_HIGHEST", "(y) < (x) ? (y) : (x)");
     s += kStructural;
-    if (d != Dtype::Int64)
+    if (d != Dtype::Int64) {
         s += kFloating;
+        s += opencl_window_source();
+    }
     return s;
 }
 

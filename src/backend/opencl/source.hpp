@@ -9,5 +9,7 @@ namespace tg::backend {
 /// Every kernel for element type d, generated from kernels.def plus the structural kernels;
 /// fp64 says whether the device has cl_khr_fp64 (float32 sums then accumulate in double).
 std::string opencl_program_source(Dtype d, bool fp64);
+/// The window kernels (window_source.cpp), part of the floating programs.
+const char* opencl_window_source();
 
 }  // namespace tg::backend

@@ -1,0 +1,112 @@
+#pragma once
+/// What the benchmark drivers (bench_conv, bench_cnn_epoch) share: running a child process and
+/// reading its `result key=value ...` line (bench_common.hpp's print_result), and a
+/// configuration's rounds of results. Free of LibTorch, tapegrad and BLAS headers.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace bench {
+
+/// The directory of the running executable (the children sit beside the driver).
+inline std::string self_dir() {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    std::string p(buf, n > 0 ? size_t(n) : 0);
+    auto slash = p.rfind('/');
+    return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+using KV = std::map<std::string, std::string>;
+
+/// Runs cmd and returns the key=value pairs of its `result ...` line; throws if it has none.
+inline KV run_child(const std::string& cmd) {
+    KV kv;
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f)
+        throw std::runtime_error("cannot run " + cmd);
+    std::string out;
+    char buf[1 << 14];
+    while (std::fgets(buf, sizeof buf, f))
+        out += buf;
+    int rc = pclose(f);
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.rfind("result ", 0) != 0)
+            continue;
+        std::istringstream toks(line.substr(7));
+        std::string tok;
+        while (toks >> tok) {
+            auto eq = tok.find('=');
+            if (eq != std::string::npos)
+                kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+        }
+    }
+    if (kv.empty() || rc != 0)
+        throw std::runtime_error("no result from `" + cmd + "` (exit " + std::to_string(rc) + ")");
+    return kv;
+}
+
+inline std::vector<double> parse_list(const std::string& s) {
+    std::vector<double> v;
+    std::istringstream is(s);
+    std::string x;
+    while (std::getline(is, x, ','))
+        if (!x.empty())
+            v.push_back(std::stod(x));
+    return v;
+}
+
+/// One configuration: the command that runs it and what its rounds returned.
+struct Config {
+    std::string key;  // e.g. "tapegrad step gather"
+    std::string side, what, variant;
+    std::string cmd;
+    std::vector<KV> rounds;
+    std::vector<double> pooled(const std::string& field) const {
+        std::vector<double> v;
+        for (auto& r : rounds) {
+            auto it = r.find(field);
+            if (it == r.end())
+                continue;
+            auto x = parse_list(it->second);
+            v.insert(v.end(), x.begin(), x.end());
+        }
+        return v;
+    }
+    double med(const std::string& field = "step_ms") const { return median(pooled(field)); }
+    std::string round_medians() const {
+        std::string s;
+        for (auto& r : rounds)
+            s += (s.empty() ? "" : ";") + fmt(median(parse_list(r.at("step_ms"))), 2);
+        return s;
+    }
+    std::string get(const std::string& k) const {
+        if (rounds.empty())
+            return "";
+        auto it = rounds[0].find(k);
+        return it == rounds[0].end() ? "" : it->second;
+    }
+};
+
+inline bool close_to(const std::string& a, const std::string& b, double rel) {
+    auto x = parse_list(a), y = parse_list(b);
+    if (x.size() != y.size() || x.empty())
+        return false;
+    for (size_t i = 0; i < x.size(); ++i)
+        if (std::fabs(x[i] - y[i]) >
+            rel * std::max(1.0, std::max(std::fabs(x[i]), std::fabs(y[i]))))
+            return false;
+    return true;
+}
+
+}  // namespace bench

@@ -1,0 +1,144 @@
+#pragma once
+/// Conv1d, Conv2d and ConvTranspose2d with LibTorch's options:
+///     tg::nn::Conv2d(tg::nn::Conv2dOptions(1, 32, 3).padding(1).bias(false))
+/// Parameters as LibTorch's: weight [out, in/groups, k...] (transposed: [in, out/groups, k...])
+/// ~ kaiming_uniform_(a=√5), bias [out] ~ U(±1/√fan_in). Zero padding only.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+
+#include "tapegrad/nn/module.hpp"
+#include "tapegrad/ops.hpp"
+#pragma GCC visibility push(default)
+
+namespace tg::nn {
+
+/// The options of a D-dimensional convolution (D = 1 or 2), as LibTorch's ConvOptions<D>.
+/// padding is a size per dim, or "same" / "valid" (then padding_mode() holds it).
+template <size_t D>
+class ConvOptions {
+public:
+    ConvOptions(int64_t in_channels, int64_t out_channels, IntArg kernel_size)
+        : in_(in_channels), out_(out_channels), kernel_(std::move(kernel_size)) {}
+    ConvOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
+    ConvOptions& padding(IntArg v) { return padding_ = std::move(v), mode_.reset(), *this; }
+    ConvOptions& padding(int64_t v) { return padding(IntArg(v)); }
+    ConvOptions& padding(const PaddingMode& m) { return mode_ = m, *this; }
+    ConvOptions& padding(const char* m) { return padding(PaddingMode(m)); }
+    ConvOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
+    ConvOptions& groups(int64_t v) { return groups_ = v, *this; }
+    ConvOptions& bias(bool v) { return bias_ = v, *this; }
+
+    int64_t in_channels() const { return in_; }
+    int64_t out_channels() const { return out_; }
+    const IntArg& kernel_size() const { return kernel_; }
+    const IntArg& stride() const { return stride_; }
+    const IntArg& padding() const { return padding_; }
+    const std::optional<PaddingMode>& padding_mode() const { return mode_; }
+    const IntArg& dilation() const { return dilation_; }
+    int64_t groups() const { return groups_; }
+    bool bias() const { return bias_; }
+
+private:
+    int64_t in_, out_;
+    IntArg kernel_, stride_ = 1, padding_ = 0, dilation_ = 1;
+    std::optional<PaddingMode> mode_;
+    int64_t groups_ = 1;
+    bool bias_ = true;
+};
+using Conv1dOptions = ConvOptions<1>;
+using Conv2dOptions = ConvOptions<2>;
+
+/// ConvTranspose2d's options, as LibTorch's ConvTransposeOptions<2>.
+class ConvTranspose2dOptions {
+public:
+    ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, IntArg kernel_size)
+        : in_(in_channels), out_(out_channels), kernel_(std::move(kernel_size)) {}
+    ConvTranspose2dOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
+    ConvTranspose2dOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
+    ConvTranspose2dOptions& output_padding(IntArg v) { return out_pad_ = std::move(v), *this; }
+    ConvTranspose2dOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
+    ConvTranspose2dOptions& groups(int64_t v) { return groups_ = v, *this; }
+    ConvTranspose2dOptions& bias(bool v) { return bias_ = v, *this; }
+
+    int64_t in_channels() const { return in_; }
+    int64_t out_channels() const { return out_; }
+    const IntArg& kernel_size() const { return kernel_; }
+    const IntArg& stride() const { return stride_; }
+    const IntArg& padding() const { return padding_; }
+    const IntArg& output_padding() const { return out_pad_; }
+    const IntArg& dilation() const { return dilation_; }
+    int64_t groups() const { return groups_; }
+    bool bias() const { return bias_; }
+
+private:
+    int64_t in_, out_;
+    IntArg kernel_, stride_ = 1, padding_ = 0, out_pad_ = 0, dilation_ = 1;
+    int64_t groups_ = 1;
+    bool bias_ = true;
+};
+
+/// The parameters and checks Conv1d, Conv2d and ConvTranspose2d share.
+class ConvBase : public Module {
+public:
+    Tensor& weight() { return weight_; }
+    Tensor& bias() { return bias_; }  // undefined when built with bias(false)
+    /// Re-draws weight and bias with the default initialisation.
+    void reset_parameters();
+
+protected:
+    /// Checks the channel counts and groups, registers weight [w0, w1, kernel...] and bias [nb].
+    ConvBase(const char* name, int64_t in, int64_t out, int64_t groups, const Shape& weight_shape,
+             int64_t bias_size, bool bias);
+    /// Throws shape_error naming the layer unless x is [N, in, ...] with `dims` dims (or one
+    /// fewer, unbatched) and matches the layer's dtype and device; returns x batched.
+    Tensor check_input(const Tensor& x, int64_t dims) const;
+    int64_t in_, out_;
+    Tensor weight_, bias_;
+};
+
+class Conv1dImpl : public ConvBase {
+public:
+    using Options = Conv1dOptions;
+    explicit Conv1dImpl(const Conv1dOptions& options);
+    /// tg::conv1d over x [N, in, L] (or [in, L]).
+    Tensor forward(const Tensor& x) override;
+    const Conv1dOptions& options() const { return options_; }
+    void pretty_print(std::ostream& os) const override;
+
+private:
+    Conv1dOptions options_;
+};
+TG_MODULE(Conv1d);
+
+class Conv2dImpl : public ConvBase {
+public:
+    using Options = Conv2dOptions;
+    explicit Conv2dImpl(const Conv2dOptions& options);
+    /// tg::conv2d over x [N, in, H, W] (or [in, H, W]).
+    Tensor forward(const Tensor& x) override;
+    const Conv2dOptions& options() const { return options_; }
+    void pretty_print(std::ostream& os) const override;
+
+private:
+    Conv2dOptions options_;
+};
+TG_MODULE(Conv2d);
+
+class ConvTranspose2dImpl : public ConvBase {
+public:
+    using Options = ConvTranspose2dOptions;
+    explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
+    /// tg::conv_transpose2d over x [N, in, H, W] (or [in, H, W]).
+    Tensor forward(const Tensor& x) override;
+    const ConvTranspose2dOptions& options() const { return options_; }
+    void pretty_print(std::ostream& os) const override;
+
+private:
+    ConvTranspose2dOptions options_;
+};
+TG_MODULE(ConvTranspose2d);
+
+}  // namespace tg::nn
+
+#pragma GCC visibility pop

@@ -1,0 +1,164 @@
+#include "tapegrad/nn/conv.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "tapegrad/error.hpp"
+#include "tapegrad/nn/init.hpp"
+
+namespace tg::nn {
+
+namespace {
+
+/// The kernel's sizes, one per spatial dim (one value means all of them).
+Shape kernel_dims(const char* layer, const IntArg& k, size_t dims) {
+    const auto& v = k.values();
+    if (v.size() != 1 && v.size() != dims)
+        throw shape_error(std::string(layer) + ": kernel_size has " + std::to_string(v.size()) +
+                          " values: expected 1 or " + std::to_string(dims));
+    Shape s;
+    for (size_t d = 0; d < dims; ++d) {
+        const int64_t kd = v.size() == 1 ? v[0] : v[d];
+        if (kd <= 0)
+            throw value_error(std::string(layer) + ": kernel_size must be positive, got " +
+                              std::to_string(kd));
+        s.push_back(kd);
+    }
+    return s;
+}
+
+Shape weight_shape(int64_t a, int64_t b, const Shape& k) {
+    Shape s{a, b};
+    s.insert(s.end(), k.begin(), k.end());
+    return s;
+}
+
+void print_arg(std::ostream& os, const char* name, const IntArg& a) {
+    os << ", " << name << "=[";
+    for (size_t i = 0; i < a.values().size(); ++i)
+        os << (i ? ", " : "") << a.values()[i];
+    os << "]";
+}
+
+}  // namespace
+
+ConvBase::ConvBase(const char* name, int64_t in, int64_t out, int64_t groups,
+                   const Shape& weight_shape_, int64_t bias_size, bool bias)
+    : Module(name), in_(in), out_(out) {
+    if (in <= 0 || out <= 0)
+        throw shape_error(std::string(name) + "(" + std::to_string(in) + ", " +
+                          std::to_string(out) + "): channel counts must be positive");
+    if (groups <= 0 || in % groups != 0 || out % groups != 0)
+        throw shape_error(std::string(name) + "(" + std::to_string(in) + ", " +
+                          std::to_string(out) + "): groups " + std::to_string(groups) +
+                          " must divide both channel counts");
+    weight_ = register_parameter("weight", empty(weight_shape_));
+    if (bias)
+        bias_ = register_parameter("bias", empty({bias_size}));
+    reset_parameters();
+}
+
+void ConvBase::reset_parameters() {
+    init::kaiming_uniform_(weight_, std::sqrt(5.0));
+    if (bias_.defined()) {
+        const double bound = 1.0 / std::sqrt(double(weight_.numel() / weight_.size(0)));
+        init::uniform_(bias_, -bound, bound);
+    }
+}
+
+Tensor ConvBase::check_input(const Tensor& x, int64_t dims) const {
+    std::ostringstream where;
+    where << name() << "(" << in_ << ", " << out_ << "): input ";
+    if (!x.defined())
+        throw value_error(where.str() + "undefined");
+    where << shape_str(x.sizes());
+    if (x.dim() != dims && x.dim() != dims - 1)
+        throw shape_error(where.str() + ": expected " + std::to_string(dims) + " dims [N, " +
+                          std::to_string(in_) + ", ...] or " + std::to_string(dims - 1) +
+                          " unbatched");
+    const Tensor xb = x.dim() == dims ? x : x.unsqueeze(0);
+    if (xb.size(1) != in_)
+        throw shape_error(where.str() + ": expected " + std::to_string(in_) + " channels");
+    if (x.dtype() != weight_.dtype())
+        throw dtype_error(where.str() + ": dtype " + dtype_name(x.dtype()) + ", layer has " +
+                          dtype_name(weight_.dtype()));
+    if (x.device() != weight_.device())
+        throw device_error(where.str() + ": on " + x.device().str() + ", layer on " +
+                           weight_.device().str());
+    return xb;
+}
+
+Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
+    : ConvBase("Conv1d", o.in_channels(), o.out_channels(), o.groups(),
+               weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
+                            kernel_dims("Conv1d", o.kernel_size(), 1)),
+               o.out_channels(), o.bias()),
+      options_(o) {}
+
+Tensor Conv1dImpl::forward(const Tensor& x) {
+    const Tensor xb = check_input(x, 3);
+    const auto& o = options_;
+    const Tensor y = o.padding_mode()
+                         ? conv1d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(),
+                                  o.groups())
+                         : conv1d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(),
+                                  o.groups());
+    return x.dim() == 3 ? y : y.squeeze(0);
+}
+
+void Conv1dImpl::pretty_print(std::ostream& os) const {
+    os << "Conv1d(" << in_ << ", " << out_;
+    print_arg(os, "kernel_size", options_.kernel_size());
+    print_arg(os, "stride", options_.stride());
+    os << ")";
+}
+
+Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
+    : ConvBase("Conv2d", o.in_channels(), o.out_channels(), o.groups(),
+               weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
+                            kernel_dims("Conv2d", o.kernel_size(), 2)),
+               o.out_channels(), o.bias()),
+      options_(o) {}
+
+Tensor Conv2dImpl::forward(const Tensor& x) {
+    const Tensor xb = check_input(x, 4);
+    const auto& o = options_;
+    const Tensor y = o.padding_mode()
+                         ? conv2d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(),
+                                  o.groups())
+                         : conv2d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(),
+                                  o.groups());
+    return x.dim() == 4 ? y : y.squeeze(0);
+}
+
+void Conv2dImpl::pretty_print(std::ostream& os) const {
+    os << "Conv2d(" << in_ << ", " << out_;
+    print_arg(os, "kernel_size", options_.kernel_size());
+    print_arg(os, "stride", options_.stride());
+    os << ")";
+}
+
+ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
+    : ConvBase("ConvTranspose2d", o.in_channels(), o.out_channels(), o.groups(),
+               weight_shape(o.in_channels(), o.out_channels() / std::max<int64_t>(o.groups(), 1),
+                            kernel_dims("ConvTranspose2d", o.kernel_size(), 2)),
+               o.out_channels(), o.bias()),
+      options_(o) {}
+
+Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
+    const Tensor xb = check_input(x, 4);
+    const auto& o = options_;
+    const Tensor y = conv_transpose2d(xb, weight_, bias_, o.stride(), o.padding(),
+                                      o.output_padding(), o.groups(), o.dilation());
+    return x.dim() == 4 ? y : y.squeeze(0);
+}
+
+void ConvTranspose2dImpl::pretty_print(std::ostream& os) const {
+    os << "ConvTranspose2d(" << in_ << ", " << out_;
+    print_arg(os, "kernel_size", options_.kernel_size());
+    print_arg(os, "stride", options_.stride());
+    os << ")";
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,128 @@
+#include "tapegrad/nn/normalization.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "checkpoint/recomputing.hpp"
+#include "tapegrad/autograd.hpp"
+#include "tapegrad/error.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg::nn {
+
+BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& options, int64_t min_dim,
+                             int64_t max_dim)
+    : Module(name), options_(options), min_dim_(min_dim), max_dim_(max_dim) {
+    const int64_t c = options.num_features();
+    if (c <= 0)
+        throw shape_error(std::string(name) + "(" + std::to_string(c) +
+                          "): num_features must be positive");
+    if (!(options.eps() > 0))
+        throw value_error(std::string(name) + ": eps must be positive");
+    if (options.momentum() && !(*options.momentum() >= 0 && *options.momentum() <= 1))
+        throw value_error(std::string(name) + ": momentum must be in [0, 1]");
+    if (options.affine()) {
+        weight = register_parameter("weight", empty({c}));
+        bias = register_parameter("bias", empty({c}));
+    }
+    if (options.track_running_stats()) {
+        running_mean = register_buffer("running_mean", empty({c}));
+        running_var = register_buffer("running_var", empty({c}));
+        num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
+    }
+    reset_parameters();
+}
+
+void BatchNormBase::reset_running_stats() {
+    if (!options_.track_running_stats())
+        return;
+    NoGradGuard guard;
+    running_mean.zero_();
+    running_var.fill_(1);
+    num_batches_tracked.zero_();
+}
+
+void BatchNormBase::reset_parameters() {
+    reset_running_stats();
+    if (!options_.affine())
+        return;
+    NoGradGuard guard;
+    weight.fill_(1);
+    bias.zero_();
+}
+
+Tensor BatchNormBase::forward(const Tensor& x) {
+    if (!x.defined() || x.dim() < min_dim_ || x.dim() > max_dim_)
+        throw shape_error(label() + ": expected a " +
+                          (min_dim_ == max_dim_ ? std::to_string(min_dim_) + "-D"
+                                                : std::to_string(min_dim_) + "-D or " +
+                                                      std::to_string(max_dim_) + "-D") +
+                          " input, got " + (x.defined() ? shape_str(x.sizes()) : "undefined"));
+    if (x.size(1) != options_.num_features())
+        throw shape_error(label() + "(" + std::to_string(options_.num_features()) + "): input " +
+                          shape_str(x.sizes()) + " has " + std::to_string(x.size(1)) +
+                          " channels, expected " + std::to_string(options_.num_features()));
+    const bool track = options_.track_running_stats();
+    double factor = options_.momentum().value_or(0.0);
+    if (is_training() && track) {
+        // counted once per forward, as the statistics (Note [Side effects of a recomputation])
+        if (!checkpointing::recomputing() && x.numel() > 0) {
+            NoGradGuard guard;
+            num_batches_tracked.add_(1);
+        }
+        if (!options_.momentum())  // the cumulative average reads the count on the host
+            factor = 1.0 / double(std::max<int64_t>(num_batches_tracked.item<int64_t>(), 1));
+    }
+    const bool batch_stats = is_training() || !track;
+    return batch_norm(x, track ? running_mean : Tensor(), track ? running_var : Tensor(), weight,
+                      bias, batch_stats, factor, options_.eps());
+}
+
+void BatchNormBase::pretty_print(std::ostream& os) const {
+    os << name() << "(" << options_.num_features() << ", eps=" << options_.eps() << ", momentum=";
+    if (options_.momentum())
+        os << *options_.momentum();
+    else
+        os << "None";
+    os << ", affine=" << (options_.affine() ? "true" : "false")
+       << ", track_running_stats=" << (options_.track_running_stats() ? "true" : "false") << ")";
+}
+
+GroupNormImpl::GroupNormImpl(const GroupNormOptions& options)
+    : Module("GroupNorm"), options_(options) {
+    const int64_t g = options.num_groups(), c = options.num_channels();
+    if (g <= 0 || c <= 0 || c % g != 0)
+        throw value_error("GroupNorm(" + std::to_string(g) + ", " + std::to_string(c) +
+                          "): num_groups must be positive and divide num_channels");
+    if (!(options.eps() > 0))
+        throw value_error("GroupNorm: eps must be positive");
+    if (options.affine()) {
+        weight = register_parameter("weight", empty({c}));
+        bias = register_parameter("bias", empty({c}));
+    }
+    reset_parameters();
+}
+
+void GroupNormImpl::reset_parameters() {
+    if (!options_.affine())
+        return;
+    NoGradGuard guard;
+    weight.fill_(1);
+    bias.zero_();
+}
+
+Tensor GroupNormImpl::forward(const Tensor& x) {
+    if (x.defined() && x.dim() >= 2 && x.size(1) != options_.num_channels())
+        throw shape_error(label() + ": input " + shape_str(x.sizes()) + " has " +
+                          std::to_string(x.size(1)) + " channels, expected " +
+                          std::to_string(options_.num_channels()));
+    return group_norm(x, options_.num_groups(), weight, bias, options_.eps());
+}
+
+void GroupNormImpl::pretty_print(std::ostream& os) const {
+    os << "GroupNorm(" << options_.num_groups() << ", " << options_.num_channels()
+       << ", eps=" << options_.eps() << ", affine=" << (options_.affine() ? "true" : "false")
+       << ")";
+}
+
+}  // namespace tg::nn
