@@ -1,6 +1,7 @@
 #include "tapegrad/nn/conv.hpp"
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -39,6 +40,29 @@ void print_arg(std::ostream& os, const char* name, const IntArg& a) {
     for (size_t i = 0; i < a.values().size(); ++i)
         os << (i ? ", " : "") << a.values()[i];
     os << "]";
+}
+
+/// Prints `name` only when some value differs from `none`, as LibTorch leaves defaults out.
+void print_if(std::ostream& os, const char* name, const IntArg& a, int64_t none) {
+    for (int64_t v : a.values())
+        if (v != none) {
+            print_arg(os, name, a);
+            return;
+        }
+}
+
+/// The options after kernel_size and stride: padding, dilation, groups, bias, as LibTorch's.
+template <class O>
+void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& mode) {
+    if (mode)
+        os << ", padding=\"" << mode->name() << "\"";
+    else
+        print_if(os, "padding", o.padding(), 0);
+    print_if(os, "dilation", o.dilation(), 1);
+    if (o.groups() != 1)
+        os << ", groups=" << o.groups();
+    if (!o.bias())
+        os << ", bias=false";
 }
 
 }  // namespace
@@ -111,6 +135,7 @@ void Conv1dImpl::pretty_print(std::ostream& os) const {
     os << "Conv1d(" << in_ << ", " << out_;
     print_arg(os, "kernel_size", options_.kernel_size());
     print_arg(os, "stride", options_.stride());
+    print_rest(os, options_, options_.padding_mode());
     os << ")";
 }
 
@@ -136,6 +161,7 @@ void Conv2dImpl::pretty_print(std::ostream& os) const {
     os << "Conv2d(" << in_ << ", " << out_;
     print_arg(os, "kernel_size", options_.kernel_size());
     print_arg(os, "stride", options_.stride());
+    print_rest(os, options_, options_.padding_mode());
     os << ")";
 }
 
@@ -158,6 +184,8 @@ void ConvTranspose2dImpl::pretty_print(std::ostream& os) const {
     os << "ConvTranspose2d(" << in_ << ", " << out_;
     print_arg(os, "kernel_size", options_.kernel_size());
     print_arg(os, "stride", options_.stride());
+    print_if(os, "output_padding", options_.output_padding(), 0);
+    print_rest(os, options_, std::nullopt);
     os << ")";
 }
 
