@@ -26,12 +26,12 @@ namespace bench::cnn {
 constexpr int64_t kBatch = 128, kImage = 28 * 28;
 
 struct Options {
-    int threads = 2;         // OpenBLAS threads (tapegrad's kernels follow them)
-    int torch_threads = 2;   // LibTorch intra-op threads
-    int mkldnn = 1;          // LibTorch: oneDNN on (1) or off (0)
-    int64_t batches = 469;   // timed batches per epoch (469: all 60,000 images)
-    int64_t warmup = 10;     // untimed batches first
-    int reps = 1;            // timed epochs
+    int threads = 2;        // OpenBLAS threads (tapegrad's kernels follow them)
+    int torch_threads = 2;  // LibTorch intra-op threads
+    int mkldnn = 1;         // LibTorch: oneDNN on (1) or off (0)
+    int64_t batches = 469;  // timed batches per epoch (469: all 60,000 images)
+    int64_t warmup = 10;    // untimed batches first
+    int reps = 1;           // timed epochs
     std::string data = "/usr/share/datasets/fashion-mnist";
 };
 
@@ -78,8 +78,7 @@ inline uint32_t be32(const unsigned char* p) {
 inline Data load_train(const std::string& root) {
     const auto img = gunzip(root + "/train-images-idx3-ubyte.gz");
     const auto lab = gunzip(root + "/train-labels-idx1-ubyte.gz");
-    if (img.size() < 16 || lab.size() < 8 || be32(img.data()) != 0x803 ||
-        be32(lab.data()) != 0x801)
+    if (img.size() < 16 || lab.size() < 8 || be32(img.data()) != 0x803 || be32(lab.data()) != 0x801)
         throw std::runtime_error("not Fashion-MNIST IDX files in " + root);
     Data d;
     d.n = int64_t(be32(img.data() + 4));

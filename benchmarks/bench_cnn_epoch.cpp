@@ -23,21 +23,26 @@ int main(int argc, char** argv) {
         const std::string batches = arg_value(argc, argv, "--batches", "469");
         const std::string reps = arg_value(argc, argv, "--reps", "1");
         const std::string warmup = arg_value(argc, argv, "--warmup", "10");
-        const std::vector<double> budgets = parse_list(arg_value(argc, argv, "--threads-list", "2"));
+        const std::vector<double> budgets =
+            parse_list(arg_value(argc, argv, "--threads-list", "2"));
         const std::string csv_path = arg_value(argc, argv, "--csv", "");
         const std::string md_path = arg_value(argc, argv, "--md", "");
         const std::string tag = arg_value(argc, argv, "--tag", "");
         const std::string dir = self_dir();
-        const std::string common = " --batches " + batches + " --reps " + reps + " --warmup " +
-                                   warmup;
+        const std::string common =
+            " --batches " + batches + " --reps " + reps + " --warmup " + warmup;
         const long long steal0 = host_steal_jiffies();
         const double wall0 = now_s();
 
         Table table;
-        table.header = {"threads", "side", "config", "epoch_s", "images_per_s",
-                        "round_medians_s", "last_loss", "ratio_vs_libtorch_best"};
+        table.header = {"threads",      "side",
+                        "config",       "epoch_s",
+                        "images_per_s", "round_medians_s",
+                        "last_loss",    "ratio_vs_libtorch_best"};
         Table csv;
-        csv.header = {"threads", "side", "config", "epoch_s", "min_s", "round_medians_s",
+        csv.header = {"threads",   "side",
+                      "config",    "epoch_s",
+                      "min_s",     "round_medians_s",
                       "last_loss", "ratio_vs_libtorch_best"};
         std::string summary, torch_version;
         const double images = std::stod(batches) * 128;
@@ -54,21 +59,22 @@ int main(int argc, char** argv) {
                 for (int mk : {1, 0})
                     add("libtorch",
                         "torch_threads=" + std::to_string(tt) + (mk ? " mkldnn=on" : " mkldnn=off"),
-                        env + dir + "/bench_cnn_epoch_torch --threads " + t +
-                            " --torch-threads " + std::to_string(tt) + " --mkldnn " +
-                            std::to_string(mk) + common);
+                        env + dir + "/bench_cnn_epoch_torch --threads " + t + " --torch-threads " +
+                            std::to_string(tt) + " --mkldnn " + std::to_string(mk) + common);
             for (int r = 0; r < rounds; ++r)
                 for (size_t k = 0; k < cs.size(); ++k) {
                     Config& c = cs[(k + size_t(r)) % cs.size()];
                     c.rounds.push_back(run_child(c.cmd));
                     std::fprintf(stderr, "threads %d round %d: %-36s %8.2f s\n", T, r,
-                                 c.key.c_str(), median(parse_list(c.rounds.back()["epoch_ms"])) / 1e3);
+                                 c.key.c_str(),
+                                 median(parse_list(c.rounds.back()["epoch_ms"])) / 1e3);
                 }
             auto secs = [](const Config& c) { return c.med("epoch_ms") / 1e3; };
             auto round_meds = [](const Config& c) {
                 std::string s;
                 for (auto& r : c.rounds)
-                    s += (s.empty() ? "" : ";") + fmt(median(parse_list(r.at("epoch_ms"))) / 1e3, 2);
+                    s +=
+                        (s.empty() ? "" : ";") + fmt(median(parse_list(r.at("epoch_ms"))) / 1e3, 2);
                 return s;
             };
             const Config* best = nullptr;
@@ -95,7 +101,8 @@ int main(int argc, char** argv) {
                        best->variant + "): tapegrad/LibTorch = **" + fmt(ratio, 3) +
                        "** (bar <= 0.8: " + (ratio <= 0.8 ? "PASS" : "FAIL") + ")\n";
         }
-        std::string md = "# bench_cnn_epoch: the example CNN's training epoch, tapegrad vs LibTorch\n\n";
+        std::string md =
+            "# bench_cnn_epoch: the example CNN's training epoch, tapegrad vs LibTorch\n\n";
         if (!tag.empty())
             md += "- host tag: `" + tag + "`\n";
         md += machine_markdown();
@@ -103,17 +110,20 @@ int main(int argc, char** argv) {
               "; each configuration a process of its own per round (order rotating), " +
               std::to_string(rounds) + " rounds, " + warmup + " warm-up batches then " + reps +
               " epoch(s) of " + batches + " batches of 128 per process\n";
-        md += "- network (examples/fashion_mnist_cnn.cpp): conv 3x3 1->32 pad 1, BatchNorm2d, "
-              "ReLU, MaxPool2d(2), conv 3x3 32->64 pad 1, BatchNorm2d, ReLU, MaxPool2d(2), "
-              "Flatten, Dropout(0.25), Linear(3136,128), ReLU, Linear(128,10); Adam(1e-3), "
-              "cross_entropy; Fashion-MNIST training images in file order, the same normalised "
-              "floats on both sides; per step: forward, loss, zero_grad, backward, step, "
-              "loss.item() and the correct count\n";
+        md +=
+            "- network (examples/fashion_mnist_cnn.cpp): conv 3x3 1->32 pad 1, BatchNorm2d, "
+            "ReLU, MaxPool2d(2), conv 3x3 32->64 pad 1, BatchNorm2d, ReLU, MaxPool2d(2), "
+            "Flatten, Dropout(0.25), Linear(3136,128), ReLU, Linear(128,10); Adam(1e-3), "
+            "cross_entropy; Fashion-MNIST training images in file order, the same normalised "
+            "floats on both sides; per step: forward, loss, zero_grad, backward, step, "
+            "loss.item() and the correct count\n";
         md += "- wall " + fmt(now_s() - wall0, 1) + " s, host steal " +
               std::to_string(host_steal_jiffies() - steal0) + " jiffies\n\n";
-        md += table.markdown() + "\n`epoch_s`: median over the rounds; `last_loss`: the mean "
+        md += table.markdown() +
+              "\n`epoch_s`: median over the rounds; `last_loss`: the mean "
               "training loss of the first round's timed epoch (both sides should agree in the "
-              "first digits).\n\n## Summary\n\n" + summary;
+              "first digits).\n\n## Summary\n\n" +
+              summary;
         std::cout << md;
         if (!csv_path.empty())
             write_file(csv_path, csv.csv());

@@ -238,14 +238,14 @@ int main(int argc, char** argv) {
                 }
                 for (auto& c : cs)
                     if (c.key == std::string("tapegrad fold ") + v) {
-                        (std::string(v) == "gather" ? fold_alone_gather
-                                                    : fold_alone_scatter)[T] = c.med();
+                        (std::string(v) == "gather" ? fold_alone_gather : fold_alone_scatter)[T] =
+                            c.med();
                         folds.add({std::to_string(T), v, fmt(c.med(), 3),
                                    fmt(min_of(c.pooled("step_ms")), 3), c.round_medians(),
                                    c.get("grad_sum")});
                         all.add({std::to_string(T), "tapegrad", "fold_conv2", v, fmt(c.med(), 3),
-                                 fmt(min_of(c.pooled("step_ms")), 3), c.round_medians(), "", "",
-                                 "", "", "", "", "sum " + c.get("grad_sum")});
+                                 fmt(min_of(c.pooled("step_ms")), 3), c.round_medians(), "", "", "",
+                                 "", "", "", "sum " + c.get("grad_sum")});
                     }
                 kern.add({std::to_string(T), v, fmt(m, 2), fmt(min_of(ig->pooled("step_ms")), 2),
                           ig->round_medians(), fmt(dx2, 2), fmt(m - dx2, 2), fmt(st->med(), 2),
@@ -295,9 +295,11 @@ int main(int argc, char** argv) {
                   " ms (scatter/gather " + fmt(ig_scatter[T] / ig_gather[T], 3) + ")\n";
         }
         if (ig_gather.count(1) && ig_gather.count(2)) {
-            md += "- conv2's whole input gradient (its GEMMs and the fold), 1 -> 2 threads: "
-                  "gather " + fmt(ig_gather[1] / ig_gather[2], 3) + "x, scatter " +
-                  fmt(ig_scatter[1] / ig_scatter[2], 3) + "x\n";
+            md +=
+                "- conv2's whole input gradient (its GEMMs and the fold), 1 -> 2 threads: "
+                "gather " +
+                fmt(ig_gather[1] / ig_gather[2], 3) + "x, scatter " +
+                fmt(ig_scatter[1] / ig_scatter[2], 3) + "x\n";
         }
         if (fold_alone_gather.count(1) && fold_alone_gather.count(2)) {
             const double sg = fold_alone_gather[1] / fold_alone_gather[2];
@@ -305,8 +307,8 @@ int main(int argc, char** argv) {
                   fmt(fold_alone_gather[1], 2) + " -> " + fmt(fold_alone_gather[2], 2) +
                   " ms = **" + fmt(sg, 3) + "x** (bar >= 1.8: " + (sg >= 1.8 ? "PASS" : "FAIL") +
                   "), scatter " + fmt(fold_alone_scatter[1], 2) + " -> " +
-                  fmt(fold_alone_scatter[2], 2) + " ms = " +
-                  fmt(fold_alone_scatter[1] / fold_alone_scatter[2], 3) + "x\n";
+                  fmt(fold_alone_scatter[2], 2) +
+                  " ms = " + fmt(fold_alone_scatter[1] / fold_alone_scatter[2], 3) + "x\n";
         }
         md += warnings;
 

@@ -123,11 +123,10 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
 Tensor Conv1dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 3);
     const auto& o = options_;
-    const Tensor y = o.padding_mode()
-                         ? conv1d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(),
-                                  o.groups())
-                         : conv1d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(),
-                                  o.groups());
+    const Tensor y =
+        o.padding_mode()
+            ? conv1d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
+            : conv1d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(), o.groups());
     return x.dim() == 3 ? y : y.squeeze(0);
 }
 
@@ -149,11 +148,10 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
 Tensor Conv2dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 4);
     const auto& o = options_;
-    const Tensor y = o.padding_mode()
-                         ? conv2d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(),
-                                  o.groups())
-                         : conv2d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(),
-                                  o.groups());
+    const Tensor y =
+        o.padding_mode()
+            ? conv2d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
+            : conv2d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(), o.groups());
     return x.dim() == 4 ? y : y.squeeze(0);
 }
 

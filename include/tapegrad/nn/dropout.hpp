@@ -1,7 +1,8 @@
 #pragma once
 /// Dropout: zeroes elements with probability p in training mode and scales the rest by 1/(1-p);
-/// the identity in eval mode. Dropout2d zeroes whole feature maps (channels) instead. Masks come from the calling thread's default generator
-/// (tg::manual_seed), or from the Generator given in its options.
+/// the identity in eval mode. Dropout2d zeroes whole feature maps (channels) instead. Masks come
+/// from the calling thread's default generator (tg::manual_seed), or from the Generator given in
+/// its options.
 #include <optional>
 #include <ostream>
 

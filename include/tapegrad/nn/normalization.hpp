@@ -51,7 +51,7 @@ public:
     const BatchNormOptions& options() const { return options_; }
     void pretty_print(std::ostream& os) const override;
 
-    Tensor weight, bias;                                     // [C], undefined unless affine
+    Tensor weight, bias;                                    // [C], undefined unless affine
     Tensor running_mean, running_var, num_batches_tracked;  // undefined unless tracking
 
 protected:

@@ -82,12 +82,11 @@ void arg_reduce_loop(bool is_max, const View& out, const View& in, int dim) {
     const View* v[2] = {&out, &in};
     int64_t* o = ptr<int64_t>(out);
     const T* a = ptr<T>(in);
-    for_each_row<2>(make_iter<2>(v, sz.data(), in.ndim),
-                    [&](const int64_t* off, int64_t len, const int64_t* s) {
-                        for (int64_t i = 0; i < len; ++i)
-                            o[off[0] + i * s[0]] =
-                                cpu_table::arg_best(a + off[1] + i * s[1], n, sd, is_max);
-                    });
+    for_each_row<2>(make_iter<2>(v, sz.data(), in.ndim), [&](const int64_t* off, int64_t len,
+                                                             const int64_t* s) {
+        for (int64_t i = 0; i < len; ++i)
+            o[off[0] + i * s[0]] = cpu_table::arg_best(a + off[1] + i * s[1], n, sd, is_max);
+    });
 }
 
 template <class T>

@@ -1,6 +1,8 @@
 // The CPU's window kernels (backend.hpp's WindowOp): the element bodies of
 // device_common/window.hpp, split over the kernel threads by output element. Every kernel but
 // FoldScatter writes only the elements of its own slice (Note [Gathering adjoints]).
+#include "backend/device_common/window.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -13,7 +15,6 @@
 #include "backend/cpu/iterate.hpp"
 #include "backend/cpu/simd.hpp"
 #include "backend/cpu/threads.hpp"
-#include "backend/device_common/window.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::backend::cpu {
@@ -125,35 +126,38 @@ template <class T>
 void unfold_rows(const Window& g, T* col, const T* x) {
     const int64_t K = g.kh * g.kw;
     const bool block = g.sw == 1 && g.sh == 1 && g.ow == g.w;
-    slices(g.planes * K, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
-            int64_t j0, j1;
-            tap_columns(g, b, &j0, &j1);
-            const int64_t off = b * g.dw - g.pw;
-            const T* xp = x + p * g.h * g.w;
-            T* out = col + window::col_row(g, p, r % K);
-            if (block) {
-                unfold_block(g, a, j0, j1, off, xp, out);
-                continue;
-            }
-            for (int64_t i = 0; i < g.oh; ++i, out += g.ow) {
-                const int64_t y = i * g.sh - g.ph + a * g.dh;
-                if (y < 0 || y >= g.h) {
-                    std::fill(out, out + g.ow, T(0));
+    slices(
+        g.planes * K,
+        [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
+                int64_t j0, j1;
+                tap_columns(g, b, &j0, &j1);
+                const int64_t off = b * g.dw - g.pw;
+                const T* xp = x + p * g.h * g.w;
+                T* out = col + window::col_row(g, p, r % K);
+                if (block) {
+                    unfold_block(g, a, j0, j1, off, xp, out);
                     continue;
                 }
-                const T* xr = xp + y * g.w;  // x column j*sw + off
-                std::fill(out, out + j0, T(0));
-                if (g.sw == 1)
-                    std::copy(xr + j0 + off, xr + j1 + off, out + j0);
-                else
-                    for (int64_t j = j0; j < j1; ++j)
-                        out[j] = xr[j * g.sw + off];
-                std::fill(out + j1, out + g.ow, T(0));
+                for (int64_t i = 0; i < g.oh; ++i, out += g.ow) {
+                    const int64_t y = i * g.sh - g.ph + a * g.dh;
+                    if (y < 0 || y >= g.h) {
+                        std::fill(out, out + g.ow, T(0));
+                        continue;
+                    }
+                    const T* xr = xp + y * g.w;  // x column j*sw + off
+                    std::fill(out, out + j0, T(0));
+                    if (g.sw == 1)
+                        std::copy(xr + j0 + off, xr + j1 + off, out + j0);
+                    else
+                        for (int64_t j = j0; j < j1; ++j)
+                            out[j] = xr[j * g.sw + off];
+                    std::fill(out + j1, out + g.ow, T(0));
+                }
             }
-        }
-    }, g.oh * g.ow);
+        },
+        g.oh * g.ow);
 }
 
 /// Fold (the gather, Note [Gathering adjoints]) a row at a time: each dx row (p, y) is owned by
@@ -161,30 +165,33 @@ void unfold_rows(const Window& g, T* col, const T* x) {
 /// row of the window row i that reads it.
 template <class T>
 void fold_rows(const Window& g, T* dx, const T* col) {
-    slices(g.planes * g.h, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t p = r / g.h, y = r % g.h;
-            T* out = dx + r * g.w;
-            std::fill(out, out + g.w, T(0));
-            for (int64_t a = 0; a < g.kh; ++a) {
-                const int64_t i = window::window_of(y, a, g.sh, g.ph, g.dh, g.oh);
-                if (i < 0)
-                    continue;
-                for (int64_t b = 0; b < g.kw; ++b) {
-                    int64_t j0, j1;
-                    tap_columns(g, b, &j0, &j1);
-                    const T* c = col + window::col_row(g, p, a * g.kw + b) + i * g.ow;
-                    const int64_t off = b * g.dw - g.pw;  // column j reads x = j*sw + off
-                    if (g.sw == 1)
-                        for (int64_t j = j0; j < j1; ++j)
-                            out[j + off] += c[j];
-                    else
-                        for (int64_t j = j0; j < j1; ++j)
-                            out[j * g.sw + off] += c[j];
+    slices(
+        g.planes * g.h,
+        [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t p = r / g.h, y = r % g.h;
+                T* out = dx + r * g.w;
+                std::fill(out, out + g.w, T(0));
+                for (int64_t a = 0; a < g.kh; ++a) {
+                    const int64_t i = window::window_of(y, a, g.sh, g.ph, g.dh, g.oh);
+                    if (i < 0)
+                        continue;
+                    for (int64_t b = 0; b < g.kw; ++b) {
+                        int64_t j0, j1;
+                        tap_columns(g, b, &j0, &j1);
+                        const T* c = col + window::col_row(g, p, a * g.kw + b) + i * g.ow;
+                        const int64_t off = b * g.dw - g.pw;  // column j reads x = j*sw + off
+                        if (g.sw == 1)
+                            for (int64_t j = j0; j < j1; ++j)
+                                out[j + off] += c[j];
+                        else
+                            for (int64_t j = j0; j < j1; ++j)
+                                out[j * g.sw + off] += c[j];
+                    }
                 }
             }
-        }
-    }, g.w * g.kh * g.kw);
+        },
+        g.w * g.kh * g.kw);
 }
 
 /// Each tap column b's valid output columns [j0, j1) and offset (x = j*sw + off), computed once.
@@ -203,8 +210,8 @@ struct TapColumns {
 /// stays). The columns are independent, so their compares overlap instead of forming one
 /// window's chain, and the result is chosen by masks, not by a branch on the data.
 template <class T>
-inline void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x,
-                    int64_t base, int64_t sw, int64_t n) {
+inline void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x, int64_t base,
+                    int64_t sw, int64_t n) {
     using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
     for (int64_t j = 0; j < n; ++j) {
         const T v = x[j * sw], best = out[j];
@@ -233,41 +240,44 @@ TG_SIMD_CLONES void max_tap_f32_s2(float* __restrict out, int64_t* __restrict at
 template <class T>
 void max_pool_rows(const Window& g, T* y, int64_t* arg, const T* x) {
     const TapColumns tc(g);
-    slices(g.planes * g.oh, [&](int64_t r0, int64_t r1) {
-        const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
-                      sw = g.sw, ph = g.ph, dh = g.dh;
-        const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t p = r / oh, i = r % oh;
-            T* out = y + r * ow;
-            int64_t* at = arg + r * ow;
-            std::fill(out, out + ow, -std::numeric_limits<T>::infinity());
-            std::fill(at, at + ow, int64_t(-1));
-            const T* xp = x + p * h * w;
-            for (int64_t a = 0; a < kh; ++a) {
-                const int64_t yy = i * sh - ph + a * dh;
-                if (yy < 0 || yy >= h)
-                    continue;
-                for (int64_t b = 0; b < kw; ++b) {
-                    const int64_t start = yy * w + toff[b];  // x index of column 0
-                    const int64_t j0 = tj0[b], j1 = tj1[b];
-                    if (j1 <= j0)
+    slices(
+        g.planes * g.oh,
+        [&](int64_t r0, int64_t r1) {
+            const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
+                          sw = g.sw, ph = g.ph, dh = g.dh;
+            const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t p = r / oh, i = r % oh;
+                T* out = y + r * ow;
+                int64_t* at = arg + r * ow;
+                std::fill(out, out + ow, -std::numeric_limits<T>::infinity());
+                std::fill(at, at + ow, int64_t(-1));
+                const T* xp = x + p * h * w;
+                for (int64_t a = 0; a < kh; ++a) {
+                    const int64_t yy = i * sh - ph + a * dh;
+                    if (yy < 0 || yy >= h)
                         continue;
-                    // from the first column read (column 0 may lie left of the plane)
-                    const T* xs = xp + start + j0 * sw;
-                    T* o = out + j0;
-                    int64_t* t = at + j0;
-                    const int64_t base = start + j0 * sw, n = j1 - j0;
-                    if constexpr (std::is_same_v<T, float>)
-                        if (sw == 2) {
-                            max_tap_f32_s2(o, t, xs, base, n);
+                    for (int64_t b = 0; b < kw; ++b) {
+                        const int64_t start = yy * w + toff[b];  // x index of column 0
+                        const int64_t j0 = tj0[b], j1 = tj1[b];
+                        if (j1 <= j0)
                             continue;
-                        }
-                    max_tap(o, t, xs, base, sw, n);
+                        // from the first column read (column 0 may lie left of the plane)
+                        const T* xs = xp + start + j0 * sw;
+                        T* o = out + j0;
+                        int64_t* t = at + j0;
+                        const int64_t base = start + j0 * sw, n = j1 - j0;
+                        if constexpr (std::is_same_v<T, float>)
+                            if (sw == 2) {
+                                max_tap_f32_s2(o, t, xs, base, n);
+                                continue;
+                            }
+                        max_tap(o, t, xs, base, sw, n);
+                    }
                 }
             }
-        }
-    }, g.ow * g.kh * g.kw);
+        },
+        g.ow * g.kh * g.kw);
 }
 
 /// MaxPoolBackward when windows do not overlap (stride >= the dilated kernel on both axes):
@@ -276,18 +286,21 @@ void max_pool_rows(const Window& g, T* y, int64_t* arg, const T* x) {
 /// sum, -0 included) and 0 elsewhere: exclusive writes, O(outputs) instead of O(inputs·taps).
 template <class T>
 void max_pool_backward_disjoint(const Window& g, T* dx, const T* dy, const int64_t* arg) {
-    slices(g.planes, [&](int64_t p0, int64_t p1) {
-        const int64_t in = g.h * g.w, outs = g.oh * g.ow;
-        for (int64_t p = p0; p < p1; ++p) {
-            T* o = dx + p * in;
-            std::fill(o, o + in, T(0));
-            const int64_t* a = arg + p * outs;
-            const T* d = dy + p * outs;
-            for (int64_t e = 0; e < outs; ++e)
-                if (a[e] >= 0)
-                    o[a[e]] = T(0) + d[e];
-        }
-    }, g.h * g.w);
+    slices(
+        g.planes,
+        [&](int64_t p0, int64_t p1) {
+            const int64_t in = g.h * g.w, outs = g.oh * g.ow;
+            for (int64_t p = p0; p < p1; ++p) {
+                T* o = dx + p * in;
+                std::fill(o, o + in, T(0));
+                const int64_t* a = arg + p * outs;
+                const T* d = dy + p * outs;
+                for (int64_t e = 0; e < outs; ++e)
+                    if (a[e] >= 0)
+                        o[a[e]] = T(0) + d[e];
+            }
+        },
+        g.h * g.w);
 }
 
 /// MaxPoolBackward (the gather) a row at a time: dx row (p, y) collects, tap (a, b) by tap in
@@ -297,30 +310,33 @@ void max_pool_backward_disjoint(const Window& g, T* dx, const T* dy, const int64
 template <class T>
 void max_pool_backward_rows(const Window& g, T* dx, const T* dy, const int64_t* arg) {
     const TapColumns tc(g);
-    slices(g.planes * g.h, [&](int64_t r0, int64_t r1) {
-        const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
-                      sw = g.sw, ph = g.ph, dh = g.dh;
-        const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t p = r / h, yy = r % h, base = p * oh * ow;
-            T* out = dx + r * w;
-            std::fill(out, out + w, T(0));
-            for (int64_t a = 0; a < kh; ++a) {
-                const int64_t i = window::window_of(yy, a, sh, ph, dh, oh);
-                if (i < 0)
-                    continue;
-                const int64_t* ar = arg + base + i * ow;
-                const T* d = dy + base + i * ow;
-                for (int64_t b = 0; b < kw; ++b) {
-                    const int64_t j0 = tj0[b], j1 = tj1[b];
-                    const int64_t off = toff[b], self = yy * w + off;
-                    // a select, not a branch: adding +0 leaves the sum (never -0) as it is
-                    for (int64_t j = j0; j < j1; ++j)
-                        out[j * sw + off] += ar[j] == self + j * sw ? d[j] : T(0);
+    slices(
+        g.planes * g.h,
+        [&](int64_t r0, int64_t r1) {
+            const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
+                          sw = g.sw, ph = g.ph, dh = g.dh;
+            const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t p = r / h, yy = r % h, base = p * oh * ow;
+                T* out = dx + r * w;
+                std::fill(out, out + w, T(0));
+                for (int64_t a = 0; a < kh; ++a) {
+                    const int64_t i = window::window_of(yy, a, sh, ph, dh, oh);
+                    if (i < 0)
+                        continue;
+                    const int64_t* ar = arg + base + i * ow;
+                    const T* d = dy + base + i * ow;
+                    for (int64_t b = 0; b < kw; ++b) {
+                        const int64_t j0 = tj0[b], j1 = tj1[b];
+                        const int64_t off = toff[b], self = yy * w + off;
+                        // a select, not a branch: adding +0 leaves the sum (never -0) as it is
+                        for (int64_t j = j0; j < j1; ++j)
+                            out[j * sw + off] += ar[j] == self + j * sw ? d[j] : T(0);
+                    }
                 }
             }
-        }
-    }, g.w * g.kh * g.kw);
+        },
+        g.w * g.kh * g.kw);
 }
 
 template <class T>
@@ -329,34 +345,34 @@ void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv
     T* out = ptr<T>(outv);
     const T* in = ptr<T>(inv);
     switch (op) {
-    case WindowOp::Unfold:
-        unfold_rows(g, out, in);
-        return;
-    case WindowOp::Fold:
-        fold_rows(g, out, in);
-        return;
-    case WindowOp::FoldScatter:
-        fold_scatter(g, out, in);
-        return;
-    case WindowOp::MaxPool:
-        max_pool_rows(g, out, ptr<int64_t>(auxv), in);
-        return;
-    case WindowOp::MaxPoolBackward:
-        if (g.sh >= g.dh * (g.kh - 1) + 1 && g.sw >= g.dw * (g.kw - 1) + 1)
-            max_pool_backward_disjoint(g, out, in, ptr<int64_t>(auxv));
-        else
-            max_pool_backward_rows(g, out, in, ptr<int64_t>(auxv));
-        return;
-    case WindowOp::AvgPool:
-        rows(g.planes, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
-            out[e] = window::avg_pool_at(g, in, p, i, j);
-        });
-        return;
-    case WindowOp::AvgPoolBackward:
-        rows(g.planes, g.h, g.w, [&](int64_t p, int64_t y, int64_t x, int64_t e) {
-            out[e] = window::avg_pool_backward_at(g, in, p, y, x);
-        });
-        return;
+        case WindowOp::Unfold:
+            unfold_rows(g, out, in);
+            return;
+        case WindowOp::Fold:
+            fold_rows(g, out, in);
+            return;
+        case WindowOp::FoldScatter:
+            fold_scatter(g, out, in);
+            return;
+        case WindowOp::MaxPool:
+            max_pool_rows(g, out, ptr<int64_t>(auxv), in);
+            return;
+        case WindowOp::MaxPoolBackward:
+            if (g.sh >= g.dh * (g.kh - 1) + 1 && g.sw >= g.dw * (g.kw - 1) + 1)
+                max_pool_backward_disjoint(g, out, in, ptr<int64_t>(auxv));
+            else
+                max_pool_backward_rows(g, out, in, ptr<int64_t>(auxv));
+            return;
+        case WindowOp::AvgPool:
+            rows(g.planes, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
+                out[e] = window::avg_pool_at(g, in, p, i, j);
+            });
+            return;
+        case WindowOp::AvgPoolBackward:
+            rows(g.planes, g.h, g.w, [&](int64_t p, int64_t y, int64_t x, int64_t e) {
+                out[e] = window::avg_pool_backward_at(g, in, p, y, x);
+            });
+            return;
     }
 }
 
