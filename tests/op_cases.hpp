@@ -10,7 +10,7 @@
 ///
 /// HOW TO ADD A TEST (one line): append a row to the table of the op's family, in
 /// op_cases_<family>.hpp (arithmetic, activations, linalg, reductions, shape, losses,
-/// comparisons, conv, norm):
+/// comparisons, conv, norm, transformer):
 ///
 ///     {"my_op_bcast", {U({3, 1}), P({4})}, F(tg::my_op(x[0], x[1]))},
 ///
@@ -191,6 +191,7 @@ inline uint64_t name_seed(const std::string& name) {
 #include "op_cases_norm.hpp"
 #include "op_cases_reductions.hpp"
 #include "op_cases_shape.hpp"
+#include "op_cases_transformer.hpp"
 
 #undef F  // the rows' shorthand; not for the files that include this one
 
@@ -199,11 +200,11 @@ namespace opcases {
 /// Every family's table, as the device suite runs them. A new family needs its header included
 /// above, a line here and a test case of the same name in test_ops_grad.cpp (checked there).
 inline std::vector<Family> all_families() {
-    return {{"arithmetic", arithmetic_cases()}, {"activations", activation_cases()},
-            {"linear_algebra", linalg_cases()}, {"reductions", reduction_cases()},
-            {"shape_ops", shape_cases()},       {"losses", loss_cases()},
+    return {{"arithmetic", arithmetic_cases()},  {"activations", activation_cases()},
+            {"linear_algebra", linalg_cases()},  {"reductions", reduction_cases()},
+            {"shape_ops", shape_cases()},        {"losses", loss_cases()},
             {"comparisons", comparison_cases()}, {"convolution", conv_cases()},
-            {"normalization", norm_cases()}};
+            {"normalization", norm_cases()},     {"transformer", transformer_cases()}};
 }
 
 }  // namespace opcases

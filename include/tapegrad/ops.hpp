@@ -4,6 +4,7 @@
 /// Ops marked (composed) have no backward of their own: they are written with the primitives.
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -288,6 +289,38 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 /// channels (and every spatial dim);  dx, dw, db as batch_norm's in training, per group
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
+
+// ---- transformers: embeddings, row normalisation, attention
+/// y = weight[indices]: weight [V,D], indices int64 of any shape -> indices.shape + [D];
+/// dweight = index_add(dy rows, indices): each row gathers the rows of its token (the CPU sorts
+/// the tokens; the same bits for any thread count). The padding_idx row (negative: from the end)
+/// gets no gradient.
+Tensor embedding(const Tensor& weight, const Tensor& indices,
+                 std::optional<int64_t> padding_idx = std::nullopt);
+/// y = (x - mean)·rstd·w + b over the last dims of x (normalized_shape; w, b of that shape or
+/// undefined), rstd = 1/√(var + eps), biased variance; one node saving x, w, mean and rstd.
+/// dx = rstd·(g - mean(g) - xhat·mean(g·xhat)), g = dy·w;  dw = Σ dy·xhat, db = Σ dy
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+/// y = x·rstd·w over the last dims, rstd = 1/√(mean(x²) + eps) (eps: the dtype's epsilon by
+/// default, as PyTorch). dx = rstd·(g - xhat·mean(g·xhat)), g = dy·w;  dw = Σ dy·xhat
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+/// y = dropout(softmax(scale·q·kᵀ + mask))·v: q [..., L, E], k [..., S, E], v [..., S, Ev] with
+/// the same leading dims; attn_mask broadcasts to [..., L, S]: floating (added; differentiable)
+/// or int64 (nonzero = may attend, as PyTorch's bool masks); is_causal: query i attends keys
+/// j <= i (not with attn_mask); scale defaults to 1/√E; dropout_p applies to the probabilities.
+/// One node saving q, k, v and each row's log-sum-exp (O(L) per head, not O(L·S)): backward
+/// recomputes the probabilities a block of rows at a time (Note [Attention that saves O(T)]).
+/// dv = Pᵀ·dy, dS = P∘(dy·vᵀ - rowsum(P∘dy·vᵀ)), dq = scale·dS·k, dk = scale·dSᵀ·q
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
+/// As above, the dropout masks drawn from `generator` (one draw per call).
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, const Generator& generator);
 
 // ---- random ops used by layers
 /// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;

@@ -1,14 +1,49 @@
 // The CPU's index kernels: index_select, index_add, gather and scatter_add along a dim.
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/backend.hpp"
 #include "backend/cpu/iterate.hpp"
+#include "backend/cpu/threads.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::backend::cpu {
 
 namespace {
+
+/// Note [Gathering index_add]: index_add along the first dim (an embedding's backward: many
+/// rows of src, often the same index) sorts the positions j by idx[j], keeping their order
+/// within one index, and gives each thread a range of target rows: each row is the sum of its
+/// src rows in increasing j, exactly as the one-thread loop adds them. No two threads write one
+/// row, and the bits do not depend on the thread count.
+template <class T>
+void index_add_rows(T* o, const T* a, const int64_t* idx, int64_t nidx, int64_t inner) {
+    std::vector<int64_t> order(size_t(nidx), 0);
+    std::iota(order.begin(), order.end(), int64_t(0));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t x, int64_t y) { return idx[x] < idx[y]; });
+    const int parts = int(std::min<int64_t>(cpu_threads(), nidx));
+    cpu_parallel(parts, [&](int part) {
+        // this part's slice of `order`, both ends moved forward to the start of a run of one
+        // index: the parts meet where the runs do
+        auto run_start = [&](int64_t k) {
+            while (k > 0 && k < nidx && idx[order[size_t(k)]] == idx[order[size_t(k - 1)]])
+                ++k;
+            return order.begin() + k;
+        };
+        const auto begin = run_start(nidx * part / parts),
+                   end = run_start(nidx * (part + 1) / parts);
+        for (auto it = begin; it < end; ++it) {
+            T* d = o + idx[*it] * inner;
+            const T* s = a + *it * inner;
+            for (int64_t i = 0; i < inner; ++i)
+                d[i] += s[i];
+        }
+    });
+}
 
 template <class T>
 void index_loop(IndexOp op, const View& out, const View& src, int dim, const View& idxv,
@@ -30,6 +65,8 @@ void index_loop(IndexOp op, const View& out, const View& src, int dim, const Vie
         for (int64_t j = 0; j < nidx; ++j)
             if (idx[j] < 0 || idx[j] >= n)
                 bad(idx[j], n);
+        if (op == IndexOp::Add && outer == 1 && nidx * inner >= kParallelMin && cpu_threads() > 1)
+            return index_add_rows(o, a, idx, nidx, inner);
         for (int64_t r = 0; r < outer; ++r)
             for (int64_t j = 0; j < nidx; ++j) {
                 if (op == IndexOp::Select) {

@@ -1,0 +1,427 @@
+// scaled_dot_product_attention: one node that saves q, k, v and one number per query row.
+//
+// Note [Attention that saves O(T)]: with S = scale·q·kᵀ + mask, P = softmax(S) and y = P·v, the
+// composed form keeps P ([T,T] per head) for backward. This node keeps only the row
+// log-sum-exp lse = log Σ_j e^S (one value per query) and recomputes P = e^(S - lse) in
+// backward, a block of query rows at a time (flash attention's idea, here with BLAS GEMMs):
+//   dv   = Pᵀ·dy             dP = dy·vᵀ             dS = P ∘ (dP - rowsum(P ∘ dP))
+//   dq   = scale·dS·k        dk = scale·dSᵀ·q       dmask = dS (a floating mask that requires grad)
+// A block holds whole rows, so rowsum(P ∘ dP) needs neither y nor a second pass. The blocks of
+// one (batch, head) run in order and write only that head's rows of dq, dk and dv, and the heads
+// run side by side on the CPU threads (runtime::parallel_parts): no atomics, the same bits for
+// any thread count. With is_causal a block of rows [i0, i1) reads keys [0, i1) only: the
+// triangle above the diagonal is never computed.
+//
+// Dropout (of P, after the softmax) draws each block's mask from a generator seeded by the
+// block's position and one number drawn from the caller's generator at forward, so backward
+// draws the same masks again instead of keeping them (and a checkpoint's replay of the caller's
+// generator gives the same seed).
+//
+// With create_graph the same formulas are written with tapegrad's ops over whole [T,T] score
+// matrices (P recomputed by softmax, so that it carries q's and k's history): double backward
+// costs the composed form's memory.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "autograd/record.hpp"
+#include "runtime/dispatch.hpp"
+#include "tapegrad/generator.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+namespace {
+
+using runtime::BinaryOp;
+using runtime::UnaryOp;
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+/// The sizes of one call: q [lead..., L, E], k [lead..., S, E], v [lead..., S, Ev], the leading
+/// dims folded into BH; rows of queries are processed `block` at a time.
+struct Geo {
+    Shape lead;
+    int64_t BH = 1, L = 0, S = 0, E = 0, Ev = 0, block = 1;
+    double scale = 1, p = 0;
+    bool causal = false;
+    uint64_t seed = 0;
+    /// The keys a block of rows [i0, i0 + nb) reads.
+    int64_t cols(int64_t i0, int64_t nb) const { return causal ? std::min(S, i0 + nb) : S; }
+    int64_t blocks() const { return (L + block - 1) / block; }
+};
+
+backend::View at(const Tensor& t, int64_t offset) {
+    backend::View v = runtime::view(t);
+    v.offset += offset;
+    return v;
+}
+
+/// Rows [r0, r0 + rows) of matrix `bh` of a contiguous [BH, n, cols] tensor, as [rows, cols].
+Tensor rows_of(const Tensor& t, int64_t bh, int64_t n, int64_t r0, int64_t rows, int64_t cols) {
+    return runtime::alias(t, {rows, cols}, {cols, 1}, t.storage_offset() + (bh * n + r0) * cols,
+                          kOp);
+}
+
+uint64_t mix(uint64_t z) {  // splitmix64's finaliser
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/// The dropout mask (0 or 1/(1-p)) of block `blk` of matrix bh: [nb, c], the same every time.
+Tensor drop_mask(const Geo& g, int64_t bh, int64_t blk, int64_t nb, int64_t c, const Tensor& like) {
+    Generator gen(mix(g.seed ^ mix(uint64_t(bh) * 0x100000001B3ull + uint64_t(blk))));
+    Tensor u = runtime::empty({nb, c}, like.dtype(), like.device(), kOp);
+    runtime::fill_random(u, false, 0, 1, &gen);
+    const double keep = 1 - g.p;
+    runtime::unary_into(UnaryOp::keep_mask, u, u, keep, 1 / keep);
+    return u;
+}
+
+/// What the blocks read besides q, k and v: the additive mask (expanded to [lead..., L, S], with
+/// each matrix's offset) and the causal triangle of one block (0 on and below the diagonal).
+struct Bias {
+    Tensor add;                // floating, [lead..., L, S] (strides may be 0), or undefined
+    std::vector<int64_t> off;  // storage offset of matrix bh in `add`
+    Tensor tri;                // [block, block], or undefined
+};
+
+Bias make_bias(const Geo& g, const Tensor& mask, const Tensor& like) {
+    Bias b;
+    NoGradGuard no_grad;
+    if (mask.defined()) {
+        Tensor m = mask.detach();
+        if (!is_floating(m.dtype()))  // nonzero = take part, as PyTorch's bool masks
+            m = where(m, zeros({}, like.options()),
+                      full({}, -std::numeric_limits<double>::infinity(), like.options()));
+        Shape full_shape = g.lead;
+        full_shape.push_back(g.L);
+        full_shape.push_back(g.S);
+        b.add = m.expand(full_shape);
+        b.off.resize(size_t(g.BH));
+        for (int64_t bh = 0; bh < g.BH; ++bh) {
+            int64_t off = b.add.storage_offset(), rest = bh;
+            for (int64_t d = int64_t(g.lead.size()) - 1; d >= 0; --d) {
+                off += (rest % g.lead[size_t(d)]) * b.add.stride(d);
+                rest /= g.lead[size_t(d)];
+            }
+            b.off[size_t(bh)] = off;
+        }
+    }
+    if (g.causal) {
+        const Tensor i = arange(g.block, like.options());
+        b.tri = where(gt(i.reshape({1, g.block}), i.reshape({g.block, 1})),
+                      full({}, -std::numeric_limits<double>::infinity(), like.options()),
+                      zeros({}, like.options()));
+    }
+    return b;
+}
+
+/// S = scale·q·kᵀ + mask for rows [i0, i0 + nb) of matrix bh: [nb, c] (c = g.cols).
+Tensor scores(const Geo& g, const Bias& b, const Tensor& q, const Tensor& k, int64_t bh, int64_t i0,
+              int64_t nb) {
+    const int64_t c = g.cols(i0, nb);
+    Tensor s = runtime::empty({nb, c}, q.dtype(), q.device(), kOp);
+    runtime::gemm(kOp, false, true, nb, c, g.E, g.scale, at(q, (bh * g.L + i0) * g.E), g.E,
+                  at(k, bh * g.S * g.E), g.E, 0, s);
+    if (b.add.defined()) {
+        const int64_t rs = b.add.stride(-2), cs = b.add.stride(-1);
+        runtime::binary_into(
+            BinaryOp::add, s, s,
+            runtime::alias(b.add, {nb, c}, {rs, cs}, b.off[size_t(bh)] + i0 * rs, kOp), kOp, 0, 0);
+    }
+    if (g.causal && i0 < c) {  // keys [i0, c): key i0 + j is masked for rows r < j
+        const Tensor sd = runtime::alias(s, {nb, c - i0}, {c, 1}, s.storage_offset() + i0, kOp);
+        runtime::binary_into(
+            BinaryOp::add, sd, sd,
+            runtime::alias(b.tri, {nb, c - i0}, {g.block, 1}, b.tri.storage_offset(), kOp), kOp, 0,
+            0);
+    }
+    return s;
+}
+
+/// Forward of one matrix: y's and lse's rows of matrix bh, a block of queries at a time.
+void forward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& y, const Tensor& lse, int64_t bh) {
+    for (int64_t blk = 0; blk < g.blocks(); ++blk) {
+        const int64_t i0 = blk * g.block, nb = std::min(g.block, g.L - i0), c = g.cols(i0, nb);
+        Tensor s = scores(g, b, q, k, bh, i0, nb);
+        const Tensor m = max(s, 1, true);  // [nb, 1]
+        runtime::binary_into(BinaryOp::exp_sub, s, s, m, kOp, 0, 0);
+        Tensor z = sum(s, {1}, true);
+        runtime::binary_into(BinaryOp::div, s, s, z, kOp, 0, 0);  // P
+        runtime::unary_into(UnaryOp::log, z, z, 0, 0);
+        runtime::binary_into(BinaryOp::add, rows_of(lse, bh, g.L, i0, nb, 1), m, z, kOp, 0, 0);
+        if (g.p > 0)
+            runtime::binary_into(BinaryOp::mul, s, s, drop_mask(g, bh, blk, nb, c, s), kOp, 0, 0);
+        runtime::gemm(kOp, false, false, nb, g.Ev, c, 1, runtime::view(s), c,
+                      at(v, bh * g.S * g.Ev), g.Ev, 0, rows_of(y, bh, g.L, i0, nb, g.Ev));
+    }
+}
+
+/// The gradients a backward computes (undefined when not needed).
+struct AttnGrads {
+    Tensor dq, dk, dv, dmask;  // contiguous [BH, L, E], [BH, S, E], [BH, S, Ev], [BH, L, S]
+};
+
+/// Backward of one matrix (Note [Attention that saves O(T)]).
+void backward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor& k, const Tensor& v,
+                     const Tensor& lse, const Tensor& dy, const AttnGrads& o, int64_t bh) {
+    const bool need_ds = o.dq.defined() || o.dk.defined() || o.dmask.defined();
+    for (int64_t blk = 0; blk < g.blocks(); ++blk) {
+        const int64_t i0 = blk * g.block, nb = std::min(g.block, g.L - i0), c = g.cols(i0, nb);
+        if (c == 0)
+            continue;
+        Tensor s = scores(g, b, q, k, bh, i0, nb);
+        runtime::binary_into(BinaryOp::exp_sub, s, s, rows_of(lse, bh, g.L, i0, nb, 1), kOp, 0,
+                             0);  // P
+        const Tensor mask = g.p > 0 ? drop_mask(g, bh, blk, nb, c, s) : Tensor();
+        const backend::View dyb = at(dy, (bh * g.L + i0) * g.Ev);
+        if (o.dv.defined()) {  // dv[:c] += (P∘mask)ᵀ·dy
+            const Tensor pd = mask.defined() ? runtime::binary(BinaryOp::mul, s, mask, kOp) : s;
+            runtime::gemm(kOp, true, false, c, g.Ev, nb, 1, runtime::view(pd), c, dyb, g.Ev, 1,
+                          rows_of(o.dv, bh, g.S, 0, c, g.Ev));
+        }
+        if (!need_ds)
+            continue;
+        Tensor dp = runtime::empty({nb, c}, s.dtype(), s.device(), kOp);  // dy·vᵀ (∘ mask)
+        runtime::gemm(kOp, false, true, nb, c, g.Ev, 1, dyb, g.Ev, at(v, bh * g.S * g.Ev), g.Ev, 0,
+                      dp);
+        if (mask.defined())
+            runtime::binary_into(BinaryOp::mul, dp, dp, mask, kOp, 0, 0);
+        const Tensor rowsum = sum(runtime::binary(BinaryOp::mul, s, dp, kOp), {1}, true);
+        runtime::binary_into(BinaryOp::sub, dp, dp, rowsum, kOp, 0, 0);
+        runtime::binary_into(BinaryOp::mul, dp, dp, s, kOp, 0, 0);  // dS
+        if (o.dq.defined())
+            runtime::gemm(kOp, false, false, nb, g.E, c, g.scale, runtime::view(dp), c,
+                          at(k, bh * g.S * g.E), g.E, 0, rows_of(o.dq, bh, g.L, i0, nb, g.E));
+        if (o.dk.defined())
+            runtime::gemm(kOp, true, false, c, g.E, nb, g.scale, runtime::view(dp), c,
+                          at(q, (bh * g.L + i0) * g.E), g.E, 1, rows_of(o.dk, bh, g.S, 0, c, g.E));
+        if (o.dmask.defined())
+            runtime::copy_into(
+                runtime::alias(o.dmask, {nb, c}, {g.S, 1},
+                               o.dmask.storage_offset() + (bh * g.L + i0) * g.S, kOp),
+                dp);
+    }
+}
+
+/// The tensor as [BH, n, m], contiguous.
+Tensor as3(const Tensor& t, const Geo& g) {
+    return t.detach().contiguous().reshape({g.BH, t.size(-2), t.size(-1)});
+}
+
+Shape with_last(const Geo& g, int64_t a, int64_t b) {
+    Shape s = g.lead;
+    s.push_back(a);
+    s.push_back(b);
+    return s;
+}
+
+/// The whole dropout mask [BH, L, S] (create_graph's backward).
+Tensor full_drop_mask(const Geo& g, const Tensor& like) {
+    Tensor m = zeros({g.BH, g.L, g.S}, like.options());
+    for (int64_t bh = 0; bh < g.BH; ++bh)
+        for (int64_t blk = 0; blk < g.blocks(); ++blk) {
+            const int64_t i0 = blk * g.block, nb = std::min(g.block, g.L - i0), c = g.cols(i0, nb);
+            runtime::copy_into(runtime::alias(m, {nb, c}, {g.S, 1},
+                                              m.storage_offset() + (bh * g.L + i0) * g.S, kOp),
+                               drop_mask(g, bh, blk, nb, c, like));
+        }
+    return m;
+}
+
+/// The gradients written with tapegrad's ops, recorded (create_graph): P from softmax over the
+/// whole score matrices, so that second derivatives reach q, k and a floating mask.
+Grads backward_recorded(const Geo& g, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& mask, const Tensor& dy, const Node& n) {
+    const Tensor q3 = q.reshape({g.BH, g.L, g.E}), k3 = k.reshape({g.BH, g.S, g.E}),
+                 v3 = v.reshape({g.BH, g.S, g.Ev}), dy3 = dy.reshape({g.BH, g.L, g.Ev});
+    Tensor s = matmul(q3, k3.transpose(1, 2)) * g.scale;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (mask.defined()) {
+        const Tensor m = is_floating(mask.dtype())
+                             ? mask
+                             : where(mask, zeros({}, q.options()), full({}, -inf, q.options()));
+        s = s + m.expand(with_last(g, g.L, g.S)).reshape({g.BH, g.L, g.S});
+    }
+    if (g.causal) {
+        const Tensor i = arange(g.L, q.options()).reshape({g.L, 1}),
+                     j = arange(g.S, q.options()).reshape({1, g.S});
+        s = s + where(gt(j, i), full({}, -inf, q.options()), zeros({}, q.options()));
+    }
+    const Tensor p = softmax(s, -1);
+    const Tensor drop = g.p > 0 ? full_drop_mask(g, q) : Tensor();
+    Grads out(n.inputs_.size());
+    if (needs(n, 2))
+        out[2] = matmul((drop.defined() ? p * drop : p).transpose(1, 2), dy3).reshape(v.sizes());
+    if (!(needs(n, 0) || needs(n, 1) || (n.inputs_.size() > 3 && needs(n, 3))))
+        return out;
+    Tensor dp = matmul(dy3, v3.transpose(1, 2));
+    if (drop.defined())
+        dp = dp * drop;
+    const Tensor ds = p * (dp - sum(p * dp, {2}, true));
+    if (needs(n, 0))
+        out[0] = (matmul(ds, k3) * g.scale).reshape(q.sizes());
+    if (needs(n, 1))
+        out[1] = (matmul(ds.transpose(1, 2), q3) * g.scale).reshape(k.sizes());
+    if (n.inputs_.size() > 3 && needs(n, 3))
+        out[3] = sum_to(ds.reshape(with_last(g, g.L, g.S)), mask.sizes());
+    return out;
+}
+
+std::string shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
+    return "query " + shape_str(q.sizes()) + ", key " + shape_str(k.sizes()) + ", value " +
+           shape_str(v.sizes());
+}
+
+Geo check_and_size(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
+                   bool causal, std::optional<double> scale) {
+    if (!q.defined() || !k.defined() || !v.defined())
+        throw value_error(std::string(kOp) + ": undefined query, key or value");
+    runtime::check_floating(kOp, q);
+    runtime::check_same(kOp, q, k);
+    runtime::check_same(kOp, q, v);
+    const std::string what = shapes(q, k, v);
+    if (q.dim() < 2 || k.dim() != q.dim() || v.dim() != q.dim())
+        throw shape_error(std::string(kOp) + ": " + what +
+                          ": expected tensors [..., T, E] with the same number of dims (>= 2)");
+    Geo g;
+    g.lead.assign(q.sizes().begin(), q.sizes().end() - 2);
+    for (size_t d = 0; d < g.lead.size(); ++d)
+        if (k.size(int64_t(d)) != g.lead[d] || v.size(int64_t(d)) != g.lead[d])
+            throw shape_error(std::string(kOp) + ": " + what + ": batch dims differ");
+    g.L = q.size(-2);
+    g.S = k.size(-2);
+    g.E = q.size(-1);
+    g.Ev = v.size(-1);
+    if (k.size(-1) != g.E)
+        throw shape_error(std::string(kOp) + ": " + what + ": query and key embed dims " +
+                          std::to_string(g.E) + " != " + std::to_string(k.size(-1)));
+    if (v.size(-2) != g.S)
+        throw shape_error(std::string(kOp) + ": " + what + ": key and value lengths " +
+                          std::to_string(g.S) + " != " + std::to_string(v.size(-2)));
+    g.BH = 1;
+    for (int64_t d : g.lead)
+        g.BH *= d;
+    if (!(p >= 0 && p < 1))
+        throw value_error(std::string(kOp) + ": dropout_p " + runtime::scalar_str(p) +
+                          " is not in [0, 1)");
+    g.p = p;
+    if (scale && !std::isfinite(*scale))
+        throw value_error(std::string(kOp) + ": scale " + runtime::scalar_str(*scale) +
+                          " is not finite");
+    g.scale = scale ? *scale : (g.E > 0 ? 1 / std::sqrt(double(g.E)) : 1.0);
+    g.causal = causal;
+    if (mask.defined()) {
+        if (causal)
+            throw value_error(std::string(kOp) + ": " + what +
+                              ": give either attn_mask or is_causal, not both");
+        if (mask.device() != q.device())
+            throw device_error(std::string(kOp) + ": attn_mask on " + mask.device().str() +
+                               ", query on " + q.device().str());
+        if (is_floating(mask.dtype()) && mask.dtype() != q.dtype())
+            throw dtype_error(std::string(kOp) + ": attn_mask is " + dtype_name(mask.dtype()) +
+                              ", query " + dtype_name(q.dtype()) +
+                              " (a floating mask must match; an int64 mask selects)");
+        const Shape target = with_last(g, g.L, g.S);
+        bool ok = mask.dim() <= int64_t(target.size());
+        for (int64_t d = 1; ok && d <= mask.dim(); ++d) {
+            const int64_t ms = mask.size(-d), ts = target[target.size() - size_t(d)];
+            ok = ms == ts || ms == 1;
+        }
+        if (!ok)
+            throw shape_error(std::string(kOp) + ": attn_mask " + shape_str(mask.sizes()) +
+                              " does not broadcast to " + shape_str(target) + " (" + what + ")");
+    }
+    // blocks of rows whose scores stay in cache (about 64 KiB of floats); causal blocks are
+    // smaller, as the triangle they skip grows with the number of blocks
+    const int64_t rows = std::max<int64_t>(16, 16384 / std::max<int64_t>(g.S, 1));
+    g.block = std::max<int64_t>(1, std::min({g.L, rows, causal ? int64_t(64) : g.L}));
+    return g;
+}
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
+                 bool causal, std::optional<double> scale, const Generator* gen) {
+    Geo g = check_and_size(q, k, v, mask, p, causal, scale);
+    if (g.p > 0) {  // one draw from the caller's generator: the seed of every block's mask
+        Tensor u = runtime::empty({}, kFloat64, Device::cpu(), kOp);
+        runtime::fill_random(u, false, 0, 1, gen);
+        g.seed = uint64_t(u.item<double>() * 9007199254740992.0);
+    }
+    const Tensor q3 = as3(q, g), k3 = as3(k, g), v3 = as3(v, g);
+    Tensor y = runtime::empty({g.BH, g.L, g.Ev}, q.dtype(), q.device(), kOp);
+    Tensor lse = runtime::empty({g.BH, g.L}, q.dtype(), q.device(), kOp);
+    if (g.S == 0) {  // no keys: every row is an empty sum
+        runtime::fill(y, 0);
+        runtime::fill(lse, -std::numeric_limits<double>::infinity());
+    } else if (g.L > 0 && g.BH > 0) {
+        const Bias b = make_bias(g, mask, q);
+        runtime::parallel_parts(q3, g.BH,
+                                [&](int64_t bh) { forward_matrix(g, b, q3, k3, v3, y, lse, bh); });
+    }
+    y = y.reshape(with_last(g, g.L, g.Ev));
+    const bool mask_grad = mask.defined() && is_floating(mask.dtype());
+    const Tensor none;
+    if (!should_record({&q, &k, &v, mask_grad ? &mask : &none}))
+        return y;
+    auto backward = [sq = save(q), sk = save(k), sv = save(v), sm = save(mask),
+                     sl = save_intermediate(lse), g](const Tensor& dy, const Node& n) {
+        const Tensor qq = sq.get(), kk = sk.get(), vv = sv.get(), mm = sm.get();
+        if (GradMode::is_enabled())
+            return backward_recorded(g, qq, kk, vv, mm, dy, n);
+        AttnGrads o;
+        if (needs(n, 0))
+            o.dq = runtime::empty({g.BH, g.L, g.E}, qq.dtype(), qq.device(), kOp);
+        if (needs(n, 1))
+            o.dk = zeros({g.BH, g.S, g.E}, qq.options());
+        if (needs(n, 2))
+            o.dv = zeros({g.BH, g.S, g.Ev}, qq.options());
+        if (n.inputs_.size() > 3 && needs(n, 3))
+            o.dmask = zeros({g.BH, g.L, g.S}, qq.options());
+        if (o.dq.defined() && g.S == 0)
+            runtime::fill(o.dq, 0);
+        if (g.S > 0 && g.L > 0 && g.BH > 0) {
+            const Tensor q3b = as3(qq, g), k3b = as3(kk, g), v3b = as3(vv, g);
+            const Tensor dy3 = dy.contiguous().reshape({g.BH, g.L, g.Ev});
+            const Tensor l = sl.get();
+            const Bias b = make_bias(g, mm, qq);
+            runtime::parallel_parts(q3b, g.BH, [&](int64_t bh) {
+                backward_matrix(g, b, q3b, k3b, v3b, l, dy3, o, bh);
+            });
+        }
+        Grads out(n.inputs_.size());
+        if (o.dq.defined())
+            out[0] = o.dq.reshape(qq.sizes());
+        if (o.dk.defined())
+            out[1] = o.dk.reshape(kk.sizes());
+        if (o.dv.defined())
+            out[2] = o.dv.reshape(vv.sizes());
+        if (o.dmask.defined())
+            out[3] = sum_to(o.dmask.reshape(with_last(g, g.L, g.S)), mm.sizes());
+        return out;
+    };
+    if (mask_grad)
+        record(kOp, {&q, &k, &v, &mask}, y, std::move(backward));
+    else
+        record(kOp, {&q, &k, &v}, y, std::move(backward));
+    return y;
+}
+
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+    return attention(query, key, value, attn_mask, dropout_p, is_causal, scale, nullptr);
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, const Generator& generator) {
+    return attention(query, key, value, attn_mask, dropout_p, is_causal, scale, &generator);
+}
+
+}  // namespace tg
