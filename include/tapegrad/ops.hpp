@@ -309,7 +309,8 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 /// y = dropout(softmax(scale·q·kᵀ + mask))·v: q [..., L, E], k [..., S, E], v [..., S, Ev] with
 /// the same leading dims; attn_mask broadcasts to [..., L, S]: floating (added; differentiable)
 /// or int64 (nonzero = may attend, as PyTorch's bool masks); is_causal: query i attends keys
-/// j <= i (not with attn_mask); scale defaults to 1/√E; dropout_p applies to the probabilities.
+/// j <= i (with attn_mask too, both apply: PyTorch refuses the pair); scale defaults to 1/√E;
+/// dropout_p applies to the probabilities.
 /// One node saving q, k, v and each row's log-sum-exp (O(L) per head, not O(L·S)): backward
 /// recomputes the probabilities a block of rows at a time (Note [Attention that saves O(T)]).
 /// dv = Pᵀ·dy, dS = P∘(dy·vᵀ - rowsum(P∘dy·vᵀ)), dq = scale·dS·k, dk = scale·dSᵀ·q

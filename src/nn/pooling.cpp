@@ -51,8 +51,8 @@ void MaxPool2dImpl::pretty_print(std::ostream& os) const {
     os << "MaxPool2d(";
     print_arg(os, "kernel_size", options_.kernel_size());
     os << ", ";
-    print_arg(os, "stride", options_.stride().values().empty() ? options_.kernel_size()
-                                                                 : options_.stride());
+    print_arg(os, "stride",
+              options_.stride().values().empty() ? options_.kernel_size() : options_.stride());
     os << ", ";
     print_arg(os, "padding", options_.padding());
     os << ", ";
@@ -76,8 +76,8 @@ void AvgPool2dImpl::pretty_print(std::ostream& os) const {
     os << "AvgPool2d(";
     print_arg(os, "kernel_size", options_.kernel_size());
     os << ", ";
-    print_arg(os, "stride", options_.stride().values().empty() ? options_.kernel_size()
-                                                                 : options_.stride());
+    print_arg(os, "stride",
+              options_.stride().values().empty() ? options_.kernel_size() : options_.stride());
     os << ", ";
     print_arg(os, "padding", options_.padding());
     os << ")";

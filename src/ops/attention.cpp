@@ -316,9 +316,6 @@ Geo check_and_size(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
     g.scale = scale ? *scale : (g.E > 0 ? 1 / std::sqrt(double(g.E)) : 1.0);
     g.causal = causal;
     if (mask.defined()) {
-        if (causal)
-            throw value_error(std::string(kOp) + ": " + what +
-                              ": give either attn_mask or is_causal, not both");
         if (mask.device() != q.device())
             throw device_error(std::string(kOp) + ": attn_mask on " + mask.device().str() +
                                ", query on " + q.device().str());

@@ -14,7 +14,7 @@ namespace tg::nn {
 class MaxPool2dOptions {
 public:
     MaxPool2dOptions(IntArg kernel_size) : kernel_(std::move(kernel_size)) {}  // NOLINT
-    MaxPool2dOptions(int64_t kernel_size) : kernel_(kernel_size) {}           // NOLINT
+    MaxPool2dOptions(int64_t kernel_size) : kernel_(kernel_size) {}            // NOLINT
     MaxPool2dOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
     MaxPool2dOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
     MaxPool2dOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
@@ -49,7 +49,7 @@ TG_MODULE(MaxPool2d);
 class AvgPool2dOptions {
 public:
     AvgPool2dOptions(IntArg kernel_size) : kernel_(std::move(kernel_size)) {}  // NOLINT
-    AvgPool2dOptions(int64_t kernel_size) : kernel_(kernel_size) {}           // NOLINT
+    AvgPool2dOptions(int64_t kernel_size) : kernel_(kernel_size) {}            // NOLINT
     AvgPool2dOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
     AvgPool2dOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
     AvgPool2dOptions& ceil_mode(bool v) { return ceil_ = v, *this; }
@@ -82,8 +82,8 @@ TG_MODULE(AvgPool2d);
 class AdaptiveAvgPool2dOptions {
 public:
     AdaptiveAvgPool2dOptions(IntArg output_size) : size_(std::move(output_size)) {}  // NOLINT
-    AdaptiveAvgPool2dOptions(int64_t output_size) : size_(output_size) {}           // NOLINT
-    AdaptiveAvgPool2dOptions(std::initializer_list<int64_t> s) : size_(s) {}        // NOLINT
+    AdaptiveAvgPool2dOptions(int64_t output_size) : size_(output_size) {}            // NOLINT
+    AdaptiveAvgPool2dOptions(std::initializer_list<int64_t> s) : size_(s) {}         // NOLINT
     const IntArg& output_size() const { return size_; }
 
 private:

@@ -1,0 +1,91 @@
+#include "tapegrad/nn/layer_norm.hpp"
+
+#include <string>
+
+#include "tapegrad/error.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg::nn {
+
+namespace {
+Shape checked_shape(const char* layer, const std::vector<int64_t>& s) {
+    bool ok = !s.empty();
+    for (int64_t d : s)
+        ok = ok && d > 0;
+    if (!ok)
+        throw shape_error(std::string(layer) + ": normalized_shape " +
+                          shape_str(Shape(s.begin(), s.end())) +
+                          " must have at least one dim, all positive");
+    return Shape(s.begin(), s.end());
+}
+
+void print_shape(std::ostream& os, const std::vector<int64_t>& s) {
+    os << "[";
+    for (size_t i = 0; i < s.size(); ++i)
+        os << (i ? ", " : "") << s[i];
+    os << "]";
+}
+}  // namespace
+
+LayerNormImpl::LayerNormImpl(const LayerNormOptions& options)
+    : Module("LayerNorm"), options_(options) {
+    const Shape s = checked_shape("LayerNorm", options.normalized_shape());
+    if (!(options.eps() >= 0))
+        throw value_error("LayerNorm: eps must be >= 0");
+    if (options.elementwise_affine()) {
+        weight = register_parameter("weight", empty(s));
+        if (options.bias())
+            bias = register_parameter("bias", empty(s));
+    }
+    reset_parameters();
+}
+
+void LayerNormImpl::reset_parameters() {
+    NoGradGuard guard;
+    if (weight.defined())
+        weight.fill_(1);
+    if (bias.defined())
+        bias.zero_();
+}
+
+Tensor LayerNormImpl::forward(const Tensor& x) {
+    const std::vector<int64_t>& s = options_.normalized_shape();
+    return layer_norm(x, Shape(s.begin(), s.end()), weight, bias, options_.eps());
+}
+
+void LayerNormImpl::pretty_print(std::ostream& os) const {
+    os << "LayerNorm(";
+    print_shape(os, options_.normalized_shape());
+    os << ", eps=" << options_.eps()
+       << ", elementwise_affine=" << (options_.elementwise_affine() ? "true" : "false") << ")";
+}
+
+RMSNormImpl::RMSNormImpl(const RMSNormOptions& options) : Module("RMSNorm"), options_(options) {
+    const Shape s = checked_shape("RMSNorm", options.normalized_shape());
+    if (options.eps() && !(*options.eps() >= 0))
+        throw value_error("RMSNorm: eps must be >= 0");
+    if (options.elementwise_affine())
+        weight = register_parameter("weight", empty(s));
+    reset_parameters();
+}
+
+void RMSNormImpl::reset_parameters() {
+    NoGradGuard guard;
+    if (weight.defined())
+        weight.fill_(1);
+}
+
+Tensor RMSNormImpl::forward(const Tensor& x) {
+    const std::vector<int64_t>& s = options_.normalized_shape();
+    return rms_norm(x, Shape(s.begin(), s.end()), weight, options_.eps());
+}
+
+void RMSNormImpl::pretty_print(std::ostream& os) const {
+    os << "RMSNorm(";
+    print_shape(os, options_.normalized_shape());
+    if (options_.eps())
+        os << ", eps=" << *options_.eps();
+    os << ", elementwise_affine=" << (options_.elementwise_affine() ? "true" : "false") << ")";
+}
+
+}  // namespace tg::nn
