@@ -1,8 +1,8 @@
 /// scaled_dot_product_attention against the composed softmax(scale·q·kᵀ + mask)·v kept here as
 /// the reference (float64, 1e-12, over several blocks of rows), its saved bytes (linear in T),
 /// the same bits on 1 and 2 threads, dropout (rate, determinism, checkpointing), embedding's
-/// padding row and gathering backward, and the errors of the transformer ops. The gradcheck,
-/// double-backward and device rows are in op_cases_transformer.hpp.
+/// padding row and gathering backward (their errors: test_bad_inputs_transformer.cpp). The
+/// gradcheck, double-backward and device rows are in op_cases_transformer.hpp.
 #define BOOST_TEST_MODULE test_attention
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -224,80 +224,4 @@ BOOST_AUTO_TEST_CASE(embedding_padding_row_and_repeated_tokens) {
     y.sum().backward();
     // each row's gradient counts its tokens; the padding row (2) gets none
     check_close(w.grad(), std::vector<double>{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1});
-}
-
-BOOST_AUTO_TEST_CASE(bad_inputs_name_the_op_and_shapes) {
-    const tg::Tensor q = tg::zeros({2, 3, 4}), k = tg::zeros({2, 5, 4}), v = tg::zeros({2, 5, 3});
-    const char* op = "scaled_dot_product_attention";
-    check_throws<tg::shape_error>(
-        [&] {
-            tg::scaled_dot_product_attention(q, tg::zeros({2, 5, 3}), v);
-        },
-        {op, "[2,3,4]", "[2,5,3]", "4 != 3"});
-    check_throws<tg::shape_error>(
-        [&] {
-            tg::scaled_dot_product_attention(q, k, tg::zeros({2, 4, 3}));
-        },
-        {op, "5 != 4"});
-    check_throws<tg::shape_error>(
-        [&] {
-            tg::scaled_dot_product_attention(q, tg::zeros({3, 5, 4}), v);
-        },
-        {op, "batch dims"});
-    check_throws<tg::shape_error>([&] { tg::scaled_dot_product_attention(tg::zeros({4}), k, v); },
-                                  {op, "[4]"});
-    check_throws<tg::value_error>([&] { tg::scaled_dot_product_attention(q, k, v, {}, 1.0); },
-                                  {op, "dropout_p 1"});
-    check_throws<tg::value_error>(
-        [&] { tg::scaled_dot_product_attention(q, k, v, {}, std::nan("")); }, {op, "nan"});
-    check_throws<tg::dtype_error>(
-        [&] {
-            tg::scaled_dot_product_attention(q, k, v, tg::zeros({3, 5}, tg::kFloat64));
-        },
-        {op, "float64"});
-    check_throws<tg::shape_error>(
-        [&] {
-            tg::scaled_dot_product_attention(q, k, v, tg::zeros({4, 5}));
-        },
-        {op, "[4,5]"});
-    check_throws<tg::dtype_error>([&] { tg::scaled_dot_product_attention(q.to(tg::kInt64), k, v); },
-                                  {op});
-    check_throws<tg::dtype_error>(
-        [&] { tg::scaled_dot_product_attention(q, k.to(tg::kFloat64), v); }, {op});
-    check_throws<tg::shape_error>(
-        [] {
-            tg::layer_norm(tg::zeros({2, 3}), {4});
-        },
-        {"layer_norm", "[2,3]", "[4]"});
-    check_throws<tg::shape_error>(
-        [] {
-            tg::layer_norm(tg::zeros({2, 3}), {3}, tg::zeros({4}));
-        },
-        {"layer_norm", "weight"});
-    check_throws<tg::value_error>(
-        [] {
-            tg::layer_norm(tg::zeros({2, 3}), {3}, {}, {}, -1);
-        },
-        {"layer_norm", "eps"});
-    check_throws<tg::shape_error>([] { tg::rms_norm(tg::zeros({2, 3}), {}); }, {"rms_norm"});
-    check_throws<tg::dtype_error>(
-        [] {
-            tg::rms_norm(tg::zeros({2, 3}, tg::kInt64), {3});
-        },
-        {"rms_norm"});
-    const tg::Tensor w = tg::zeros({5, 3});
-    check_throws<tg::shape_error>(
-        [&] {
-            tg::embedding(w, tg::tensor(std::vector<int64_t>{1, 5}));
-        },
-        {"embedding", "index 5", "size 5"});
-    check_throws<tg::shape_error>([&] { tg::embedding(w, tg::tensor(std::vector<int64_t>{-1})); },
-                                  {"embedding", "-1"});
-    check_throws<tg::dtype_error>([&] { tg::embedding(w, tg::zeros({2})); },
-                                  {"embedding", "int64"});
-    check_throws<tg::shape_error>(
-        [&] { tg::embedding(tg::zeros({5}), tg::tensor(std::vector<int64_t>{1})); },
-        {"embedding", "2-D"});
-    check_throws<tg::value_error>([&] { tg::embedding(w, tg::tensor(std::vector<int64_t>{1}), 5); },
-                                  {"embedding", "padding_idx 5"});
 }
