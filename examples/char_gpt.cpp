@@ -6,12 +6,14 @@
 //
 //   char_gpt [--steps 2000] [--minutes 10] [--batch 16] [--accum 2] [--context 128]
 //            [--layers 6] [--d-model 256] [--heads 4] [--lr 1e-3] [--warmup 100]
-//            [--dropout 0.1] [--eval-every 100] [--checkpoint] [--csv char_gpt.csv]
-//            [--prompt "The "] [--sample 300] [--seed 0] [--data DIR]
+//            [--dropout 0.1] [--eval-every 100] [--checkpoint] [--memory-budget MiB] [--report]
+//            [--csv char_gpt.csv] [--prompt "The "] [--sample 300] [--seed 0] [--data DIR]
 //
-// --checkpoint recomputes each block in backward (tg::checkpoint per block). Writes
-// step,elapsed_s,train_loss,val_loss,tokens_per_s to the CSV every --eval-every steps, and
-// samples text from the prompt at the end.
+// --checkpoint recomputes each block in backward (every block but the last is a checkpointed
+// segment); --memory-budget plans the segments whose blocks' step fits that many MiB
+// (nn::plan_checkpoints over the blocks as stages); --report prints what one micro-batch's graph
+// keeps per block. Writes step,elapsed_s,train_loss,val_loss,tokens_per_s to the CSV every
+// --eval-every steps, and samples text from the prompt at the end.
 #include <dirent.h>
 
 #include <algorithm>
@@ -38,8 +40,8 @@ namespace {
 struct Args {
     int64_t steps = 2000, batch = 16, accum = 2, context = 128, layers = 6, d_model = 256,
             heads = 4, warmup = 100, eval_every = 100, sample = 300, seed = 0;
-    double minutes = 10, lr = 1e-3, dropout = 0.1;
-    bool checkpoint = false;
+    double minutes = 10, lr = 1e-3, dropout = 0.1, memory_budget = 0;
+    bool checkpoint = false, report = false;
     std::string csv = "char_gpt.csv", prompt = "The ", data = "/usr/share/games/fortunes";
 };
 
@@ -50,14 +52,16 @@ Args parse(int argc, char** argv) {
         {"--context", &a.context}, {"--layers", &a.layers}, {"--d-model", &a.d_model},
         {"--heads", &a.heads},     {"--warmup", &a.warmup}, {"--eval-every", &a.eval_every},
         {"--sample", &a.sample},   {"--seed", &a.seed}};
-    std::map<std::string, double*> reals = {
-        {"--minutes", &a.minutes}, {"--lr", &a.lr}, {"--dropout", &a.dropout}};
+    std::map<std::string, double*> reals = {{"--minutes", &a.minutes},
+                                            {"--lr", &a.lr},
+                                            {"--dropout", &a.dropout},
+                                            {"--memory-budget", &a.memory_budget}};
     std::map<std::string, std::string*> strings = {
         {"--csv", &a.csv}, {"--prompt", &a.prompt}, {"--data", &a.data}};
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
-        if (k == "--checkpoint") {
-            a.checkpoint = true;
+        if (k == "--checkpoint" || k == "--report") {
+            (k == "--report" ? a.report : a.checkpoint) = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -133,20 +137,26 @@ Corpus tokenize(const std::string& text) {
 }
 
 /// Decoder-only transformer: token and position embeddings, pre-norm causal blocks, a final
-/// LayerNorm and the logits.
+/// LayerNorm and the logits. The blocks are also a chain of stages for the checkpoint planner.
 struct GptImpl : nn::Module {
-    GptImpl(int64_t vocab, const Args& a) : Module("Gpt"), checkpoint(a.checkpoint) {
+    GptImpl(int64_t vocab, const Args& a) : Module("Gpt") {
         tok = register_module("tok", nn::Embedding(vocab, a.d_model));
         pos = register_module("pos", nn::Embedding(a.context, a.d_model));
         blocks = register_module("blocks", nn::ModuleList());
-        for (int64_t i = 0; i < a.layers; ++i)
-            blocks->push_back(
-                nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(a.d_model, a.heads)
-                                                .dim_feedforward(4 * a.d_model)
-                                                .dropout(a.dropout)
-                                                .activation(tg::kGELU)
-                                                .norm_first(true)
-                                                .batch_first(true)));
+        for (int64_t i = 0; i < a.layers; ++i) {
+            nn::TransformerEncoderLayer block(nn::TransformerEncoderLayerOptions(a.d_model, a.heads)
+                                                  .dim_feedforward(4 * a.d_model)
+                                                  .dropout(a.dropout)
+                                                  .activation(tg::kGELU)
+                                                  .norm_first(true)
+                                                  .batch_first(true));
+            blocks->push_back(block);
+            auto* b = block.get();
+            stages.push_back({b->label(), [b](const tg::Tensor& h) {
+                                  tg::autograd::RecordScope scope(b->label());
+                                  return b->forward(h, {}, {}, /*is_causal=*/true);
+                              }});
+        }
         ln_f = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({a.d_model})));
         head = register_module("head", nn::Linear(a.d_model, vocab));
         {
@@ -155,20 +165,22 @@ struct GptImpl : nn::Module {
             pos->weight.mul_(0.02);
         }
     }
-    /// ids [B,T] -> logits [B,T,V]
+    /// The blocks' input for ids [B,T]: token plus position embeddings.
+    tg::Tensor embed(const tg::Tensor& ids) {
+        return tok(ids) + pos(tg::arange(ids.size(1), tg::kInt64));
+    }
+    /// ids [B,T] -> logits [B,T,V]; in training the blocks follow `plan` when it has segments.
     tg::Tensor forward(const tg::Tensor& ids) override {
-        const int64_t T = ids.size(1);
-        tg::Tensor h = tok(ids) + pos(tg::arange(T, tg::kInt64));
-        for (const auto& m : *blocks) {
-            auto* block = static_cast<nn::TransformerEncoderLayerImpl*>(m.get());
-            auto run = [block](const std::vector<tg::Tensor>& in) {
-                return block->forward(in[0], {}, {}, /*is_causal=*/true);
-            };
-            h = checkpoint && is_training() ? tg::checkpoint(run, {h}) : run({h});
-        }
+        tg::Tensor h = embed(ids);
+        if (is_training() && !plan.segments.empty())
+            h = nn::checkpoint_stages(stages, plan, h);
+        else
+            for (const nn::Stage& s : stages)
+                h = s.fn(h);
         return head(ln_f(h));
     }
-    bool checkpoint;
+    std::vector<nn::Stage> stages;
+    nn::CheckpointPlan plan;  // empty: no checkpointing
     nn::Embedding tok{nullptr}, pos{nullptr};
     nn::ModuleList blocks{nullptr};
     nn::LayerNorm ln_f{nullptr};
@@ -253,7 +265,17 @@ int main(int argc, char** argv) try {
         "%lld heads, context %lld, %lld x %lld sequences per step%s\n",
         c.ids.size(), (long long)V, (long long)n_params, (long long)a.layers, (long long)a.d_model,
         (long long)a.heads, (long long)a.context, (long long)a.accum, (long long)a.batch,
-        a.checkpoint ? ", checkpointed" : "");
+        a.checkpoint || a.memory_budget > 0 ? ", checkpointed" : "");
+    if (a.checkpoint || a.memory_budget > 0) {
+        auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng);
+        const tg::Tensor h = model->embed(x).detach().requires_grad_(true);
+        const auto profile = nn::profile_stages(model->stages, model->blocks->parameters(), h);
+        model->plan = a.memory_budget > 0
+                          ? nn::plan_checkpoints(
+                                profile, tg::MemoryBudget{int64_t(a.memory_budget * 1048576)})
+                          : nn::sqrt_plan(profile, a.layers);
+        std::cout << model->plan;
+    }
     tg::optim::AdamW opt(model->parameters(), tg::optim::AdamWOptions(a.lr).weight_decay(0.1));
     // token-count normalisation: every micro-batch has batch·context tokens here
     tg::optim::Accumulator acc(opt, a.accum * a.batch);
@@ -271,6 +293,10 @@ int main(int argc, char** argv) try {
             auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng);
             const tg::Tensor logits = model(x);
             const tg::Tensor loss = tg::cross_entropy(logits.reshape({-1, V}), y);
+            if (a.report && step == 0 && k == 0)
+                for (const auto& [scope, bytes] : tg::autograd::saved_report(loss).by_scope(2))
+                    std::printf("saved by %-32s %8.2f MiB\n", scope.c_str(),
+                                double(bytes) / 1048576.0);
             acc.backward(loss, a.batch);
             train_sum += loss.item<double>();
             ++train_n;

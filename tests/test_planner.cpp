@@ -231,3 +231,95 @@ BOOST_AUTO_TEST_CASE(dynamic_program_matches_brute_force) {
     }
     BOOST_CHECK_THROW(nn::plan_checkpoints(prof, tg::MemoryBudget{lo - 1}), tg::error);
 }
+
+/// The planner over a ModuleList of transformer blocks and over a chain of callables (causal
+/// blocks, whose forward takes more than the input): gradients bit-identical to the plain run
+/// with dropout, and the measured peak within the budget.
+BOOST_AUTO_TEST_CASE(planner_over_module_list_and_callables) {
+    tg::manual_seed(8);
+    nn::ModuleList blocks;
+    for (int i = 0; i < 4; ++i)
+        blocks->push_back(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(32, 4)
+                                                          .dim_feedforward(64)
+                                                          .dropout(0.2)
+                                                          .norm_first(true)
+                                                          .batch_first(true)));
+    std::vector<nn::Stage> causal;
+    for (const auto& m : *blocks) {
+        auto* b = static_cast<nn::TransformerEncoderLayerImpl*>(m.get());
+        causal.push_back(
+            {b->label(), [b](const Tensor& h) { return b->forward(h, {}, {}, true); }});
+    }
+    const Tensor x = tg::randn({4, 24, 32}), target = tg::randn({4, 24, 32});
+    auto grads_with = [&](const std::function<Tensor(const Tensor&)>& fwd) {
+        blocks->zero_grad();
+        tg::manual_seed(12);
+        tg::mse_loss(fwd(x), target).backward();
+        std::vector<double> g;
+        for (const Tensor& p : blocks->parameters()) {
+            auto v = p.grad().to(tg::kFloat64).to_vector<double>();
+            g.insert(g.end(), v.begin(), v.end());
+        }
+        return g;
+    };
+    auto plain = [&](const std::vector<nn::Stage>& st) {
+        return [&st](const Tensor& h) {
+            Tensor y = h;
+            for (const nn::Stage& s : st)
+                y = s.fn(y);
+            return y;
+        };
+    };
+    const std::vector<nn::Stage> modules = nn::stages(*blocks);
+    BOOST_TEST(modules.size() == 4u);
+    BOOST_TEST(grads_with(plain(modules)) == grads_with([&](const Tensor& h) {
+                   return nn::checkpoint_sequential(blocks, 0, h);
+               }));
+    BOOST_TEST(grads_with(plain(causal)) ==
+               grads_with([&](const Tensor& h) { return nn::checkpoint_stages(causal, 2, h); }));
+    // the planner's budget holds for the causal chain, measured (gradients allocated)
+    for (const Tensor& p : blocks->parameters())
+        p.set_grad(tg::zeros_like(p));
+    const auto prof = nn::profile_stages(causal, blocks->parameters(), x);
+    BOOST_TEST(prof.layers.size() == 4u);
+    BOOST_TEST(prof.layers[0].name == causal[0].name);
+    nn::CheckpointPlan none;
+    none.segments.push_back({0, causal.size(), false});
+    const int64_t full = nn::predict(prof, none).predicted_peak_bytes;
+    const auto plan = nn::plan_checkpoints(prof, tg::MemoryBudget{full * 6 / 10});
+    BOOST_TEST(plan.recomputed_layers > 0);
+    const tg::memory::Stats before = tg::memory::stats();
+    tg::memory::reset_peak();
+    tg::mse_loss(nn::checkpoint_stages(causal, plan, x), target).backward();
+    const int64_t measured = tg::memory::stats().peak_bytes - before.current_bytes;
+    BOOST_TEST_MESSAGE("measured " << measured << ", budget " << plan.budget_bytes << "\n" << plan);
+    BOOST_TEST(measured <= plan.budget_bytes);
+    // a ModuleList plans like a Sequential of the same modules
+    BOOST_TEST(nn::plan_checkpoints(blocks, x, tg::MemoryBudget{full}).num_layers == 4u);
+}
+
+/// saved_report's by_scope: what each block keeps, every buffer once, summing to the total.
+BOOST_AUTO_TEST_CASE(saved_report_per_block) {
+    tg::manual_seed(9);
+    nn::ModuleList blocks(nn::Linear(16, 16), nn::Tanh(), nn::Linear(16, 16));
+    Tensor h = tg::randn({8, 16}).requires_grad_();
+    {
+        tg::autograd::RecordScope model("net");
+        for (const auto& m : *blocks)
+            h = (*m)(h);
+    }
+    const Tensor loss = (h * h).sum();
+    const auto r = tg::autograd::saved_report(loss);
+    const auto top = r.by_scope(1), per_block = r.by_scope(2);
+    int64_t sum = 0;
+    for (const auto& [scope, bytes] : per_block)
+        sum += bytes;
+    BOOST_TEST(sum == r.total_bytes);
+    BOOST_TEST(top.size() == 2u);  // "net" and the loss's ops outside any scope ("-")
+    BOOST_TEST(top[0].first == "net");
+    BOOST_TEST(per_block.size() == 4u);
+    BOOST_TEST(per_block[0].first == "net.Linear[0]");
+    BOOST_TEST(per_block[1].first == "net.Tanh[1]");
+    for (const auto& [scope, bytes] : per_block)
+        BOOST_TEST(bytes > 0, scope);
+}

@@ -131,9 +131,15 @@ struct SavedReport {
         std::string op, scope;
         uint64_t seq;
         int64_t bytes;
+        int64_t first_bytes;  // bytes of the buffers no earlier entry keeps (they sum to total)
     };
     std::vector<Entry> entries;  // in tape order
     int64_t total_bytes = 0;     // each storage counted once
+    /// Bytes kept per scope, cut to its first `depth` dot-separated names ("blocks.0" for depth
+    /// 2 of "blocks.0.self_attn"), in tape order; "-" for ops recorded outside any scope. Each
+    /// buffer counts once, in the scope of the first node that keeps it, so the values sum to
+    /// total_bytes.
+    std::vector<std::pair<std::string, int64_t>> by_scope(int depth = 1) const;
 };
 /// The report of root's graph (empty for a tensor without one); value_error if root is undefined.
 SavedReport saved_report(const Tensor& root);

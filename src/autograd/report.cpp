@@ -29,15 +29,36 @@ SavedReport saved_report(const Tensor& root) {
     for (Node* n : nodes) {
         if (n->saved_.empty())
             continue;
-        int64_t bytes = 0;
+        int64_t bytes = 0, first = 0;
         for (const auto& s : n->saved_) {
             bytes += s.bytes;
             if (storages.insert(s.storage).second)
-                r.total_bytes += s.bytes;
+                first += s.bytes;
         }
-        r.entries.push_back({n->name_, n->scope_, n->seq_, bytes});
+        r.total_bytes += first;
+        r.entries.push_back({n->name_, n->scope_, n->seq_, bytes, first});
     }
     return r;
+}
+
+std::vector<std::pair<std::string, int64_t>> SavedReport::by_scope(int depth) const {
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (const Entry& e : entries) {
+        std::string key = e.scope.empty() ? "-" : e.scope;
+        size_t cut = std::string::npos;  // the depth-th dot
+        for (int d = 0; d < std::max(depth, 1); ++d)
+            if ((cut = key.find('.', d == 0 ? 0 : cut + 1)) == std::string::npos)
+                break;
+        if (cut != std::string::npos)
+            key.resize(cut);
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == key; });
+        if (it == out.end())
+            out.emplace_back(key, e.first_bytes);
+        else
+            it->second += e.first_bytes;
+    }
+    return out;
 }
 
 std::ostream& operator<<(std::ostream& os, const SavedReport& r) {

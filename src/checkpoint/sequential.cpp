@@ -1,6 +1,7 @@
-// checkpoint_sequential: runs a Sequential in checkpointed segments (√n equal ones or a plan
-// from the planner in planner.cpp), and profile_sequential, the planner's per-layer
-// measurements (docs/checkpointing.md).
+// checkpoint_sequential: runs a chain of stages (a Sequential's or a ModuleList's modules, or
+// any one-tensor functions) in checkpointed segments (√n equal ones or a plan from the planner
+// in planner.cpp), and profile_stages, the planner's per-stage measurements
+// (docs/checkpointing.md).
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
@@ -34,7 +35,7 @@ CheckpointPlan equal_plan(size_t n, int64_t segments) {
     return plan;
 }
 
-void check_plan(const SequentialImpl& seq, const CheckpointPlan& plan) {
+void check_plan(size_t n, const CheckpointPlan& plan) {
     size_t at = 0;
     for (const auto& s : plan.segments) {
         if (s.begin != at || s.end <= s.begin)
@@ -43,16 +44,24 @@ void check_plan(const SequentialImpl& seq, const CheckpointPlan& plan) {
                               std::to_string(at));
         at = s.end;
     }
-    if (at != seq.size())
+    if (at != n)
         throw value_error("checkpoint_sequential: plan covers " + std::to_string(at) +
-                          " layers, the Sequential has " + std::to_string(seq.size()));
+                          " layers, the chain has " + std::to_string(n));
 }
 
 }  // namespace
 
-SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
-    if (seq->is_empty())
-        throw value_error("profile_sequential: the Sequential has no modules");
+std::vector<Stage> stages(const ModuleListImpl& list) {
+    std::vector<Stage> out;
+    for (const std::shared_ptr<Module>& m : list)
+        out.push_back({m->label(), [m](const Tensor& x) { return (*m)(x); }});
+    return out;
+}
+
+SequentialProfile profile_stages(const std::vector<Stage>& stages,
+                                 const std::vector<Tensor>& parameters, const Tensor& x) {
+    if (stages.empty())
+        throw value_error("profile_sequential: no modules (the chain has no stages)");
     SequentialProfile prof;
     prof.input_bytes = int64_t(x.impl()->storage->nbytes);
     // profiling runs every layer twice: every generator is put back after (Note [Replaying
@@ -62,7 +71,7 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
     tg::detail::RecordRandom record(rng);
     checkpointing::RecomputeScope rehearsal;
     // gradients allocated, as in a step after zero_grad(false); the caller's are put back
-    std::vector<Tensor> params = seq->parameters(), old_grads;
+    std::vector<Tensor> params = parameters, old_grads;
     std::unordered_set<const void*> param_storage;
     for (Tensor& p : params) {
         old_grads.push_back(p.grad());
@@ -83,9 +92,9 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
         AutoGradMode grad_on(true);
         Tensor h = x.detach();
         bool needs = x.requires_grad();
-        for (const auto& m : *seq) {
+        for (const Stage& st : stages) {
             LayerProfile l;
-            l.name = m->label();
+            l.name = st.name;
             Tensor d = h.detach();
             if (needs)
                 d.requires_grad_(true);
@@ -95,13 +104,13 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
                 NoGradGuard no_grad;
                 const int64_t c0 = cur();
                 memory::reset_peak(dev);
-                { Tensor y0 = (*m)(d); }
+                { Tensor y0 = st.fn(d); }
                 l.nograd_peak = peak() - c0;
             }
             tg::detail::restore(layer_rng);
             int64_t c0 = cur();
             memory::reset_peak(dev);
-            Tensor y = (*m)(d);
+            Tensor y = st.fn(d);
             l.forward_peak = peak() - c0;
             l.out_bytes = int64_t(y.impl()->storage->nbytes);
             const void* in_st = d.impl()->storage.get();
@@ -147,6 +156,13 @@ SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
     return prof;
 }
 
+SequentialProfile profile_sequential(const Sequential& seq, const Tensor& x) {
+    return profile_stages(stages(*seq), seq->parameters(), x);
+}
+SequentialProfile profile_sequential(const ModuleList& blocks, const Tensor& x) {
+    return profile_stages(stages(*blocks), blocks->parameters(), x);
+}
+
 CheckpointPlan sqrt_plan(const SequentialProfile& profile, int64_t segments) {
     return predict(profile, equal_plan(profile.layers.size(), segments));
 }
@@ -154,19 +170,24 @@ CheckpointPlan sqrt_plan(const SequentialProfile& profile, int64_t segments) {
 CheckpointPlan plan_checkpoints(const Sequential& seq, const Tensor& x, MemoryBudget budget) {
     return plan_checkpoints(profile_sequential(seq, x), budget);
 }
+CheckpointPlan plan_checkpoints(const ModuleList& blocks, const Tensor& x, MemoryBudget budget) {
+    return plan_checkpoints(profile_sequential(blocks, x), budget);
+}
+CheckpointPlan plan_checkpoints(const std::vector<Stage>& st, const std::vector<Tensor>& params,
+                                const Tensor& x, MemoryBudget budget) {
+    return plan_checkpoints(profile_stages(st, params, x), budget);
+}
 
-Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& x,
-                             bool use_reentrant) {
-    check_plan(*seq, plan);
+Tensor checkpoint_stages(const std::vector<Stage>& st, const CheckpointPlan& plan, const Tensor& x,
+                         bool use_reentrant) {
+    check_plan(st.size(), plan);
     Tensor h = x;
     for (const auto& seg : plan.segments) {
-        std::vector<std::shared_ptr<Module>> mods;
-        for (size_t i = seg.begin; i < seg.end; ++i)
-            mods.push_back(seq->ptr(i));
-        auto run = [mods](const std::vector<Tensor>& in) {
+        std::vector<Stage> part(st.begin() + long(seg.begin), st.begin() + long(seg.end));
+        auto run = [part](const std::vector<Tensor>& in) {
             Tensor y = in[0];
-            for (const auto& m : mods)
-                y = (*m)(y);
+            for (const Stage& s : part)
+                y = s.fn(y);
             return y;
         };
         h = seg.checkpointed ? checkpoint(run, {h}, use_reentrant) : run({h});
@@ -174,11 +195,29 @@ Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, 
     return h;
 }
 
+Tensor checkpoint_stages(const std::vector<Stage>& st, int64_t segments, const Tensor& x,
+                         bool use_reentrant) {
+    if (st.empty())
+        return x;
+    return checkpoint_stages(st, equal_plan(st.size(), segments), x, use_reentrant);
+}
+
+Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& x,
+                             bool use_reentrant) {
+    return checkpoint_stages(stages(*seq), plan, x, use_reentrant);
+}
+Tensor checkpoint_sequential(const ModuleList& blocks, const CheckpointPlan& plan, const Tensor& x,
+                             bool use_reentrant) {
+    return checkpoint_stages(stages(*blocks), plan, x, use_reentrant);
+}
+
 Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& x,
                              bool use_reentrant) {
-    if (seq->is_empty())
-        return x;
-    return checkpoint_sequential(seq, equal_plan(seq->size(), segments), x, use_reentrant);
+    return checkpoint_stages(stages(*seq), segments, x, use_reentrant);
+}
+Tensor checkpoint_sequential(const ModuleList& blocks, int64_t segments, const Tensor& x,
+                             bool use_reentrant) {
+    return checkpoint_stages(stages(*blocks), segments, x, use_reentrant);
 }
 
 Tensor checkpoint_sequential(const Sequential& seq, const Tensor& x, MemoryBudget budget) {

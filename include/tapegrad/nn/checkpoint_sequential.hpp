@@ -9,12 +9,23 @@
 ///     std::cout << plan;                                  // boundaries, predicted peak, cost
 ///     tg::Tensor y2 = tg::nn::checkpoint_sequential(net, plan, x);
 ///
+/// The same for a ModuleList of blocks (each called through Module::operator()), or for any
+/// chain of one-tensor functions with the parameters they use (Stage), e.g. causal transformer
+/// blocks whose forward takes more than the input:
+///     std::vector<tg::nn::Stage> stages;
+///     for (auto& b : *blocks)
+///         stages.push_back({b->label(), [b](const tg::Tensor& h) { return as_block(b)(h, true);
+///         }});
+///     auto plan = tg::nn::plan_checkpoints(stages, blocks->parameters(), h0, budget);
+///     tg::Tensor h = tg::nn::checkpoint_stages(stages, plan, h0);
+///
 /// What the budget bounds: the bytes a training step allocates above what is live when it
 /// starts (parameters, their allocated gradients, optimizer state, the input): saved
 /// activations, kept segment boundaries, recomputed segments and the transient gradient buffers
 /// of backward. It is measured as tg::memory::stats().peak_bytes after reset_peak() minus
 /// current_bytes at the start of the step, with gradients allocated (zero_grad(false)).
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,6 +42,15 @@ struct MemoryBudget {
 };
 
 namespace nn {
+
+/// One link of a chain the planner segments: its name (in profiles and reports) and a function
+/// of one tensor. A Sequential's or ModuleList's stages are its modules (stages()).
+struct Stage {
+    std::string name;
+    std::function<Tensor(const Tensor&)> fn;
+};
+/// Each module of `list` as a Stage: named by its label, called through Module::operator().
+std::vector<Stage> stages(const ModuleListImpl& list);
 
 /// What one layer of a Sequential costs, measured once on an example input.
 struct LayerProfile {
@@ -106,6 +126,27 @@ int64_t min_checkpoint_budget(const SequentialProfile& profile);
 /// profile_sequential then plan_checkpoints.
 CheckpointPlan plan_checkpoints(const Sequential& seq, const Tensor& example_input,
                                 MemoryBudget budget);
+
+/// The same over any chain: `params` are the parameters the stages use (their gradients are
+/// allocated while profiling, as in a step, and their buffers are not counted as saved).
+SequentialProfile profile_stages(const std::vector<Stage>& stages,
+                                 const std::vector<Tensor>& params, const Tensor& example_input);
+CheckpointPlan plan_checkpoints(const std::vector<Stage>& stages, const std::vector<Tensor>& params,
+                                const Tensor& example_input, MemoryBudget budget);
+/// Runs the stages on input following `plan`, or in `segments` equal segments (0: round(√n)),
+/// as checkpoint_sequential does for a Sequential.
+Tensor checkpoint_stages(const std::vector<Stage>& stages, const CheckpointPlan& plan,
+                         const Tensor& input, bool use_reentrant = true);
+Tensor checkpoint_stages(const std::vector<Stage>& stages, int64_t segments, const Tensor& input,
+                         bool use_reentrant = true);
+/// A ModuleList of blocks, as a Sequential: its modules are the stages.
+SequentialProfile profile_sequential(const ModuleList& blocks, const Tensor& example_input);
+CheckpointPlan plan_checkpoints(const ModuleList& blocks, const Tensor& example_input,
+                                MemoryBudget budget);
+Tensor checkpoint_sequential(const ModuleList& blocks, const CheckpointPlan& plan,
+                             const Tensor& input, bool use_reentrant = true);
+Tensor checkpoint_sequential(const ModuleList& blocks, int64_t segments, const Tensor& input,
+                             bool use_reentrant = true);
 
 /// The plan checkpoint_sequential(seq, segments, x) runs (0: round(√n)), with its prediction.
 CheckpointPlan sqrt_plan(const SequentialProfile& profile, int64_t segments = 0);
