@@ -9,14 +9,15 @@
 
 namespace tg::backend::cpu {
 
-// Note [Vectorisable float math]: glibc's expf/tanhf are scalar calls, so a loop over them does
-// not vectorise and tanh alone would cost more than the rest of an MLP step. For float32 the
-// exp, tanh and sigmoid kernels use these branch-free forms (range reduction to 2^n * e^r with
-// |r| <= ln2/2 and a degree-6 polynomial, about 1 ulp), which the compiler vectorises. float64
-// keeps the libm functions, so gradcheck runs on the exact ones. The CPU's translation units are
-// compiled with -fno-trapping-math -fno-math-errno (CMakeLists.txt): without trapping math the
-// compiler may turn the kernels' selects into blends and vectorise them, and without errno sqrt
-// is one instruction (sqrtps) instead of a checked libm call. tapegrad never reads FP
+// Note [Vectorisable float math]: glibc's expf/tanhf/erff are scalar calls, so a loop over them
+// does not vectorise and tanh alone would cost more than the rest of an MLP step. For float32 the
+// exp, tanh, sigmoid, exp_sub and GELU kernels use these branch-free forms (exp: range reduction
+// to 2^n * e^r with |r| <= ln2/2 and a degree-6 polynomial, about 1 ulp; erf: its Taylor series
+// below 0.5 and Abramowitz-Stegun 7.1.26 above, within 2e-7), which the compiler vectorises.
+// float64 keeps the libm functions, so gradcheck runs on the exact ones. The CPU's translation
+// units are compiled with -fno-trapping-math -fno-math-errno (CMakeLists.txt): without trapping
+// math the compiler may turn the kernels' selects into blends and vectorise them, and without errno
+// sqrt is one instruction (sqrtps) instead of a checked libm call. tapegrad never reads FP
 // exceptions or errno.
 inline float bits_to_float(int32_t i) {
     float f;
@@ -48,6 +49,25 @@ inline float fast_tanh(float x) {
     return a < 0.125f ? small : (x < 0 ? -big : big);
 }
 
+inline float fast_erf(float x) {
+    const float a = x < 0 ? -x : x, x2 = x * x;
+    // |x| < 0.5: 2/√π (x - x³/3 + x⁵/10 - x⁷/42 + x⁹/216 - x¹¹/1320)
+    const float small =
+        1.12837916709551257f * x *
+        (1.0f +
+         x2 * (-1.0f / 3 +
+               x2 * (1.0f / 10 + x2 * (-1.0f / 42 + x2 * (1.0f / 216 + x2 * (-1.0f / 1320))))));
+    const float t = 1.0f / (1.0f + 0.3275911f * a);
+    const float poly =
+        t * (0.254829592f +
+             t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+    const float big = 1.0f - poly * fast_exp(-x2);
+    return a < 0.5f ? small : (x < 0 ? -big : big);
+}
+inline float fast_gelu(float x) {
+    return x * (fast_erf(x * 0.70710678118654752440f) + 1) * 0.5f;
+}
+
 /// The functor the CPU runs for table kernel K: K itself, or a fast float32 form of it.
 template <class K>
 struct Kernel {
@@ -77,6 +97,38 @@ struct Kernel<cpu_table::U_tanh> {
 template <>
 struct Kernel<cpu_table::U_sigmoid> {
     using type = FastFloat<cpu_table::U_sigmoid, fast_sigmoid>;
+};
+
+template <>
+struct Kernel<cpu_table::U_gelu> {
+    using type = FastFloat<cpu_table::U_gelu, fast_gelu>;
+};
+/// A binary table kernel K with a fast float32 form Fast(a, b, p, q).
+template <class K, float (*Fast)(float, float, float, float)>
+struct FastFloat2 {
+    template <class T>
+    static T f(T a, T b, T p, T q) {
+        if constexpr (std::is_same_v<T, float>)
+            return Fast(a, b, p, q);
+        else
+            return K::f(a, b, p, q);
+    }
+};
+inline float fast_gelu_backward(float dy, float x, float, float) {
+    return dy * ((fast_erf(x * 0.70710678118654752440f) + 1) * 0.5f +
+                 x * fast_exp(-x * x * 0.5f) * 0.39894228040143267794f);
+}
+inline float fast_exp_sub(float a, float b, float, float) {  // e^(a-b), 0 for masked scores
+    const float d = a - b;
+    return d < -87.0f ? 0.0f : fast_exp(d);
+}
+template <>
+struct Kernel<cpu_table::B_gelu_backward> {
+    using type = FastFloat2<cpu_table::B_gelu_backward, fast_gelu_backward>;
+};
+template <>
+struct Kernel<cpu_table::B_exp_sub> {
+    using type = FastFloat2<cpu_table::B_exp_sub, fast_exp_sub>;
 };
 
 }  // namespace tg::backend::cpu
