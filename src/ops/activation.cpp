@@ -149,8 +149,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
     return y;
 }
 
-/// y = x * mask, mask = (u < 1-p) / (1-p): one u per element, or with `features` one per slice
-/// x[n][c] (the mask [N,C,1,...] broadcasts); dx = dy * mask.
+/// y = x * mask, mask = 1/(1-p) with probability 1-p, else 0: one per element, or with
+/// `features` one per slice x[n][c] (the mask [N,C,1,...] broadcasts); dx = dy * mask. The node
+/// keeps the mask's seed, not the mask: backward fills it again (Note [Counter-based masks] in
+/// core/random.hpp), so a dropout's activation memory is nothing.
 static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g,
                            bool features = false) {
     const char* name = features ? "feature_dropout" : "dropout";
@@ -169,14 +171,16 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
     if (features)
         for (size_t d = 2; d < mask_shape.size(); ++d)
             mask_shape[d] = 1;
-    Tensor u = runtime::empty(mask_shape, x.dtype(), x.device(), name);
-    runtime::fill_random(u, false, 0, 1, g);
     const double keep = 1 - p;
-    const Tensor mask = runtime::unary(UnaryOp::keep_mask, u, keep, 1 / keep);
-    Tensor y = runtime::binary(BinaryOp::mul, x, mask, name);
+    const uint64_t seed = runtime::draw_seed(g);
+    auto make_mask = [mask_shape, keep, seed, name](const Tensor& like) {
+        Tensor m = runtime::empty(mask_shape, like.dtype(), like.device(), name);
+        runtime::fill_keep_mask(m, keep, 1 / keep, seed);
+        return m;
+    };
+    Tensor y = runtime::binary(BinaryOp::mul, x, make_mask(x), name);
     if (should_record({&x}))
-        record(name, {&x}, y,
-               [sm = save_intermediate(mask)](const Tensor& dy) { return Grads{dy * sm.get()}; });
+        record(name, {&x}, y, [make_mask](const Tensor& dy) { return Grads{dy * make_mask(dy)}; });
     return y;
 }
 Tensor dropout(const Tensor& x, double p, bool train) {

@@ -12,10 +12,10 @@
 // any thread count. With is_causal a block of rows [i0, i1) reads keys [0, i1) only: the
 // triangle above the diagonal is never computed.
 //
-// Dropout (of P, after the softmax) draws each block's mask from a generator seeded by the
-// block's position and one number drawn from the caller's generator at forward, so backward
-// draws the same masks again instead of keeping them (and a checkpoint's replay of the caller's
-// generator gives the same seed).
+// Dropout (of P, after the softmax) fills each block's mask from a seed made of the block's
+// position and one number drawn from the caller's generator at forward (Note [Counter-based
+// masks] in core/random.hpp), so backward makes the same masks again instead of keeping them
+// (and a checkpoint's replay of the caller's generator gives the same seed).
 //
 // With create_graph the same formulas are written with tapegrad's ops over whole [T,T] score
 // matrices (P recomputed by softmax, so that it carries q's and k's history): double backward
@@ -72,12 +72,10 @@ uint64_t mix(uint64_t z) {  // splitmix64's finaliser
 
 /// The dropout mask (0 or 1/(1-p)) of block `blk` of matrix bh: [nb, c], the same every time.
 Tensor drop_mask(const Geo& g, int64_t bh, int64_t blk, int64_t nb, int64_t c, const Tensor& like) {
-    Generator gen(mix(g.seed ^ mix(uint64_t(bh) * 0x100000001B3ull + uint64_t(blk))));
-    Tensor u = runtime::empty({nb, c}, like.dtype(), like.device(), kOp);
-    runtime::fill_random(u, false, 0, 1, &gen);
-    const double keep = 1 - g.p;
-    runtime::unary_into(UnaryOp::keep_mask, u, u, keep, 1 / keep);
-    return u;
+    Tensor m = runtime::empty({nb, c}, like.dtype(), like.device(), kOp);
+    runtime::fill_keep_mask(m, 1 - g.p, 1 / (1 - g.p),
+                            mix(g.seed ^ mix(uint64_t(bh) * 0x100000001B3ull + uint64_t(blk))));
+    return m;
 }
 
 /// What the blocks read besides q, k and v: the additive mask (expanded to [lead..., L, S], with
@@ -343,11 +341,8 @@ Geo check_and_size(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
                  bool causal, std::optional<double> scale, const Generator* gen) {
     Geo g = check_and_size(q, k, v, mask, p, causal, scale);
-    if (g.p > 0) {  // one draw from the caller's generator: the seed of every block's mask
-        Tensor u = runtime::empty({}, kFloat64, Device::cpu(), kOp);
-        runtime::fill_random(u, false, 0, 1, gen);
-        g.seed = uint64_t(u.item<double>() * 9007199254740992.0);
-    }
+    if (g.p > 0)  // one draw from the caller's generator: the seed of every block's mask
+        g.seed = runtime::draw_seed(gen);
     const Tensor q3 = as3(q, g), k3 = as3(k, g), v3 = as3(v, g);
     Tensor y = runtime::empty({g.BH, g.L, g.Ev}, q.dtype(), q.device(), kOp);
     Tensor lse = runtime::empty({g.BH, g.L}, q.dtype(), q.device(), kOp);

@@ -200,6 +200,27 @@ void fill_random(const Tensor& t, bool normal, double a, double b, const Generat
     be(t).from_host(i->storage->data, offset, host.data(), bytes);
 }
 
+uint64_t draw_seed(const Generator* g) {
+    detail::Draw draw(g);
+    return draw.engine()();
+}
+
+void fill_keep_mask(const Tensor& t, double keep, double scale, uint64_t seed) {
+    const int64_t n = t.numel();
+    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "dropout");
+    const TensorImpl* i = t.impl();
+    const size_t offset = size_t(i->offset) * element_size(t.dtype());
+    std::vector<unsigned char> host(t.device().is_cpu() ? 0 : bytes);
+    void* dst = t.device().is_cpu() ? static_cast<char*>(i->storage->data) + offset
+                                    : static_cast<void*>(host.data());
+    const int parts = n >= backend::cpu::kParallelMin ? backend::cpu::cpu_threads() : 1;
+    backend::cpu::cpu_parallel(parts, [&](int p) {
+        detail::keep_mask(dst, t.dtype(), n * p / parts, n * (p + 1) / parts, keep, scale, seed);
+    });
+    if (!t.device().is_cpu())  // an acknowledged host->device transfer
+        be(t).from_host(i->storage->data, offset, host.data(), bytes);
+}
+
 bool all_finite(const Tensor& t) {
     if (!is_floating(t.dtype()))
         return true;
