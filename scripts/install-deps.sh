@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tapegrad needs from Debian's packages. Usage: scripts/install-deps.sh [run|test|bench]
-#   run   - build deps + the Fashion-MNIST data set (dataset-fashion-mnist)
+#   run   - build deps + the Fashion-MNIST data set (dataset-fashion-mnist) and the fortunes
+#           texts the GPT example trains on (fortunes)
 #   test  - build deps + clang and libFuzzer for scripts/fuzz.sh (default)
 #   bench - build deps + LibTorch (libtorch-dev) and the data set, for benchmarks/
 set -euo pipefail
@@ -9,7 +10,7 @@ pkgs=(cmake make g++ pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxs
       libopenblas-dev libboost-test-dev zlib1g-dev
       pocl-opencl-icd libclblast-dev ocl-icd-opencl-dev opencl-headers)  # OpenCL backend, run on PoCL
 case "$what" in
-  run) pkgs+=(dataset-fashion-mnist) ;;
+  run) pkgs+=(dataset-fashion-mnist fortunes) ;;
   bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;
   test) pkgs+=(clang-14 libclang-rt-14-dev) ;;  # scripts/fuzz.sh
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;

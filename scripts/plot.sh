@@ -1,7 +1,8 @@
 #!/bin/sh
 # Plots a training CSV (default fashion_mnist_mlp.csv) to a PNG (default: the CSV's name with .png).
 #   scripts/plot.sh [metrics.csv [plot.png [title]]]
-# The title defaults to the example's network, read from the CSV's name (_mlp or _cnn).
+# The title defaults to the example's network, read from the CSV's name (_mlp, _cnn or char_gpt,
+# whose CSV has its own columns: scripts/plot_gpt.gp).
 set -e
 csv=${1:-fashion_mnist_mlp.csv}
 out=${2:-${csv%.csv}.png}
@@ -12,5 +13,9 @@ case "$csv" in
   *) title="Fashion-MNIST MLP 784-256-128-10 (tapegrad)" ;;
 esac
 title=${3:-$title}
-gnuplot -e "csv='$csv'; out='$out'; title='$title'" "$(dirname "$0")/plot_training.gp"
+case "$csv" in
+  *char_gpt*) script=plot_gpt.gp; title=${3:-char-level GPT on Debian fortunes, 6 x d256 (tapegrad)} ;;
+  *) script=plot_training.gp ;;
+esac
+gnuplot -e "csv='$csv'; out='$out'; title='$title'" "$(dirname "$0")/$script"
 echo "wrote $out"

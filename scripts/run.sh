@@ -2,12 +2,17 @@
 # Builds tapegrad and trains the Fashion-MNIST MLP on a fresh Debian machine:  bash scripts/run.sh
 # With --cnn first, the convolutional network instead (examples/fashion_mnist_cnn.cpp):
 #   bash scripts/run.sh --cnn
+# With --gpt first, the character-level GPT on Debian's fortunes files (examples/char_gpt.cpp):
+#   bash scripts/run.sh --gpt --minutes 10 --steps 400
 # Further arguments go to the example (e.g. --epochs 5). Writes <example>.csv and .tgsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 example=fashion_mnist_mlp
 if [ "${1:-}" = --cnn ]; then
   example=fashion_mnist_cnn
+  shift
+elif [ "${1:-}" = --gpt ]; then
+  example=char_gpt
   shift
 fi
 bash scripts/install-deps.sh run
