@@ -63,44 +63,6 @@ void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, Engi
     });
 }
 
-namespace {
-/// A 32-bit integer hash with good avalanche (Chris Wellons' lowbias32); vectorisable.
-inline uint32_t lowbias32(uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-}  // namespace
-
-namespace {
-/// Elements [first, first + n) of a mask whose counters share their high 32 bits (in `hi`).
-template <class T>
-void keep_run(T* o, uint32_t first, uint32_t n, uint32_t lo, uint32_t hi, uint32_t limit, T s) {
-    for (uint32_t k = 0; k < n; ++k)  // 32-bit arithmetic only, so that it vectorises
-        o[k] = lowbias32(lowbias32((first + k) ^ lo) ^ hi) < limit ? s : T(0);
-}
-}  // namespace
-
-void keep_mask(void* dst, Dtype d, int64_t begin, int64_t end, double keep, double scale,
-               uint64_t seed) {
-    // Note [Counter-based masks] in random.hpp: element i keeps when hash(s, i) < keep·2³²
-    const uint32_t limit = uint32_t(std::min(keep, 1.0) * 4294967295.0);
-    dispatch(d, [&](auto tag) {
-        using T = decltype(tag);
-        T* o = static_cast<T*>(dst);
-        const T s = static_cast<T>(scale);
-        for (int64_t i = begin; i < end;) {  // runs that do not cross a multiple of 2³²
-            const int64_t stop = std::min(end, ((i >> 32) + 1) << 32);
-            keep_run(o + i, uint32_t(i), uint32_t(stop - i), uint32_t(seed),
-                     uint32_t(seed >> 32) ^ uint32_t(i >> 32), limit, s);
-            i = stop;
-        }
-    });
-}
-
 // Note [Replaying random state]: a checkpointed function runs twice, and the second run must
 // draw what the first drew (Dropout's masks) or the gradients are silently wrong. Its first run
 // is a RecordRandom scope: the thread's default generator is copied when the scope opens, and

@@ -46,14 +46,6 @@ private:
 /// come from here, so one seed gives the same numbers on every device.
 void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, Engine& gen);
 
-/// Note [Counter-based masks]: dropout's keep masks are not drawn element by element from the
-/// generator. A mask takes one 64-bit number s from it, and element i keeps (holds `scale`,
-/// else 0) when a 32-bit hash of (s, i) falls below keep·2³². So a mask costs one
-/// draw, fills in parallel in any order, and one seed gives the same mask on every device and
-/// for every thread count (and a checkpoint replays it from the replayed generator).
-void keep_mask(void* dst, Dtype d, int64_t begin, int64_t end, double keep, double scale,
-               uint64_t seed);
-
 /// The random state a piece of work started from: this thread's default generator, and each
 /// explicit Generator the work drew from as it was before the work's first draw from it.
 struct RandomState {

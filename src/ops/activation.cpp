@@ -152,7 +152,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 /// y = x * mask, mask = 1/(1-p) with probability 1-p, else 0: one per element, or with
 /// `features` one per slice x[n][c] (the mask [N,C,1,...] broadcasts); dx = dy * mask. The node
 /// keeps the mask's seed, not the mask: backward fills it again (Note [Counter-based masks] in
-/// core/random.hpp), so a dropout's activation memory is nothing.
+/// backend/cpu/keep_mask.hpp), so a dropout's activation memory is nothing.
 static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g,
                            bool features = false) {
     const char* name = features ? "feature_dropout" : "dropout";

@@ -14,8 +14,8 @@
 //
 // Dropout (of P, after the softmax) fills each block's mask from a seed made of the block's
 // position and one number drawn from the caller's generator at forward (Note [Counter-based
-// masks] in core/random.hpp), so backward makes the same masks again instead of keeping them
-// (and a checkpoint's replay of the caller's generator gives the same seed).
+// masks] in backend/cpu/keep_mask.hpp), so backward makes the same masks again instead of keeping
+// them (and a checkpoint's replay of the caller's generator gives the same seed).
 //
 // With create_graph the same formulas are written with tapegrad's ops over whole [T,T] score
 // matrices (P recomputed by softmax, so that it carries q's and k's history): double backward

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/keep_mask.hpp"
 #include "backend/cpu/threads.hpp"
 #include "backend/registry.hpp"
 #include "core/random.hpp"
@@ -206,19 +207,15 @@ uint64_t draw_seed(const Generator* g) {
 }
 
 void fill_keep_mask(const Tensor& t, double keep, double scale, uint64_t seed) {
-    const int64_t n = t.numel();
     const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "dropout");
     const TensorImpl* i = t.impl();
     const size_t offset = size_t(i->offset) * element_size(t.dtype());
-    std::vector<unsigned char> host(t.device().is_cpu() ? 0 : bytes);
-    void* dst = t.device().is_cpu() ? static_cast<char*>(i->storage->data) + offset
-                                    : static_cast<void*>(host.data());
-    const int parts = n >= backend::cpu::kParallelMin ? backend::cpu::cpu_threads() : 1;
-    backend::cpu::cpu_parallel(parts, [&](int p) {
-        detail::keep_mask(dst, t.dtype(), n * p / parts, n * (p + 1) / parts, keep, scale, seed);
-    });
-    if (!t.device().is_cpu())  // an acknowledged host->device transfer
-        be(t).from_host(i->storage->data, offset, host.data(), bytes);
+    if (t.device().is_cpu())
+        return backend::cpu::keep_mask(static_cast<char*>(i->storage->data) + offset, t.dtype(),
+                                       t.numel(), keep, scale, seed);
+    std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
+    backend::cpu::keep_mask(host.data(), t.dtype(), t.numel(), keep, scale, seed);
+    be(t).from_host(i->storage->data, offset, host.data(), bytes);
 }
 
 bool all_finite(const Tensor& t) {

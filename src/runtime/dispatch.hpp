@@ -60,8 +60,8 @@ void fill_random(const Tensor& t, bool normal, double a, double b, const Generat
 /// One 64-bit draw from g (or the thread's default generator): the seed of a keep mask.
 uint64_t draw_seed(const Generator* g = nullptr);
 /// Fills contiguous t with a dropout keep mask: `scale` with probability keep, else 0, from
-/// `seed` (Note [Counter-based masks] in core/random.hpp; filled on the host, on the CPU's
-/// threads).
+/// `seed` (Note [Counter-based masks] in backend/cpu/keep_mask.hpp; filled on the host, on the
+/// CPU's threads).
 void fill_keep_mask(const Tensor& t, double keep, double scale, uint64_t seed);
 /// Whether t holds no NaN or Inf (reads one element back from a device).
 bool all_finite(const Tensor& t);
