@@ -3,14 +3,14 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv cnn-epoch (opencl needs
+#                                    # seed-size checkpoint opencl soak conv cnn-epoch gpt (opencl needs
 #                                    # TG_OPENCL and an OpenCL device, e.g. PoCL)
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 15),
 # REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3), REPS_OPENCL (default 10), REPS_CONV (default
-# 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2), BATCHES_CNN (default 469, an epoch)
+# 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2), ROUNDS_GPT (default 3), BATCHES_CNN (default 469, an epoch)
 # and THREADS_CNN (default 2), CONV_TAG (the host part of conv_<tag>.* and cnn_epoch_<tag>.*;
 # default from the CPU model, its model number and the CPU count, so results of other hosts are
 # kept).
@@ -27,7 +27,7 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv cnn-epoch}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv cnn-epoch gpt}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -45,6 +45,7 @@ for w in $WHAT; do
     soak) targets+=" bench_soak" ;;
     conv) targets+=" bench_conv" ;;
     cnn-epoch) targets+=" bench_cnn_epoch" ;;
+    gpt) targets+=" bench_gpt" ;;
     esac
 done
 missing=0
@@ -138,6 +139,12 @@ for w in $WHAT; do
         { cat "$RES/cnn_epoch_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
             > "$RES/cnn_epoch_$tag.md"
         rm "$RES/cnn_epoch_$tag.part.md" ;;
+    gpt)  # about 5 minutes: the char_gpt model's step on 1 and 2 threads, then its memory
+        tag=$(host_tag)
+        "$B/bench_gpt" --threads-list 1,2 --rounds "${ROUNDS_GPT:-3}" --tag "$tag" \
+            --csv "$RES/gpt_$tag.csv" --md "$RES/gpt_$tag.part.md" >/dev/null
+        { cat "$RES/gpt_$tag.part.md"; echo; echo "## Build"; echo; machine; } > "$RES/gpt_$tag.md"
+        rm "$RES/gpt_$tag.part.md" ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
