@@ -155,3 +155,48 @@ BOOST_AUTO_TEST_CASE(memory_of_one_micro_batch) {
     BOOST_TEST(double(accumulated) <= 1.2 * double(one_micro));
     BOOST_TEST(accumulated * 3 < full);
 }
+
+/// Variable-length sequences: each micro-batch's loss is a mean over its tokens, so the
+/// Accumulator counts tokens, not sequences (micro_batch = the micro-batch's tokens, global =
+/// the step's tokens). The accumulated gradient then equals the token mean over the whole
+/// batch; counting sequences instead weights a short sequence's tokens more, and differs.
+BOOST_AUTO_TEST_CASE(variable_length_sequences_count_tokens) {
+    tg::manual_seed(3);
+    nn::Linear head(4, 5);
+    head->to(tg::kFloat64);
+    const std::vector<int64_t> lengths = {3, 7, 1, 5};
+    int64_t total = 0;
+    std::vector<Tensor> xs, ys;
+    for (int64_t n : lengths) {
+        xs.push_back(tg::randn({n, 4}, tg::kFloat64));
+        ys.push_back(tg::randint(0, 5, {n}));
+        total += n;
+    }
+    auto grads = [&] {
+        std::vector<double> g;
+        for (const Tensor& p : head->parameters()) {
+            auto v = p.grad().to_vector<double>();
+            g.insert(g.end(), v.begin(), v.end());
+        }
+        head->zero_grad();
+        return g;
+    };
+    tg::cross_entropy(head(tg::cat(xs)), tg::cat(ys)).backward();  // the whole batch's token mean
+    const std::vector<double> whole = grads();
+    optim::SGD opt(head->parameters(), optim::SGDOptions(0.0));
+    auto accumulate = [&](bool tokens) {
+        optim::Accumulator acc(opt, tokens ? total : int64_t(lengths.size()), false);
+        for (size_t i = 0; i < lengths.size(); ++i)
+            acc.backward(tg::cross_entropy(head(xs[i]), ys[i]), tokens ? lengths[i] : 1);
+        BOOST_TEST(acc.ready());
+        return grads();
+    };
+    const std::vector<double> by_tokens = accumulate(true), by_sequences = accumulate(false);
+    double worst = 0, apart = 0;
+    for (size_t i = 0; i < whole.size(); ++i) {
+        worst = std::max(worst, std::abs(by_tokens[i] - whole[i]));
+        apart = std::max(apart, std::abs(by_sequences[i] - whole[i]));
+    }
+    BOOST_TEST(worst < 1e-14);
+    BOOST_TEST(apart > 1e-3);
+}

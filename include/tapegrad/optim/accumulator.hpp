@@ -19,6 +19,11 @@
 ///   - Reduction::None: an unreduced loss (first dim = n_micro, e.g. mse_loss's [n, k] or
 ///     cross_entropy's [n]) is summed and scaled to the mean over all entries of the global
 ///     batch: what Reduction::Mean over the whole batch gives.
+/// Variable-length sequences: when each micro-batch's loss is a mean over its tokens (a
+/// cross-entropy over [tokens, vocabulary]), count tokens, not sequences: pass the micro-batch's
+/// token count as micro_batch and the step's total as global_batch. The accumulated gradient is
+/// then the token mean over the whole batch, as one big batch gives; counting sequences would
+/// weight the tokens of short sequences more.
 /// Only one micro-batch's graph is alive at a time (each backward frees it), so the memory is
 /// that of one micro-batch plus the gradients. Layers that couple the samples of a batch (batch
 /// statistics) see micro-batches, not the global batch: accumulation is exact only for
