@@ -75,6 +75,30 @@ inline std::vector<ModuleCase> module_cases() {
         {"Dropout train", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}},
         {"Dropout eval", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}, false},
         {"Flatten", [] { return nn::Flatten().ptr(); }, {2, 3, 2}},
+        {"LayerNorm", [] { return nn::LayerNorm(nn::LayerNormOptions({5})).ptr(); }, {4, 5}},
+        {"RMSNorm",
+         [] {
+             return nn::RMSNorm(nn::RMSNormOptions({2, 5})).ptr();
+         },
+         {3, 2, 5}},
+        {"TransformerEncoderLayer, post-norm, dropout",  // [T, N, E], MultiheadAttention inside
+         [] {
+             return nn::TransformerEncoderLayer(
+                        nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(12).dropout(0.2))
+                 .ptr();
+         },
+         {5, 2, 8}},
+        {"TransformerEncoderLayer, pre-norm, GELU, batch_first",
+         [] {
+             return nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 4)
+                                                    .dim_feedforward(12)
+                                                    .dropout(0.1)
+                                                    .activation(tg::kGELU)
+                                                    .norm_first(true)
+                                                    .batch_first(true))
+                 .ptr();
+         },
+         {2, 5, 8}},
         {"Sequential",
          [] {
              return nn::Sequential(nn::Flatten(), nn::Linear(6, 8), nn::Tanh(), nn::Dropout(0.25),
