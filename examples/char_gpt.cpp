@@ -15,6 +15,7 @@
 // keeps per block. Writes step,elapsed_s,train_loss,val_loss,tokens_per_s to the CSV every
 // --eval-every steps, and samples text from the prompt at the end.
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -304,10 +305,20 @@ int main(int argc, char** argv) try {
         }
         nn::utils::clip_grad_norm_(model->parameters(), 1.0);
         acc.step();
+        if (isatty(2)) {  // a progress bar on a terminal: steps, loss, tokens/s since the last eval
+            const int done = int(40 * (step + 1) / a.steps);
+            std::fprintf(stderr, "\r[%s%s] %lld/%lld  loss %.3f  %.0f tokens/s ",
+                         std::string(size_t(done), '=').c_str(),
+                         std::string(size_t(40 - done), ' ').c_str(), (long long)step + 1,
+                         (long long)a.steps, train_sum / double(std::max<int64_t>(train_n, 1)),
+                         double(tokens) / std::max(1e-9, elapsed() - last_eval_time));
+        }
         if ((step + 1) % a.eval_every == 0 || step + 1 == a.steps) {
             const double now = elapsed();
             const double val = evaluate(model, c, a, 8);
             const double tps = double(tokens) / std::max(1e-9, now - last_eval_time);
+            if (isatty(2))
+                std::fprintf(stderr, "\r\033[K");  // clear the progress bar's line
             std::printf("step %5lld  %6.0f s  train %.4f  val %.4f  %.0f tokens/s\n",
                         (long long)step + 1, now, train_sum / double(train_n), val, tps);
             std::fflush(stdout);
