@@ -20,6 +20,8 @@
 // With create_graph the same formulas are written with tapegrad's ops over whole [T,T] score
 // matrices (P recomputed by softmax, so that it carries q's and k's history): double backward
 // costs the composed form's memory.
+#include "ops/attention.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -34,22 +36,12 @@ namespace tg {
 
 namespace {
 
+using attention::check_and_size;
+using attention::Geo;
+using attention::kOp;
+using attention::with_last;
 using runtime::BinaryOp;
 using runtime::UnaryOp;
-constexpr const char* kOp = "scaled_dot_product_attention";
-
-/// The sizes of one call: q [lead..., L, E], k [lead..., S, E], v [lead..., S, Ev], the leading
-/// dims folded into BH; rows of queries are processed `block` at a time.
-struct Geo {
-    Shape lead;
-    int64_t BH = 1, L = 0, S = 0, E = 0, Ev = 0, block = 1;
-    double scale = 1, p = 0;
-    bool causal = false;
-    uint64_t seed = 0;
-    /// The keys a block of rows [i0, i0 + nb) reads.
-    int64_t cols(int64_t i0, int64_t nb) const { return causal ? std::min(S, i0 + nb) : S; }
-    int64_t blocks() const { return (L + block - 1) / block; }
-};
 
 backend::View at(const Tensor& t, int64_t offset) {
     backend::View v = runtime::view(t);
@@ -211,13 +203,6 @@ Tensor as3(const Tensor& t, const Geo& g) {
     return t.detach().contiguous().reshape({g.BH, t.size(-2), t.size(-1)});
 }
 
-Shape with_last(const Geo& g, int64_t a, int64_t b) {
-    Shape s = g.lead;
-    s.push_back(a);
-    s.push_back(b);
-    return s;
-}
-
 /// The whole dropout mask [BH, L, S] (create_graph's backward).
 Tensor full_drop_mask(const Geo& g, const Tensor& like) {
     Tensor m = zeros({g.BH, g.L, g.S}, like.options());
@@ -270,76 +255,8 @@ Grads backward_recorded(const Geo& g, const Tensor& q, const Tensor& k, const Te
     return out;
 }
 
-std::string shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
-    return "query " + shape_str(q.sizes()) + ", key " + shape_str(k.sizes()) + ", value " +
-           shape_str(v.sizes());
-}
-
-Geo check_and_size(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
-                   bool causal, std::optional<double> scale) {
-    if (!q.defined() || !k.defined() || !v.defined())
-        throw value_error(std::string(kOp) + ": undefined query, key or value");
-    runtime::check_floating(kOp, q);
-    runtime::check_same(kOp, q, k);
-    runtime::check_same(kOp, q, v);
-    const std::string what = shapes(q, k, v);
-    if (q.dim() < 2 || k.dim() != q.dim() || v.dim() != q.dim())
-        throw shape_error(std::string(kOp) + ": " + what +
-                          ": expected tensors [..., T, E] with the same number of dims (>= 2)");
-    Geo g;
-    g.lead.assign(q.sizes().begin(), q.sizes().end() - 2);
-    for (size_t d = 0; d < g.lead.size(); ++d)
-        if (k.size(int64_t(d)) != g.lead[d] || v.size(int64_t(d)) != g.lead[d])
-            throw shape_error(std::string(kOp) + ": " + what + ": batch dims differ");
-    g.L = q.size(-2);
-    g.S = k.size(-2);
-    g.E = q.size(-1);
-    g.Ev = v.size(-1);
-    if (k.size(-1) != g.E)
-        throw shape_error(std::string(kOp) + ": " + what + ": query and key embed dims " +
-                          std::to_string(g.E) + " != " + std::to_string(k.size(-1)));
-    if (v.size(-2) != g.S)
-        throw shape_error(std::string(kOp) + ": " + what + ": key and value lengths " +
-                          std::to_string(g.S) + " != " + std::to_string(v.size(-2)));
-    g.BH = 1;
-    for (int64_t d : g.lead)
-        g.BH *= d;
-    if (!(p >= 0 && p < 1))
-        throw value_error(std::string(kOp) + ": dropout_p " + runtime::scalar_str(p) +
-                          " is not in [0, 1)");
-    g.p = p;
-    if (scale && !std::isfinite(*scale))
-        throw value_error(std::string(kOp) + ": scale " + runtime::scalar_str(*scale) +
-                          " is not finite");
-    g.scale = scale ? *scale : (g.E > 0 ? 1 / std::sqrt(double(g.E)) : 1.0);
-    g.causal = causal;
-    if (mask.defined()) {
-        if (mask.device() != q.device())
-            throw device_error(std::string(kOp) + ": attn_mask on " + mask.device().str() +
-                               ", query on " + q.device().str());
-        if (is_floating(mask.dtype()) && mask.dtype() != q.dtype())
-            throw dtype_error(std::string(kOp) + ": attn_mask is " + dtype_name(mask.dtype()) +
-                              ", query " + dtype_name(q.dtype()) +
-                              " (a floating mask must match; an int64 mask selects)");
-        const Shape target = with_last(g, g.L, g.S);
-        bool ok = mask.dim() <= int64_t(target.size());
-        for (int64_t d = 1; ok && d <= mask.dim(); ++d) {
-            const int64_t ms = mask.size(-d), ts = target[target.size() - size_t(d)];
-            ok = ms == ts || ms == 1;
-        }
-        if (!ok)
-            throw shape_error(std::string(kOp) + ": attn_mask " + shape_str(mask.sizes()) +
-                              " does not broadcast to " + shape_str(target) + " (" + what + ")");
-    }
-    // blocks of rows whose scores stay in cache (about 64 KiB of floats); causal blocks are
-    // smaller, as the triangle they skip grows with the number of blocks
-    const int64_t rows = std::max<int64_t>(16, 16384 / std::max<int64_t>(g.S, 1));
-    g.block = std::max<int64_t>(1, std::min({g.L, rows, causal ? int64_t(64) : g.L}));
-    return g;
-}
-
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
-                 bool causal, std::optional<double> scale, const Generator* gen) {
+Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
+            bool causal, std::optional<double> scale, const Generator* gen) {
     Geo g = check_and_size(q, k, v, mask, p, causal, scale);
     if (g.p > 0)  // one draw from the caller's generator: the seed of every block's mask
         g.seed = runtime::draw_seed(gen);
@@ -407,13 +324,13 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
-    return attention(query, key, value, attn_mask, dropout_p, is_causal, scale, nullptr);
+    return sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, nullptr);
 }
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, const Generator& generator) {
-    return attention(query, key, value, attn_mask, dropout_p, is_causal, scale, &generator);
+    return sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, &generator);
 }
 
 }  // namespace tg

@@ -95,7 +95,7 @@ Grads backward_fast(const RowNorm& r, const Tensor& dy, const Tensor& x, const T
     runtime::binary_into(BinaryOp::mul, xhat, xhat, rstd, r.op, 0, 0);
     if (needs(n, 1))
         g[1] = sum(runtime::binary(BinaryOp::mul, dyv, xhat, r.op), {0}).reshape(w.sizes());
-    if (n.inputs_.size() > 2 && needs(n, 2))
+    if (needs(n, 2))
         g[2] = sum(dyv, {0}).reshape(w.sizes());
     if (!needs(n, 0))
         return g;
@@ -124,7 +124,7 @@ Grads backward_recorded(const RowNorm& r, const Tensor& dy, const Tensor& x, con
     const Tensor xhat = xc * rstd;
     if (needs(n, 1))
         g[1] = sum(dyv * xhat, {0}).reshape(w.sizes());
-    if (n.inputs_.size() > 2 && needs(n, 2))
+    if (needs(n, 2))
         g[2] = sum(dyv, {0}).reshape(w.sizes());
     if (!needs(n, 0))
         return g;
