@@ -8,6 +8,7 @@
 //            [--layers 6] [--d-model 256] [--heads 4] [--lr 1e-3] [--warmup 100]
 //            [--dropout 0.1] [--eval-every 100] [--checkpoint] [--memory-budget MiB] [--report]
 //            [--csv char_gpt.csv] [--prompt "The "] [--sample 300] [--seed 0] [--data DIR]
+//            [--device cpu|opencl[:i]|cuda[:i]]
 //
 // --checkpoint recomputes each block in backward (every block but the last is a checkpointed
 // segment); --memory-budget plans the segments whose blocks' step fits that many MiB
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "device_arg.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
@@ -43,7 +45,8 @@ struct Args {
             heads = 4, warmup = 100, eval_every = 100, sample = 300, seed = 0;
     double minutes = 10, lr = 1e-3, dropout = 0.1, memory_budget = 0;
     bool checkpoint = false, report = false;
-    std::string csv = "char_gpt.csv", prompt = "The ", data = "/usr/share/games/fortunes";
+    std::string csv = "char_gpt.csv", prompt = "The ", data = "/usr/share/games/fortunes",
+                device = "cpu";
 };
 
 Args parse(int argc, char** argv) {
@@ -58,7 +61,7 @@ Args parse(int argc, char** argv) {
                                             {"--dropout", &a.dropout},
                                             {"--memory-budget", &a.memory_budget}};
     std::map<std::string, std::string*> strings = {
-        {"--csv", &a.csv}, {"--prompt", &a.prompt}, {"--data", &a.data}};
+        {"--csv", &a.csv}, {"--prompt", &a.prompt}, {"--data", &a.data}, {"--device", &a.device}};
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
         if (k == "--checkpoint" || k == "--report") {
@@ -168,7 +171,8 @@ struct GptImpl : nn::Module {
     }
     /// The blocks' input for ids [B,T]: token plus position embeddings.
     tg::Tensor embed(const tg::Tensor& ids) {
-        return tok(ids) + pos(tg::arange(ids.size(1), tg::kInt64));
+        return tok(ids) +
+               pos(tg::arange(ids.size(1), tg::TensorOptions(tg::kInt64).device(ids.device())));
     }
     /// ids [B,T] -> logits [B,T,V]; in training the blocks follow `plan` when it has segments.
     tg::Tensor forward(const tg::Tensor& ids) override {
@@ -191,7 +195,7 @@ TG_MODULE(Gpt);
 
 /// A batch of `batch` windows of context+1 tokens from [lo, hi): inputs and next-token targets.
 std::pair<tg::Tensor, tg::Tensor> get_batch(const Corpus& c, size_t lo, size_t hi, int64_t batch,
-                                            int64_t T, std::mt19937_64& rng) {
+                                            int64_t T, std::mt19937_64& rng, tg::Device d) {
     std::uniform_int_distribution<size_t> start(lo, hi - size_t(T) - 1);
     std::vector<int64_t> x, y;
     for (int64_t b = 0; b < batch; ++b) {
@@ -199,7 +203,7 @@ std::pair<tg::Tensor, tg::Tensor> get_batch(const Corpus& c, size_t lo, size_t h
         x.insert(x.end(), c.ids.begin() + long(s), c.ids.begin() + long(s) + T);
         y.insert(y.end(), c.ids.begin() + long(s) + 1, c.ids.begin() + long(s) + T + 1);
     }
-    return {tg::tensor(x).reshape({batch, T}), tg::tensor(y).reshape({batch * T})};
+    return {tg::tensor(x).reshape({batch, T}).to(d), tg::tensor(y).reshape({batch * T}).to(d)};
 }
 
 double lr_at(const Args& a, int64_t step) {
@@ -210,13 +214,13 @@ double lr_at(const Args& a, int64_t step) {
 }
 
 /// Mean loss over `batches` fixed validation batches.
-double evaluate(Gpt& model, const Corpus& c, const Args& a, int64_t batches) {
+double evaluate(Gpt& model, const Corpus& c, const Args& a, int64_t batches, tg::Device device) {
     tg::NoGradGuard g;
     model->eval();
     std::mt19937_64 rng(1234);  // the same windows every time
     double total = 0;
     for (int64_t i = 0; i < batches; ++i) {
-        auto [x, y] = get_batch(c, c.split, c.ids.size(), a.batch, a.context, rng);
+        auto [x, y] = get_batch(c, c.split, c.ids.size(), a.batch, a.context, rng, device);
         const tg::Tensor logits = model(x);
         total += tg::cross_entropy(logits.reshape({-1, logits.size(2)}), y).item<double>();
     }
@@ -224,7 +228,8 @@ double evaluate(Gpt& model, const Corpus& c, const Args& a, int64_t batches) {
     return total / double(batches);
 }
 
-std::string sample(Gpt& model, const Corpus& c, const Args& a, std::mt19937_64& rng) {
+std::string sample(Gpt& model, const Corpus& c, const Args& a, std::mt19937_64& rng,
+                   tg::Device device) {
     tg::NoGradGuard g;
     model->eval();
     std::vector<int64_t> ctx;
@@ -237,9 +242,9 @@ std::string sample(Gpt& model, const Corpus& c, const Args& a, std::mt19937_64& 
     for (int64_t i = 0; i < a.sample; ++i) {
         const int64_t n = std::min<int64_t>(int64_t(ctx.size()), a.context);
         const std::vector<int64_t> window(ctx.end() - n, ctx.end());
-        const tg::Tensor logits = model(tg::tensor(window).reshape({1, n}));
+        const tg::Tensor logits = model(tg::tensor(window).reshape({1, n}).to(device));
         const tg::Tensor p = tg::softmax(logits.narrow(1, n - 1, 1).reshape({-1}), 0);
-        const std::vector<float> probs = p.to_vector<float>();
+        const std::vector<float> probs = p.to(tg::Device::cpu()).to_vector<float>();
         std::discrete_distribution<int64_t> pick(probs.begin(), probs.end());
         const int64_t next = pick(rng);
         ctx.push_back(next);
@@ -257,7 +262,11 @@ int main(int argc, char** argv) try {
     std::mt19937_64 rng(uint64_t(a.seed));
     const Corpus c = tokenize(read_corpus(a.data));
     const int64_t V = int64_t(c.chars.size());
+    const tg::Device device = parse_device(a.device);
+    if (!tg::is_available(device))
+        throw tg::backend_unavailable("char_gpt: device " + device.str() + " is not available");
     Gpt model(V, a);
+    model->to(device);
     int64_t n_params = 0;
     for (const tg::Tensor& p : model->parameters())
         n_params += p.numel();
@@ -268,7 +277,7 @@ int main(int argc, char** argv) try {
         (long long)a.heads, (long long)a.context, (long long)a.accum, (long long)a.batch,
         a.checkpoint || a.memory_budget > 0 ? ", checkpointed" : "");
     if (a.checkpoint || a.memory_budget > 0) {
-        auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng);
+        auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng, device);
         const tg::Tensor h = model->embed(x).detach().requires_grad_(true);
         const auto profile = nn::profile_stages(model->stages, model->blocks->parameters(), h);
         model->plan = a.memory_budget > 0
@@ -291,7 +300,7 @@ int main(int argc, char** argv) try {
     for (; step < a.steps && elapsed() < a.minutes * 60; ++step) {
         opt.param_groups()[0].options().set_lr(lr_at(a, step));
         for (int64_t k = 0; k < a.accum; ++k) {
-            auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng);
+            auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng, device);
             const tg::Tensor logits = model(x);
             const tg::Tensor loss = tg::cross_entropy(logits.reshape({-1, V}), y);
             if (a.report && step == 0 && k == 0)
@@ -315,7 +324,7 @@ int main(int argc, char** argv) try {
         }
         if ((step + 1) % a.eval_every == 0 || step + 1 == a.steps) {
             const double now = elapsed();
-            const double val = evaluate(model, c, a, 8);
+            const double val = evaluate(model, c, a, 8, device);
             const double tps = double(tokens) / std::max(1e-9, now - last_eval_time);
             if (isatty(2))
                 std::fprintf(stderr, "\r\033[K");  // clear the progress bar's line
@@ -329,9 +338,9 @@ int main(int argc, char** argv) try {
             last_eval_time = elapsed();
         }
     }
-    std::printf("final validation loss %.4f after %lld steps, %.0f s\n", evaluate(model, c, a, 16),
-                (long long)step, elapsed());
-    std::printf("--- sample ---\n%s\n", sample(model, c, a, rng).c_str());
+    std::printf("final validation loss %.4f after %lld steps, %.0f s\n",
+                evaluate(model, c, a, 16, device), (long long)step, elapsed());
+    std::printf("--- sample ---\n%s\n", sample(model, c, a, rng, device).c_str());
     return 0;
 } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "device_arg.hpp"
 #include "tapegrad/data.hpp"
 #include "tapegrad/io.hpp"
 #include "tapegrad/nn.hpp"
@@ -62,33 +63,19 @@ inline std::string number(double v) {
 }
 
 inline std::string usage(const Example& e) {
-    return "usage: " + e.name + " [options]\n" +
-           "  --epochs N          training epochs (" + std::to_string(e.epochs) + ")\n" +
+    return "usage: " + e.name + " [options]\n" + "  --epochs N          training epochs (" +
+           std::to_string(e.epochs) + ")\n" +
            "  --batch-size B      mini-batch size (128)\n"
-           "  --lr X              Adam learning rate (" + number(e.lr) + ")\n" +
+           "  --lr X              Adam learning rate (" +
+           number(e.lr) + ")\n" +
            "  --schedule S        cosine (anneal lr to 0 over the epochs) or constant (cosine)\n"
            "  --data DIR          Fashion-MNIST directory ($TG_FASHION_MNIST, else\n"
            "                      /usr/share/datasets/fashion-mnist)\n"
-           "  --csv FILE          per-epoch metrics (" + e.name + ".csv)\n" +
-           "  --out FILE          saved model (" + e.name + ".tgsv)\n" +
+           "  --csv FILE          per-epoch metrics (" +
+           e.name + ".csv)\n" + "  --out FILE          saved model (" + e.name + ".tgsv)\n" +
            "  --device D          cpu, opencl[:i] or cuda[:i] (cpu)\n"
            "  --seed S            seed of the initialisation and of the shuffling (0)\n"
            "  --min-accuracy A    exit with status 1 if the final test accuracy is below A (0)\n";
-}
-
-/// "cpu", "cuda", "cuda:1", "opencl:0" -> tg::Device; throws std::invalid_argument otherwise.
-inline tg::Device parse_device(const std::string& s) {
-    std::string type = s.substr(0, s.find(':'));
-    int index = 0;
-    if (s.find(':') != std::string::npos)
-        index = std::stoi(s.substr(s.find(':') + 1));
-    if (type == "cpu" && index == 0)
-        return tg::Device::cpu();
-    if (type == "cuda")
-        return tg::Device::cuda(index);
-    if (type == "opencl")
-        return tg::Device::opencl(index);
-    throw std::invalid_argument("unknown device '" + s + "' (cpu, opencl[:i], cuda[:i])");
 }
 
 inline Args parse_args(int argc, char** argv, const Example& e) {
@@ -141,7 +128,7 @@ inline double seconds_since(Clock::time_point t) {
 
 /// Loss and accuracy of `model` over a whole split, in batches, without recording.
 inline std::pair<double, double> evaluate(tg::nn::Sequential& model, const tg::Tensor& images,
-                                   const tg::Tensor& labels) {
+                                          const tg::Tensor& labels) {
     tg::NoGradGuard no_grad;
     model->eval();
     tg::data::DataLoader loader(images, labels,
@@ -161,7 +148,7 @@ inline std::pair<double, double> evaluate(tg::nn::Sequential& model, const tg::T
 /// One line, rewritten in place with \r: epoch, a bar, batch i/n, loss, accuracy, images/s.
 /// Kept under 80 columns, since \r cannot rewrite a line the terminal has wrapped.
 inline void print_progress(int epoch, int epochs, int64_t i, int64_t n, double loss, double acc,
-                    double ips) {
+                           double ips) {
     const int width = 16;
     int filled = int(double(width) * double(i) / double(n));
     std::string bar(size_t(filled), '=');
