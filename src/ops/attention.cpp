@@ -43,12 +43,6 @@ using attention::with_last;
 using runtime::BinaryOp;
 using runtime::UnaryOp;
 
-backend::View at(const Tensor& t, int64_t offset) {
-    backend::View v = runtime::view(t);
-    v.offset += offset;
-    return v;
-}
-
 /// Rows [r0, r0 + rows) of matrix `bh` of a contiguous [BH, n, cols] tensor, as [rows, cols].
 Tensor rows_of(const Tensor& t, int64_t bh, int64_t n, int64_t r0, int64_t rows, int64_t cols) {
     return runtime::alias(t, {rows, cols}, {cols, 1}, t.storage_offset() + (bh * n + r0) * cols,
@@ -114,8 +108,8 @@ Tensor scores(const Geo& g, const Bias& b, const Tensor& q, const Tensor& k, int
               int64_t nb) {
     const int64_t c = g.cols(i0, nb);
     Tensor s = runtime::empty({nb, c}, q.dtype(), q.device(), kOp);
-    runtime::gemm(kOp, false, true, nb, c, g.E, g.scale, at(q, (bh * g.L + i0) * g.E), g.E,
-                  at(k, bh * g.S * g.E), g.E, 0, s);
+    runtime::gemm(kOp, false, true, nb, c, g.E, g.scale, runtime::view(q, (bh * g.L + i0) * g.E),
+                  g.E, runtime::view(k, bh * g.S * g.E), g.E, 0, s);
     if (b.add.defined()) {
         const int64_t rs = b.add.stride(-2), cs = b.add.stride(-1);
         runtime::binary_into(
@@ -147,7 +141,8 @@ void forward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor& 
         if (g.p > 0)
             runtime::binary_into(BinaryOp::mul, s, s, drop_mask(g, bh, blk, nb, c, s), kOp, 0, 0);
         runtime::gemm(kOp, false, false, nb, g.Ev, c, 1, runtime::view(s), c,
-                      at(v, bh * g.S * g.Ev), g.Ev, 0, rows_of(y, bh, g.L, i0, nb, g.Ev));
+                      runtime::view(v, bh * g.S * g.Ev), g.Ev, 0,
+                      rows_of(y, bh, g.L, i0, nb, g.Ev));
     }
 }
 
@@ -168,7 +163,7 @@ void backward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor&
         runtime::binary_into(BinaryOp::exp_sub, s, s, rows_of(lse, bh, g.L, i0, nb, 1), kOp, 0,
                              0);  // P
         const Tensor mask = g.p > 0 ? drop_mask(g, bh, blk, nb, c, s) : Tensor();
-        const backend::View dyb = at(dy, (bh * g.L + i0) * g.Ev);
+        const backend::View dyb = runtime::view(dy, (bh * g.L + i0) * g.Ev);
         if (o.dv.defined()) {  // dv[:c] += (P∘mask)ᵀ·dy
             const Tensor pd = mask.defined() ? runtime::binary(BinaryOp::mul, s, mask, kOp) : s;
             runtime::gemm(kOp, true, false, c, g.Ev, nb, 1, runtime::view(pd), c, dyb, g.Ev, 1,
@@ -177,8 +172,8 @@ void backward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor&
         if (!need_ds)
             continue;
         Tensor dp = runtime::empty({nb, c}, s.dtype(), s.device(), kOp);  // dy·vᵀ (∘ mask)
-        runtime::gemm(kOp, false, true, nb, c, g.Ev, 1, dyb, g.Ev, at(v, bh * g.S * g.Ev), g.Ev, 0,
-                      dp);
+        runtime::gemm(kOp, false, true, nb, c, g.Ev, 1, dyb, g.Ev,
+                      runtime::view(v, bh * g.S * g.Ev), g.Ev, 0, dp);
         if (mask.defined())
             runtime::binary_into(BinaryOp::mul, dp, dp, mask, kOp, 0, 0);
         const Tensor rowsum = sum(runtime::binary(BinaryOp::mul, s, dp, kOp), {1}, true);
@@ -186,10 +181,12 @@ void backward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor&
         runtime::binary_into(BinaryOp::mul, dp, dp, s, kOp, 0, 0);  // dS
         if (o.dq.defined())
             runtime::gemm(kOp, false, false, nb, g.E, c, g.scale, runtime::view(dp), c,
-                          at(k, bh * g.S * g.E), g.E, 0, rows_of(o.dq, bh, g.L, i0, nb, g.E));
+                          runtime::view(k, bh * g.S * g.E), g.E, 0,
+                          rows_of(o.dq, bh, g.L, i0, nb, g.E));
         if (o.dk.defined())
             runtime::gemm(kOp, true, false, c, g.E, nb, g.scale, runtime::view(dp), c,
-                          at(q, (bh * g.L + i0) * g.E), g.E, 1, rows_of(o.dk, bh, g.S, 0, c, g.E));
+                          runtime::view(q, (bh * g.L + i0) * g.E), g.E, 1,
+                          rows_of(o.dk, bh, g.S, 0, c, g.E));
         if (o.dmask.defined())
             runtime::copy_into(
                 runtime::alias(o.dmask, {nb, c}, {g.S, 1},

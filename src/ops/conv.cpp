@@ -80,12 +80,6 @@ int64_t chunks(const ConvGeom& g, int64_t step) {
     return (g.N + step - 1) / step;
 }
 
-backend::View at(const Tensor& t, int64_t offset) {
-    backend::View v = runtime::view(t);
-    v.offset += offset;
-    return v;
-}
-
 /// Fold, or with TG_CONV_SCATTER=1 in the environment the scatter kept for benchmarks/bench_conv
 /// and the test that compares the two (CPU only; Note [Gathering adjoints]).
 WindowOp conv_fold_op() {
@@ -96,7 +90,7 @@ WindowOp conv_fold_op() {
 /// The window kernel over samples [n0, n0+nb) of x-sized t and the unfolded col [C*taps, nb*L].
 void window(WindowOp op, const ConvGeom& g, const Tensor& t, int64_t n0, int64_t nb,
             const Tensor& col) {
-    const backend::View tv = at(t, n0 * g.C * g.H * g.W), cv = runtime::view(col);
+    const backend::View tv = runtime::view(t, n0 * g.C * g.H * g.W), cv = runtime::view(col);
     Window w = g.window(nb);
     w.samples = nb;
     if (op == WindowOp::Unfold)
@@ -147,7 +141,7 @@ Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const Conv
     const int64_t L = g.positions(), step = chunk_samples(g, x);
     const bool single = per_sample(g), ones_row = b.defined() && g.groups == 1;
     const int64_t K = g.cg() * g.taps() + (ones_row ? 1 : 0);  // the GEMMs' inner size
-    Tensor wk = w;                                              // [O/g, K] per group
+    Tensor wk = w;                                             // [O/g, K] per group
     if (ones_row) {
         wk = runtime::empty({g.O, K}, x.dtype(), x.device(), "conv2d");
         runtime::copy_into(runtime::alias(wk, {g.O, K - 1}, {K, 1}, 0, "conv2d"),
@@ -160,15 +154,16 @@ Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const Conv
     runtime::parallel_parts(x, chunks(g, step), [&](int64_t chunk) {
         const int64_t n0 = chunk * step, nb = std::min(step, g.N - n0), ld = nb * L,
                       rows = g.C * g.taps();
-        Tensor col = runtime::empty({rows + (ones_row ? 1 : 0), ld}, x.dtype(), x.device(),
-                                    "conv2d");
+        Tensor col =
+            runtime::empty({rows + (ones_row ? 1 : 0), ld}, x.dtype(), x.device(), "conv2d");
         window(WindowOp::Unfold, g, x, n0, nb, col);
         if (ones_row)
             runtime::fill(runtime::alias(col, {ld}, {1}, rows * ld, "conv2d"), 1);
         // group q's GEMM: A = its rows of wk, B = its rows of col from column c0, into C
         auto gemm = [&](int64_t q, int64_t n, int64_t c0, const Tensor& c) {
-            runtime::gemm("conv2d", false, false, g.og(), n, K, 1, at(wk, q * g.og() * K), K,
-                          at(col, q * (K - (ones_row ? 1 : 0)) * ld + c0), ld, beta, c);
+            runtime::gemm("conv2d", false, false, g.og(), n, K, 1,
+                          runtime::view(wk, q * g.og() * K), K,
+                          runtime::view(col, q * (K - (ones_row ? 1 : 0)) * ld + c0), ld, beta, c);
         };
         if (single) {
             for (int64_t n = 0; n < nb; ++n) {
@@ -200,8 +195,8 @@ Tensor bias_raw(const Tensor& dy, const ConvGeom& g) {
     const Tensor ones_l = ones({L}, dy.options()), ones_n = ones({g.N}, dy.options());
     runtime::gemv("conv2d", false, g.N * g.O, L, 1, runtime::view(dy), L, runtime::view(ones_l), 1,
                   0, per);
-    runtime::gemv("conv2d", true, g.N, g.O, 1, runtime::view(per), g.O, runtime::view(ones_n), 1,
-                  0, db);
+    runtime::gemv("conv2d", true, g.N, g.O, 1, runtime::view(per), g.O, runtime::view(ones_n), 1, 0,
+                  db);
     return db;
 }
 
@@ -217,12 +212,13 @@ Tensor input_raw(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
         const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
         for (int64_t n = 0; n < (single ? nb : 1); ++n)
             for (int64_t q = 0; q < g.groups; ++q) {
-                const backend::View d = single ? at(dy, ((n0 + n) * g.O + q * g.og()) * L)
-                                               : at(dyt, q * g.og() * ld);
+                const backend::View d = single
+                                            ? runtime::view(dy, ((n0 + n) * g.O + q * g.og()) * L)
+                                            : runtime::view(dyt, q * g.og() * ld);
                 runtime::gemm("conv2d", true, false, K, single ? L : ld, g.og(), 1,
-                              at(w, q * g.og() * K), K, d, single ? L : ld, 0,
-                              runtime::alias(col, {K, single ? L : ld}, {ld, 1},
-                                             q * K * ld + n * L, "conv2d"));
+                              runtime::view(w, q * g.og() * K), K, d, single ? L : ld, 0,
+                              runtime::alias(col, {K, single ? L : ld}, {ld, 1}, q * K * ld + n * L,
+                                             "conv2d"));
             }
         window(conv_fold_op(), g, dx, n0, nb, col);
     });
@@ -250,13 +246,13 @@ Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
             const Tensor dyt = single ? dy : dy_chunk(dy, g, n0, nb);
             for (int64_t n = 0; n < (single ? nb : 1); ++n)
                 for (int64_t q = 0; q < g.groups; ++q) {
-                    const backend::View d = single ? at(dy, ((n0 + n) * g.O + q * g.og()) * L)
-                                                   : at(dyt, q * g.og() * ld);
-                    runtime::gemm("conv2d", false, true, g.og(), K, single ? L : ld, 1, d,
-                                  single ? L : ld, at(col, q * K * ld + n * L), ld,
-                                  chunk == c0 && n == 0 ? 0 : 1,
-                                  runtime::alias(acc, {g.og(), K}, {K, 1}, q * g.og() * K,
-                                                 "conv2d"));
+                    const backend::View d =
+                        single ? runtime::view(dy, ((n0 + n) * g.O + q * g.og()) * L)
+                               : runtime::view(dyt, q * g.og() * ld);
+                    runtime::gemm(
+                        "conv2d", false, true, g.og(), K, single ? L : ld, 1, d, single ? L : ld,
+                        runtime::view(col, q * K * ld + n * L), ld, chunk == c0 && n == 0 ? 0 : 1,
+                        runtime::alias(acc, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d"));
                 }
         }
         partial[size_t(block)] = acc;
@@ -283,7 +279,9 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
                : k == Kind::Input ? input_raw(ac, bc, g)
                                   : weight_raw(ac, bc, g);
     if (should_record({&a, &b, &c}))
-        record(k == Kind::Forward ? "conv2d" : k == Kind::Input ? "conv2d_input" : "conv2d_weight",
+        record(k == Kind::Forward ? "conv2d"
+               : k == Kind::Input ? "conv2d_input"
+                                  : "conv2d_weight",
                {&a, &b, &c}, y,
                [k, g, sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy_in, const Node& n) {
@@ -292,22 +290,28 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
                    // once for both gradients (a loss's sum hands down an expanded dy)
                    const Tensor dy = dy_in.contiguous();
                    switch (k) {
-                   case Kind::Forward:  // a = x, b = w, c = bias
-                       if (na) gr[0] = apply(Kind::Input, dy, sb.get(), g);
-                       if (nb) gr[1] = apply(Kind::Weight, sa.get(), dy, g);
-                       if (needs(n, 2))
-                           gr[2] = GradMode::is_enabled()
-                                       ? dy.sum({0, 2, 3})
-                                       : bias_raw(dy.detach().contiguous(), g);
-                       break;
-                   case Kind::Input:  // a = dy, b = w
-                       if (na) gr[0] = apply(Kind::Forward, dy, sb.get(), g);
-                       if (nb) gr[1] = apply(Kind::Weight, dy, sa.get(), g);
-                       break;
-                   case Kind::Weight:  // a = x, b = dy
-                       if (na) gr[0] = apply(Kind::Input, sb.get(), dy, g);
-                       if (nb) gr[1] = apply(Kind::Forward, sa.get(), dy, g);
-                       break;
+                       case Kind::Forward:  // a = x, b = w, c = bias
+                           if (na)
+                               gr[0] = apply(Kind::Input, dy, sb.get(), g);
+                           if (nb)
+                               gr[1] = apply(Kind::Weight, sa.get(), dy, g);
+                           if (needs(n, 2))
+                               gr[2] = GradMode::is_enabled()
+                                           ? dy.sum({0, 2, 3})
+                                           : bias_raw(dy.detach().contiguous(), g);
+                           break;
+                       case Kind::Input:  // a = dy, b = w
+                           if (na)
+                               gr[0] = apply(Kind::Forward, dy, sb.get(), g);
+                           if (nb)
+                               gr[1] = apply(Kind::Weight, dy, sa.get(), g);
+                           break;
+                       case Kind::Weight:  // a = x, b = dy
+                           if (na)
+                               gr[0] = apply(Kind::Input, sb.get(), dy, g);
+                           if (nb)
+                               gr[1] = apply(Kind::Forward, sa.get(), dy, g);
+                           break;
                    }
                    return gr;
                });
@@ -418,10 +422,9 @@ Tensor add_bias(Tensor y, const Tensor& b) {
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntArg& stride,
               const IntArg& padding, const IntArg& dilation, int64_t groups) {
     const auto p = pair_of("conv2d", "padding", padding, 0, 0);
-    const ConvGeom g =
-        conv_geom("conv2d", x, w, b, pair_of("conv2d", "stride", stride, 1, 1), p,
-                  {2 * p.first, 2 * p.second}, pair_of("conv2d", "dilation", dilation, 1, 1),
-                  groups);
+    const ConvGeom g = conv_geom("conv2d", x, w, b, pair_of("conv2d", "stride", stride, 1, 1), p,
+                                 {2 * p.first, 2 * p.second},
+                                 pair_of("conv2d", "dilation", dilation, 1, 1), groups);
     return apply(Kind::Forward, x, w, g, b);
 }
 
@@ -508,10 +511,10 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const
         throw value_error(std::string(op) + ": input " + shapes(x, w) +
                           ": stride and dilation must be positive and padding >= 0");
     // the convolution this one transposes: its input has the size computed here, its output x
-    const int64_t H = (x.size(2) - 1) * s.first - 2 * p.first + d.first * (w.size(2) - 1) +
-                      op_.first + 1;
-    const int64_t W = (x.size(3) - 1) * s.second - 2 * p.second + d.second * (w.size(3) - 1) +
-                      op_.second + 1;
+    const int64_t H =
+        (x.size(2) - 1) * s.first - 2 * p.first + d.first * (w.size(2) - 1) + op_.first + 1;
+    const int64_t W =
+        (x.size(3) - 1) * s.second - 2 * p.second + d.second * (w.size(3) - 1) + op_.second + 1;
     if (H <= 0 || W <= 0)
         throw shape_error(std::string(op) + ": input " + shapes(x, w) + ": the output would be " +
                           std::to_string(H) + "x" + std::to_string(W));
@@ -539,18 +542,18 @@ Window fold_window(const char* op, const std::string& where, int64_t N, int64_t 
     const auto s = pair_of(op, "stride", stride, 1, 1);
     if (k.first <= 0 || k.second <= 0 || d.first <= 0 || d.second <= 0 || s.first <= 0 ||
         s.second <= 0 || p.first < 0 || p.second < 0)
-        throw value_error(where + ": kernel_size, dilation and stride must be positive and "
-                                  "padding >= 0");
+        throw value_error(where +
+                          ": kernel_size, dilation and stride must be positive and "
+                          "padding >= 0");
     Window g;
     g.kh = k.first, g.kw = k.second, g.dh = d.first, g.dw = d.second;
     g.ph = p.first, g.pw = p.second, g.sh = s.first, g.sw = s.second;
     g.h = H, g.w = W, g.planes = N * C, g.samples = 1;
     const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
     if (H + 2 * g.ph < eh || W + 2 * g.pw < ew)
-        throw shape_error(where + ": the kernel (" + std::to_string(eh) + "x" +
-                          std::to_string(ew) + " dilated) is larger than the padded input (" +
-                          std::to_string(H + 2 * g.ph) + "x" + std::to_string(W + 2 * g.pw) +
-                          ")");
+        throw shape_error(where + ": the kernel (" + std::to_string(eh) + "x" + std::to_string(ew) +
+                          " dilated) is larger than the padded input (" +
+                          std::to_string(H + 2 * g.ph) + "x" + std::to_string(W + 2 * g.pw) + ")");
     g.oh = out_size(H, g.kh, g.sh, 2 * g.ph, g.dh);
     g.ow = out_size(W, g.kw, g.sw, 2 * g.pw, g.dw);
     const int64_t sizes[] = {N, C, g.kh * g.kw, g.oh * g.ow, H, W};
@@ -566,8 +569,7 @@ Tensor fold_apply(const Tensor& col, const Window& g);
 Tensor unfold_apply(const Tensor& x, const Window& g) {
     const Tensor xc = x.detach().contiguous();
     const int64_t N = x.size(0), C = x.size(1);
-    Tensor col = runtime::empty({N, C * g.kh * g.kw, g.oh * g.ow}, x.dtype(), x.device(),
-                                "unfold");
+    Tensor col = runtime::empty({N, C * g.kh * g.kw, g.oh * g.ow}, x.dtype(), x.device(), "unfold");
     if (col.numel() > 0)
         runtime::be(x).window(WindowOp::Unfold, g, runtime::view(col), runtime::view(xc), {});
     if (should_record({&x}))
@@ -611,8 +613,8 @@ Tensor unfold(const Tensor& x, const IntArg& kernel_size, const IntArg& dilation
     const std::string where = std::string(op) + ": input " + shape_str(x.sizes());
     if (x.dim() != 4)
         throw shape_error(where + ": expected a 4-D input [N,C,H,W]");
-    const Window g = fold_window(op, where, x.size(0), x.size(1), x.size(2), x.size(3),
-                                 kernel_size, dilation, padding, stride);
+    const Window g = fold_window(op, where, x.size(0), x.size(1), x.size(2), x.size(3), kernel_size,
+                                 dilation, padding, stride);
     return unfold_apply(x, g);
 }
 
@@ -632,10 +634,9 @@ Tensor fold(const Tensor& col, const IntArg& output_size, const IntArg& kernel_s
     const int64_t taps = k.first > 0 && k.second > 0 ? k.first * k.second : 1;
     if (col.size(1) % taps != 0)
         throw shape_error(where + ": dim 1 (" + std::to_string(col.size(1)) +
-                          ") is not a multiple of the kernel's " + std::to_string(taps) +
-                          " taps");
-    const Window g = fold_window(op, where, col.size(0), col.size(1) / taps, out.first,
-                                 out.second, kernel_size, dilation, padding, stride);
+                          ") is not a multiple of the kernel's " + std::to_string(taps) + " taps");
+    const Window g = fold_window(op, where, col.size(0), col.size(1) / taps, out.first, out.second,
+                                 kernel_size, dilation, padding, stride);
     if (col.size(2) != g.oh * g.ow)
         throw shape_error(where + ": output_size " + std::to_string(out.first) + "x" +
                           std::to_string(out.second) + " has " + std::to_string(g.oh) + "x" +

@@ -44,6 +44,12 @@ backend::View view(const Tensor& t) {
             int(i->sizes.size()), i->dtype};
 }
 
+backend::View view(const Tensor& t, int64_t offset) {
+    backend::View v = view(t);
+    v.offset += offset;
+    return v;
+}
+
 backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st) {
     const TensorImpl* i = t.impl();
     const size_t nd = shape.size(), td = i->sizes.size();

@@ -24,6 +24,8 @@ inline Tensor empty_as(const Tensor& t) {
 }
 backend::Backend& be(const Tensor& t);
 backend::View view(const Tensor& t);
+/// view(t) starting `offset` elements further into its storage (a sub-matrix for gemm).
+backend::View view(const Tensor& t, int64_t offset);
 /// t read as `shape` by broadcasting: stride 0 on broadcast dims; `st` holds the strides.
 backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st);
 /// A tensor sharing base's storage with new geometry (no autograd). The caller has checked that

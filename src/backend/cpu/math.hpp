@@ -73,7 +73,9 @@ template <class K>
 struct Kernel {
     using type = K;
 };
-template <class K, float (*Fast)(float)>
+/// A table kernel K with a fast float32 form Fast: Fast(x) for a unary kernel, Fast(a, b) for a
+/// binary one (the scalar parameters p, q are unused by the fast forms).
+template <class K, auto Fast>
 struct FastFloat {
     template <class T>
     static T f(T x, T p, T q) {
@@ -81,6 +83,13 @@ struct FastFloat {
             return Fast(x);
         else
             return K::f(x, p, q);
+    }
+    template <class T>
+    static T f(T a, T b, T p, T q) {
+        if constexpr (std::is_same_v<T, float>)
+            return Fast(a, b);
+        else
+            return K::f(a, b, p, q);
     }
 };
 inline float fast_sigmoid(float x) {
@@ -103,32 +112,21 @@ template <>
 struct Kernel<cpu_table::U_gelu> {
     using type = FastFloat<cpu_table::U_gelu, fast_gelu>;
 };
-/// A binary table kernel K with a fast float32 form Fast(a, b, p, q).
-template <class K, float (*Fast)(float, float, float, float)>
-struct FastFloat2 {
-    template <class T>
-    static T f(T a, T b, T p, T q) {
-        if constexpr (std::is_same_v<T, float>)
-            return Fast(a, b, p, q);
-        else
-            return K::f(a, b, p, q);
-    }
-};
-inline float fast_gelu_backward(float dy, float x, float, float) {
+inline float fast_gelu_backward(float dy, float x) {
     return dy * ((fast_erf(x * 0.70710678118654752440f) + 1) * 0.5f +
                  x * fast_exp(-x * x * 0.5f) * 0.39894228040143267794f);
 }
-inline float fast_exp_sub(float a, float b, float, float) {  // e^(a-b), 0 for masked scores
+inline float fast_exp_sub(float a, float b) {  // e^(a-b), 0 for masked scores
     const float d = a - b;
     return d < -87.0f ? 0.0f : fast_exp(d);
 }
 template <>
 struct Kernel<cpu_table::B_gelu_backward> {
-    using type = FastFloat2<cpu_table::B_gelu_backward, fast_gelu_backward>;
+    using type = FastFloat<cpu_table::B_gelu_backward, fast_gelu_backward>;
 };
 template <>
 struct Kernel<cpu_table::B_exp_sub> {
-    using type = FastFloat2<cpu_table::B_exp_sub, fast_exp_sub>;
+    using type = FastFloat<cpu_table::B_exp_sub, fast_exp_sub>;
 };
 
 }  // namespace tg::backend::cpu
