@@ -7,6 +7,7 @@
 
 #include "bad_inputs.hpp"
 #include "tapegrad/memory.hpp"
+#include "tapegrad/threads.hpp"
 
 // The out-of-memory row asks for more than the address space holds; under AddressSanitizer the
 // allocation must fail, not the process.
@@ -104,6 +105,13 @@ BOOST_FIXTURE_TEST_CASE(undefined_tensors, Fixtures) {
                                          TG_BAD(tg::cat({x, u}, 0), value_error, "undefined"),
                                          TG_BAD(tg::zeros_like(u), value_error, "undefined"),
                                      });
+}
+
+BOOST_AUTO_TEST_CASE(threads) {
+    check_table("Threads", {
+                               TG_BAD(tg::set_num_threads(0), value_error, "set_num_threads", "0"),
+                               TG_BAD(tg::set_num_threads(-3), value_error, "-3 threads"),
+                           });
 }
 
 // Tensors on two devices in one op (needs a second device: the OpenCL one when it is built).

@@ -6,6 +6,7 @@
 /// [Per-thread generators] in tapegrad/generator.hpp). scripts/tsan.sh runs this suite under
 /// ThreadSanitizer.
 #define BOOST_TEST_MODULE test_threads
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <condition_variable>
 #include <functional>
@@ -20,6 +21,7 @@
 #include "test_util.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
+extern "C" int openblas_get_num_threads(void);
 
 using namespace tgtest;
 
@@ -64,17 +66,20 @@ BOOST_AUTO_TEST_CASE(convolution_and_pooling_gradients_match_one_thread) {
         check_same_on_1_and_2_threads("conv2d forward" + d, [&] {
             return tg::conv2d(make_const({4, 8, 20, 18}, 6).to(dt), w, {}, 1, 1);
         });
-        check_same_on_1_and_2_threads("conv2d input gradient" + d, input_grad([&](const tg::Tensor& x) {
-            return tg::conv2d(x, w, {}, 1, 1);
-        }));
+        check_same_on_1_and_2_threads(
+            "conv2d input gradient" + d,
+            input_grad([&](const tg::Tensor& x) { return tg::conv2d(x, w, {}, 1, 1); }));
         // 12 samples: 3 chunks of the unfolded buffer, run side by side on 2 threads (Note
         // [Sample-parallel convolutions]); the weight gradient's blocks add in a fixed order
-        const tg::Tensor x12 = make_const({12, 8, 20, 18}, 8).to(dt), b = make_const({16}, 9).to(dt);
+        const tg::Tensor x12 = make_const({12, 8, 20, 18}, 8).to(dt),
+                         b = make_const({16}, 9).to(dt);
         check_same_on_1_and_2_threads("conv2d forward, 3 chunks" + d,
                                       [&] { return tg::conv2d(x12, w, b, 1, 1); });
         for (int which = 0; which < 3; ++which)
             check_same_on_1_and_2_threads(
-                std::string(which == 0 ? "input" : which == 1 ? "weight" : "bias") +
+                std::string(which == 0   ? "input"
+                            : which == 1 ? "weight"
+                                         : "bias") +
                     " gradient, 3 chunks" + d,
                 [&, which] {
                     tg::Tensor x = x12.detach().requires_grad_(true);
@@ -84,14 +89,12 @@ BOOST_AUTO_TEST_CASE(convolution_and_pooling_gradients_match_one_thread) {
                     (y * make_const(y.sizes(), 10).to(dt)).sum().backward();
                     return which == 0 ? x.grad() : which == 1 ? wl.grad() : bl.grad();
                 });
-        check_same_on_1_and_2_threads("max_pool2d overlapping backward" + d,
-                                      input_grad([](const tg::Tensor& x) {
-                                          return tg::max_pool2d(x, 3, 1, 1);
-                                      }));
-        check_same_on_1_and_2_threads("avg_pool2d backward" + d,
-                                      input_grad([](const tg::Tensor& x) {
-                                          return tg::avg_pool2d(x, 3, 2, 1);
-                                      }));
+        check_same_on_1_and_2_threads(
+            "max_pool2d overlapping backward" + d,
+            input_grad([](const tg::Tensor& x) { return tg::max_pool2d(x, 3, 1, 1); }));
+        check_same_on_1_and_2_threads(
+            "avg_pool2d backward" + d,
+            input_grad([](const tg::Tensor& x) { return tg::avg_pool2d(x, 3, 2, 1); }));
     }
 }
 
@@ -277,4 +280,24 @@ BOOST_AUTO_TEST_CASE(threads_training_with_dropout_match_one_thread) {
             differ += got[t][i] != alone[i];
         BOOST_TEST(differ == 0u, "thread " << t << ": " << differ << " parameters differ");
     }
+}
+
+/// tg::set_num_threads sets OpenBLAS's threads and the pool's together (LibTorch's spelling),
+/// and the result of a kernel does not depend on it.
+BOOST_AUTO_TEST_CASE(set_num_threads_sets_blas_and_pool_together) {
+    const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+    tg::set_num_threads(2);
+    BOOST_TEST(openblas_get_num_threads() == 2);
+    BOOST_TEST(tg::get_num_threads() == std::min(2, hw));
+    const std::vector<double> two = values_of(tg::tanh(make_const({300, 300}, 3)).sum({0}));
+    tg::set_num_threads(1);
+    BOOST_TEST(openblas_get_num_threads() == 1);
+    BOOST_TEST(tg::get_num_threads() == 1);
+    BOOST_TEST(values_of(tg::tanh(make_const({300, 300}, 3)).sum({0})) == two,
+               boost::test_tools::per_element());
+    openblas_set_num_threads(2);  // the environment's and OpenBLAS's own setter count the same
+    BOOST_TEST(tg::get_num_threads() == std::min(2, hw));
+    BOOST_CHECK_THROW(tg::set_num_threads(0), tg::value_error);
+    BOOST_TEST(tg::get_num_threads() == std::min(2, hw));  // a refused call changes nothing
+    tg::set_num_threads(1);
 }

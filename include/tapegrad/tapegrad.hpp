@@ -22,3 +22,4 @@
 #include "tapegrad/ops.hpp"
 #include "tapegrad/shape.hpp"
 #include "tapegrad/tensor.hpp"
+#include "tapegrad/threads.hpp"

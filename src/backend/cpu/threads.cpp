@@ -14,8 +14,12 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "tapegrad/error.hpp"
+#include "tapegrad/threads.hpp"
 
 extern "C" int openblas_get_num_threads(void);
 extern "C" void openblas_set_num_threads(int);
@@ -140,3 +144,24 @@ void cpu_parallel_blas(int parts, const std::function<void(int)>& f) {
 }
 
 }  // namespace tg::backend::cpu
+
+namespace tg {
+
+void set_num_threads(int n) {
+    if (n < 1)
+        throw value_error("set_num_threads: " + std::to_string(n) + " threads: need at least 1");
+    using namespace backend::cpu;
+    // Inside a cpu_parallel_blas region OpenBLAS runs one thread per part; the region's end
+    // restores the saved count, so that is the one to change.
+    std::lock_guard<std::mutex> l(blas_mu);
+    if (blas_regions > 0)
+        blas_saved.store(n);
+    else
+        openblas_set_num_threads(n);
+}
+
+int get_num_threads() {
+    return backend::cpu::cpu_threads();
+}
+
+}  // namespace tg
