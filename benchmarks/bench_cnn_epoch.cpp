@@ -3,9 +3,11 @@
 /// rotating each round, one process per configuration, each --warmup batches then --reps epochs
 /// of --batches batches (defaults 10, 1, 469):
 ///   bench_cnn_epoch_tg     OPENBLAS_NUM_THREADS = the budget
-///   bench_cnn_epoch_torch  torch::set_num_threads 1..budget x oneDNN on/off
+///   bench_cnn_epoch_torch  torch::set_num_threads 1..budget x OPENBLAS_NUM_THREADS 1..budget x
+///                          oneDNN on/off
 /// and compares tapegrad with LibTorch's fastest configuration of the budget (bar: <= 0.8).
-/// Writes --csv FILE and --md FILE; --tag NAME names the host.
+/// Writes --csv FILE, --md FILE and --plot FILE (one row per thread budget, for
+/// scripts/plot_bars.gp); --tag NAME names the host.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
                         "config",       "epoch_s",
                         "images_per_s", "round_medians_s",
                         "last_loss",    "ratio_vs_libtorch_best"};
+        Table plot;  // --plot: one row per thread budget (scripts/plot_bars.gp)
+        plot.header = {"threads", "tapegrad", "LibTorch best"};
         Table csv;
         csv.header = {"threads",   "side",
                       "config",    "epoch_s",
@@ -55,12 +59,16 @@ int main(int argc, char** argv) {
             };
             add("tapegrad", "blas_threads=" + t,
                 env + dir + "/bench_cnn_epoch_tg --threads " + t + common);
-            for (int tt = 1; tt <= T; ++tt)
-                for (int mk : {1, 0})
-                    add("libtorch",
-                        "torch_threads=" + std::to_string(tt) + (mk ? " mkldnn=on" : " mkldnn=off"),
-                        env + dir + "/bench_cnn_epoch_torch --threads " + t + " --torch-threads " +
-                            std::to_string(tt) + " --mkldnn " + std::to_string(mk) + common);
+            for (int tt = 1; tt <= T; ++tt)  // LibTorch's intra-op x OpenBLAS threads
+                for (int bb = 1; bb <= T; ++bb)
+                    for (int mk : {1, 0})
+                        add("libtorch",
+                            "torch_threads=" + std::to_string(tt) + " blas_threads=" +
+                                std::to_string(bb) + (mk ? " mkldnn=on" : " mkldnn=off"),
+                            "env OPENBLAS_NUM_THREADS=" + std::to_string(bb) + " " + dir +
+                                "/bench_cnn_epoch_torch --threads " + std::to_string(bb) +
+                                " --torch-threads " + std::to_string(tt) + " --mkldnn " +
+                                std::to_string(mk) + common);
             for (int r = 0; r < rounds; ++r)
                 for (size_t k = 0; k < cs.size(); ++k) {
                     Config& c = cs[(k + size_t(r)) % cs.size()];
@@ -95,6 +103,8 @@ int main(int argc, char** argv) {
                          fmt(min_of(c.pooled("epoch_ms")) / 1e3, 3), round_meds(c), c.get("loss"),
                          fmt(secs(c) / secs(*best), 4)});
             }
+            plot.add(
+                {t + (T == 1 ? " thread" : " threads"), fmt(secs(*tgc), 3), fmt(secs(*best), 3)});
             const double ratio = secs(*tgc) / secs(*best);
             summary += "- " + t + " thread(s): tapegrad " + fmt(secs(*tgc), 2) +
                        " s per epoch, LibTorch best " + fmt(secs(*best), 2) + " s (" +
@@ -129,6 +139,7 @@ int main(int argc, char** argv) {
             write_file(csv_path, csv.csv());
         if (!md_path.empty())
             write_file(md_path, md);
+        write_file(arg_value(argc, argv, "--plot", ""), plot.csv());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_cnn_epoch: %s\n", e.what());
         return 1;

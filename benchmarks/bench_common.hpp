@@ -113,8 +113,17 @@ struct Table {
     std::string csv() const {
         std::ostringstream os;
         auto line = [&](const std::vector<std::string>& r) {
-            for (size_t i = 0; i < r.size(); ++i)
-                os << (i ? "," : "") << r[i];
+            for (size_t i = 0; i < r.size(); ++i) {
+                os << (i ? "," : "");
+                if (r[i].find_first_of(",\"") == std::string::npos) {
+                    os << r[i];
+                    continue;
+                }
+                os << '"';  // RFC 4180: quoted, quotes doubled
+                for (char ch : r[i])
+                    os << (ch == '"' ? "\"\"" : std::string(1, ch));
+                os << '"';
+            }
             os << "\n";
         };
         line(header);

@@ -5,10 +5,12 @@
 ///   bench_conv_tg    step, input gradient gather (default) and scatter (TG_CONV_SCATTER=1)
 ///   bench_conv_tg    --mode input_grad, gather and scatter
 ///   bench_conv_tg    --mode fold, the fold kernel alone, gather and scatter
-///   bench_conv_torch torch::set_num_threads 1..budget x oneDNN on/off (when LibTorch has it)
+///   bench_conv_torch torch::set_num_threads 1..budget x OPENBLAS_NUM_THREADS 1..budget x oneDNN
+///                    on/off (when LibTorch has it)
 ///   bench_conv_gemm  the step's GEMMs alone (the GEMM-equivalent limit)
-/// with OPENBLAS_NUM_THREADS = the budget in every child (tapegrad's kernels follow it). Times
-/// are medians over the timed steps of all rounds. Writes --csv FILE and --md FILE.
+/// with OPENBLAS_NUM_THREADS = the budget in the other children (tapegrad's kernels follow it).
+/// Times are medians over the timed steps of all rounds. Writes --csv FILE and --md FILE, and
+/// --plot FILE (one row per thread budget, for scripts/plot_bars.gp).
 /// --tag NAME names the host in the summary (run.sh passes the CPU tag of the file name).
 #include "bench_conv.hpp"
 
@@ -69,13 +71,17 @@ int main(int argc, char** argv) {
             add("tapegrad", "input_grad", "scatter", scatter + env + tgc + " --mode input_grad");
             add("tapegrad", "fold", "gather", gather + env + tgc + " --mode fold");
             add("tapegrad", "fold", "scatter", scatter + env + tgc + " --mode fold");
-            for (int tt = 1; tt <= T; ++tt)
-                for (int mk : has_mkldnn ? std::vector<int>{1, 0} : std::vector<int>{1})
-                    add("libtorch", "step",
-                        "torch_threads=" + std::to_string(tt) +
-                            (has_mkldnn ? (mk ? " mkldnn=on" : " mkldnn=off") : ""),
-                        env + dir + "/bench_conv_torch --threads " + t + " --torch-threads " +
-                            std::to_string(tt) + " --mkldnn " + std::to_string(mk) + common);
+            for (int tt = 1; tt <= T; ++tt)  // LibTorch's intra-op x OpenBLAS threads
+                for (int bb = 1; bb <= T; ++bb)
+                    for (int mk : has_mkldnn ? std::vector<int>{1, 0} : std::vector<int>{1})
+                        add("libtorch", "step",
+                            "torch_threads=" + std::to_string(tt) +
+                                " blas_threads=" + std::to_string(bb) +
+                                (has_mkldnn ? (mk ? " mkldnn=on" : " mkldnn=off") : ""),
+                            "env OPENBLAS_NUM_THREADS=" + std::to_string(bb) + " " + dir +
+                                "/bench_conv_torch --threads " + std::to_string(bb) +
+                                " --torch-threads " + std::to_string(tt) + " --mkldnn " +
+                                std::to_string(mk) + common);
             add("gemm_limit", "step", "cblas_sgemm",
                 env + dir + "/bench_conv_gemm --threads " + t + common);
             for (int r = 0; r < rounds; ++r)
@@ -153,6 +159,8 @@ int main(int argc, char** argv) {
                       "check"};
         Table folds;
         folds.header = {"threads", "kernel", "fold_ms", "min_ms", "round_medians_ms", "sum"};
+        Table plot;  // --plot: one row per thread budget (scripts/plot_bars.gp)
+        plot.header = {"threads", "tapegrad", "bare GEMM", "LibTorch best"};
         std::map<int, double> tg_step, torch_best, limit, ig_gather, ig_scatter;
         std::map<int, double> fold_alone_gather, fold_alone_scatter;
         std::map<int, std::string> torch_best_cfg;
@@ -175,6 +183,8 @@ int main(int argc, char** argv) {
             tg_step[T] = tgs->med();
             torch_best[T] = best->med();
             torch_best_cfg[T] = best->variant + " (backend " + best->get("backend") + ")";
+            plot.add({std::to_string(T) + (T == 1 ? " thread" : " threads"), fmt(tg_step[T], 3),
+                      fmt(limit[T], 3), fmt(torch_best[T], 3)});
             for (auto& c : cs) {
                 if (c.what != "step")
                     continue;
@@ -316,6 +326,7 @@ int main(int argc, char** argv) {
         std::cout << md;
         write_file(csv_path, csv);
         write_file(md_path, md);
+        write_file(arg_value(argc, argv, "--plot", ""), plot.csv());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_conv: %s\n", e.what());
         return 1;

@@ -1,7 +1,7 @@
 #pragma once
-/// What the benchmark drivers (bench_conv, bench_cnn_epoch) share: running a child process and
-/// reading its `result key=value ...` line (bench_common.hpp's print_result), and a
-/// configuration's rounds of results. Free of LibTorch, tapegrad and BLAS headers.
+/// What the benchmark drivers (bench_conv, bench_cnn_epoch, bench_gpt, bench_mlp) share: running a
+/// child process and reading its `result key=value ...` line (bench_common.hpp's print_result), and
+/// a configuration's rounds of results. Free of LibTorch, tapegrad and BLAS headers.
 #include <unistd.h>
 
 #include <cmath>
@@ -84,10 +84,10 @@ struct Config {
         return v;
     }
     double med(const std::string& field = "step_ms") const { return median(pooled(field)); }
-    std::string round_medians() const {
+    std::string round_medians(const std::string& field = "step_ms") const {
         std::string s;
         for (auto& r : rounds)
-            s += (s.empty() ? "" : ";") + fmt(median(parse_list(r.at("step_ms"))), 2);
+            s += (s.empty() ? "" : ";") + fmt(median(parse_list(r.at(field))), 2);
         return s;
     }
     std::string get(const std::string& k) const {

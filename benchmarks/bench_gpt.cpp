@@ -3,14 +3,16 @@
 /// rotating each round, one process per configuration, each --warmup steps then --reps timed
 /// steps (defaults 2 and 8):
 ///   bench_gpt_tg     no checkpointing, and checkpointing per block
-///   bench_gpt_torch  torch::set_num_threads 1..budget (the best one is the peer)
-/// with OPENBLAS_NUM_THREADS = the budget in every child; with more than one thread, both also
-/// with OPENBLAS_THREAD_TIMEOUT=4 (OpenBLAS's idle threads sleep at once instead of spinning on
-/// sched_yield beside the other library's threads: the peer's best may need it). The bars compare
-/// tapegrad without it to LibTorch's best. Then, at the largest budget, one
-/// memory process per configuration (--mode memory: one step from a trimmed heap): tapegrad
-/// plain, per block and the planner at --budgets (fractions of the plain step's measured peak,
-/// default "0.5,0.35"), and LibTorch at its fastest thread count. Writes --csv FILE and --md FILE;
+///   bench_gpt_torch  torch::set_num_threads 1..budget x OPENBLAS_NUM_THREADS 1..budget (the
+///                    best one is the peer)
+/// with OPENBLAS_NUM_THREADS = the budget in tapegrad's children; with more than one thread, both
+/// also with OPENBLAS_THREAD_TIMEOUT=4 (OpenBLAS's idle threads sleep at once instead of spinning
+/// on sched_yield beside the other library's threads: the peer's best may need it). The bars
+/// compare tapegrad without it to LibTorch's best. Then, at the largest budget, one memory process
+/// per configuration (--mode memory: one step from a trimmed heap): tapegrad plain, per block and
+/// the planner at --budgets (fractions of the plain step's measured peak, default "0.5,0.35"), and
+/// LibTorch at its fastest thread count. Writes --csv FILE, --md FILE and
+/// --plot FILE (step times, one row per thread budget, for scripts/plot_bars.gp);
 /// --tag NAME names the host in the summary.
 #include "bench_gpt.hpp"
 
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
                       "median_ms",  "peak_live_mib", "peak_saved_mib", "peak_rss_mib",
                       "budget_mib", "loss",          "check_loss"};
         std::map<int, double> tg_plain, tg_ckpt, torch_best;
-        std::map<int, std::string> torch_best_cfg;
+        std::map<int, std::string> torch_best_cfg, torch_best_cmd;
         int top = 1;
         std::string torch_version, warnings;
         for (double bd : budgets) {
@@ -82,13 +84,20 @@ int main(int argc, char** argv) {
             if (T > 1)  // OpenBLAS's idle threads sleep at once instead of spinning (see the md)
                 add("tapegrad plain timeout", "tapegrad", "plain, OPENBLAS_THREAD_TIMEOUT=4",
                     quick + tgc + " --checkpoint 0");
-            for (int tt = 1; tt <= T; ++tt)
-                for (int q = 0; q < (T > 1 ? 2 : 1); ++q)
-                    add("libtorch " + std::to_string(tt) + (q ? " timeout" : ""), "libtorch",
-                        "torch_threads=" + std::to_string(tt) +
-                            (q ? ", OPENBLAS_THREAD_TIMEOUT=4" : ""),
-                        (q ? quick : env) + dir + "/bench_gpt_torch --threads " + t +
-                            " --torch-threads " + std::to_string(tt) + common);
+            for (int tt = 1; tt <= T; ++tt)  // LibTorch's intra-op x OpenBLAS threads
+                for (int bb = 1; bb <= T; ++bb)
+                    for (int q = 0; q < (T > 1 ? 2 : 1); ++q) {
+                        const std::string b = std::to_string(bb);
+                        add("libtorch " + std::to_string(tt) + "x" + b + (q ? " timeout" : ""),
+                            "libtorch",
+                            "torch_threads=" + std::to_string(tt) + " blas_threads=" + b +
+                                (q ? " OPENBLAS_THREAD_TIMEOUT=4" : ""),
+                            std::string(q ? "env OPENBLAS_THREAD_TIMEOUT=4"
+                                          : "env -u OPENBLAS_THREAD_TIMEOUT") +
+                                " OPENBLAS_NUM_THREADS=" + b + " " + dir +
+                                "/bench_gpt_torch --threads " + b + " --torch-threads " +
+                                std::to_string(tt) + common);
+                    }
             for (int r = 0; r < rounds; ++r)
                 for (size_t k = 0; k < cs.size(); ++k) {
                     Config& c = cs[(k + size_t(r)) % cs.size()];
@@ -102,6 +111,7 @@ int main(int argc, char** argv) {
                     best = &c;
             torch_best[T] = best->med();
             torch_best_cfg[T] = best->variant;
+            torch_best_cmd[T] = best->cmd;
             torch_version = best->get("torch_version");
             for (const Config& c : cs) {
                 if (c.key == "tapegrad plain")
@@ -122,11 +132,16 @@ int main(int argc, char** argv) {
                             "\n";
         }
 
+        Table plot;  // --plot: one row per thread budget (scripts/plot_bars.gp)
+        plot.header = {"threads", "tapegrad", "tapegrad checkpoint per block", "LibTorch best"};
+        for (auto& [T, ms] : tg_plain)
+            plot.add({std::to_string(T) + (T == 1 ? " thread" : " threads"), fmt(ms, 1),
+                      fmt(tg_ckpt[T], 1), fmt(torch_best[T], 1)});
+
         // ---- memory, at the largest budget: one step per process
         const std::string t = std::to_string(top), env = "env OPENBLAS_NUM_THREADS=" + t + " ";
         const std::string tgm = env + dir + "/bench_gpt_tg --mode memory --threads " + t + common;
-        KV torch_mem = run_child(env + dir + "/bench_gpt_torch --mode memory --threads " + t +
-                                 " --torch-threads " + torch_best_cfg[top].substr(14, 1) + common);
+        KV torch_mem = run_child(torch_best_cmd[top] + " --mode memory");  // its fastest setting
         const double torch_rss = std::stod(torch_mem["peak_rss_mib"]);
         KV plain = run_child(tgm + " --checkpoint 0"),
            per_block = run_child(tgm + " --checkpoint 1");
@@ -209,6 +224,7 @@ int main(int argc, char** argv) {
         std::printf("%s", md.c_str());
         write_file(md_path, md);
         write_file(csv_path, all.csv());
+        write_file(arg_value(argc, argv, "--plot", ""), plot.csv());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_gpt: %s\n", e.what());
         return 1;

@@ -1,7 +1,7 @@
 #pragma once
 /// The MLP benchmarks: the fully-connected training step in tapegrad, in LibTorch and
-/// as the bare cblas_sgemm sequence it needs (bench_mlp_step), the deep-MLP memory runs
-/// (bench_mlp_memory, bench_mlp_rss) and the Fashion-MNIST epoch (bench_fmnist_epoch). Each
+/// as the bare cblas_sgemm sequence it needs (bench_mlp: each in a process of its own), the
+/// deep-MLP memory runs (bench_mlp_memory, bench_mlp_rss) and the Fashion-MNIST epoch. Each
 /// implementation lives in its own translation unit behind this interface; the programs share
 /// their options and summary header below.
 #include <cstdint>
@@ -61,6 +61,8 @@ double mlp_gemm_flops(const MlpSpec& s);
 /// Sets OpenBLAS threads (and LibTorch's intra-op threads); returns a description.
 std::string set_blas_threads(int threads);
 std::string set_torch_threads(int threads);
+/// tg::set_num_threads (OpenBLAS's threads and tapegrad's pool together); returns a description.
+std::string set_tg_threads(int threads);
 /// The OpenBLAS core name in use (e.g. "SkylakeX").
 std::string blas_core();
 
@@ -101,13 +103,12 @@ inline int64_t deep_mlp_minimum_bytes() {
     return 4 * (2 * params + s.batch * s.widths.back());
 }
 
-/// Fashion-MNIST training set as host arrays (loaded by tg::data::FashionMNIST).
+/// Fashion-MNIST training set as host arrays (bench_cnn.hpp's load_train reads it).
 struct FmnistData {
     std::vector<float> images;  // [n, 784], normalised
     std::vector<int64_t> labels;
     int64_t n = 0;
 };
-FmnistData tg_load_fmnist();
 
 /// One epoch of the example model (784-256-128-10 ReLU, Adam 1e-3, batch 128, cross_entropy).
 struct EpochResult {

@@ -3,7 +3,6 @@
 /// peak-RSS child.
 #include <cstdio>
 #include <cstring>
-#include <tapegrad/data.hpp>
 #include <tapegrad/nn.hpp>
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -12,6 +11,12 @@
 #include "bench_mlp.hpp"
 
 namespace bench {
+
+std::string set_tg_threads(int threads) {
+    tg::set_num_threads(threads);
+    return "tg::set_num_threads(" + std::to_string(threads) + "): get_num_threads() " +
+           std::to_string(tg::get_num_threads());
+}
 
 namespace {
 
@@ -140,17 +145,6 @@ void tg_rss_child(const std::string& mode, int /*threads*/) {
                 mode.c_str(), proc_status_kib("VmHWM"), proc_status_kib("RssAnon"),
                 proc_status_kib("RssFile"), loss);
     std::fflush(stdout);
-}
-
-FmnistData tg_load_fmnist() {
-    tg::data::FashionMNIST ds(true);
-    FmnistData d;
-    d.n = ds.size();
-    auto img = ds.images().reshape({d.n, 784}).contiguous();
-    d.images.assign(img.data_ptr<float>(), img.data_ptr<float>() + d.n * 784);
-    auto lab = ds.labels().contiguous();
-    d.labels.assign(lab.data_ptr<int64_t>(), lab.data_ptr<int64_t>() + d.n);
-    return d;
 }
 
 namespace {

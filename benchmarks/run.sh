@@ -8,12 +8,16 @@
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
-# linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 15),
-# REPS_AUTOGRAD (default 25), REPS_FMNIST (default 3), REPS_OPENCL (default 10), REPS_CONV (default
-# 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2), ROUNDS_GPT (default 3), BATCHES_CNN (default 469, an epoch)
-# and THREADS_CNN (default 2), CONV_TAG (the host part of conv_<tag>.* and cnn_epoch_<tag>.*;
+# linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 10) and
+# ROUNDS_MLP (default 3), ROUNDS_FMNIST (default 3), REPS_AUTOGRAD (default 10), REPS_OPENCL
+# (default 10), REPS_CONV (default 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2),
+# ROUNDS_GPT (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
+# (the host part of the names of the results that compare implementations, <bench>_<tag>.*;
 # default from the CPU model, its model number and the CPU count, so results of other hosts are
-# kept).
+# kept; CONV_TAG is an older name for it).
+# Every benchmark that compares implementations runs each in a process of its own, alternating
+# them over rounds, with LibTorch swept over its thread settings (its fastest is the peer), and
+# draws its table as a PNG (scripts/plot_bars.gp) beside the markdown.
 # Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on recent CPUs unless
 # OPENBLAS_CORETYPE is set, so unless the caller set it, it is SkylakeX where the CPU has AVX-512
 # and Haswell where it has AVX2 (SkylakeX on a CPU without AVX-512 dies of SIGILL).
@@ -37,10 +41,9 @@ targets=""
 for w in $WHAT; do
     case $w in
     autograd) targets+=" bench_autograd" ;;
-    mlp | seed-size) targets+=" bench_mlp_step" ;;
+    mlp | seed-size | fmnist) targets+=" bench_mlp" ;;
     deep-memory) targets+=" bench_mlp_memory" ;;
     deep-memory-rss) targets+=" bench_mlp_rss" ;;
-    fmnist) targets+=" bench_fmnist_epoch" ;;
     checkpoint) targets+=" bench_checkpoint" ;;
     soak) targets+=" bench_soak" ;;
     conv) targets+=" bench_conv" ;;
@@ -73,38 +76,54 @@ machine() {  # markdown lines describing the machine
 # The host part of a results file's name: the CPU model, its model number and the CPU count
 # (CONV_TAG overrides it), e.g. intel-xeon-processor-m167-2cpu.
 host_tag() {
-    echo "${CONV_TAG:-$(lscpu | sed -n 's/^Model name: *//p' | tr 'A-Z' 'a-z' |
+    echo "${HOST_TAG:-${CONV_TAG:-$(lscpu | sed -n 's/^Model name: *//p' | tr 'A-Z' 'a-z' |
         sed -e 's/([^)]*)//g' -e 's/ cpu / /; s/@.*//' -e 's/[^a-z0-9]\{1,\}/-/g' \
-            -e 's/^-//; s/-$//')-m$(lscpu | sed -n 's/^Model: *//p')-$(nproc)cpu}"
+            -e 's/^-//; s/-$//')-m$(lscpu | sed -n 's/^Model: *//p')-$(nproc)cpu}}"
+}
+
+# bars NAME TITLE YLABEL: benchmarks/results/NAME.png from NAME.plot.csv (kept beside it).
+bars() {
+    if command -v gnuplot >/dev/null && [ -f "$RES/$1.plot.csv" ]; then
+        gnuplot -e "csv='$RES/$1.plot.csv'; out='$RES/$1.png'; title='$2'; ylabel='$3'" \
+            "$ROOT/scripts/plot_bars.gp"
+    fi
 }
 
 for w in $WHAT; do
     case $w in
     autograd)
-        OPENBLAS_NUM_THREADS=1 "$B/bench_autograd" --threads 1 --reps "${REPS_AUTOGRAD:-25}" \
+        OPENBLAS_NUM_THREADS=1 "$B/bench_autograd" --threads 1 --reps "${REPS_AUTOGRAD:-10}" \
             --csv "$RES/autograd.csv" --md "$RES/autograd.part.md" >/dev/null
         { machine; echo; cat "$RES/autograd.part.md"; } > "$RES/autograd.md"
         rm "$RES/autograd.part.md" ;;
-    mlp)
-        for t in 1 2; do
-            OPENBLAS_NUM_THREADS=$t "$B/bench_mlp_step" --threads $t --reps "${REPS_MLP:-15}" \
-                --csv "$RES/mlp_step_t$t.csv" --md "$RES/mlp_step_t$t.md" >/dev/null
-        done ;;
+    mlp)  # about 5 minutes: 14 processes per round
+        tag=$(host_tag)
+        "$B/bench_mlp" --what step --threads-list 1,2 --rounds "${ROUNDS_MLP:-3}" \
+            --reps "${REPS_MLP:-10}" --tag "$tag" --csv "$RES/mlp_step_$tag.csv" \
+            --md "$RES/mlp_step_$tag.part.md" --plot "$RES/mlp_step_$tag.plot.csv" >/dev/null
+        { cat "$RES/mlp_step_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
+            > "$RES/mlp_step_$tag.md"
+        rm "$RES/mlp_step_$tag.part.md"
+        bars "mlp_step_$tag" "MLP training step 2048x2048 ($tag)" "ms per step (median)" ;;
     deep-memory)
         OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_memory" --threads 1 \
             --csv "$RES/mlp_deep_memory.csv" --md "$RES/mlp_deep_memory.md" >/dev/null ;;
     deep-memory-rss)
         OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_rss" --threads 1 \
             --csv "$RES/mlp_deep_memory_rss.csv" --md "$RES/mlp_deep_memory_rss.md" >/dev/null ;;
-    fmnist)
-        for t in 1 2; do
-            OPENBLAS_NUM_THREADS=$t "$B/bench_fmnist_epoch" --threads $t \
-                --reps "${REPS_FMNIST:-3}" --csv "$RES/fmnist_epoch_t$t.csv" \
-                --md "$RES/fmnist_epoch_t$t.md" >/dev/null
-        done ;;
+    fmnist)  # about 4 minutes: 11 processes per round, an epoch each
+        tag=$(host_tag)
+        "$B/bench_mlp" --what epoch --threads-list 1,2 --rounds "${ROUNDS_FMNIST:-3}" \
+            --tag "$tag" --csv "$RES/fmnist_epoch_$tag.csv" --md "$RES/fmnist_epoch_$tag.part.md" \
+            --plot "$RES/fmnist_epoch_$tag.plot.csv" >/dev/null
+        { cat "$RES/fmnist_epoch_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
+            > "$RES/fmnist_epoch_$tag.md"
+        rm "$RES/fmnist_epoch_$tag.part.md"
+        bars "fmnist_epoch_$tag" "Fashion-MNIST MLP epoch ($tag)" "s per epoch (median)" ;;
     seed-size)
-        OPENBLAS_NUM_THREADS=2 "$B/bench_mlp_step" --threads 2 --seed-size \
-            --csv "$RES/mlp_seed_size.csv" --md "$RES/mlp_seed_size.md" >/dev/null ;;
+        tag=$(host_tag)
+        "$B/bench_mlp" --seed-size --tag "$tag" --csv "$RES/mlp_seed_size_$tag.csv" \
+            --md "$RES/mlp_seed_size_$tag.md" >/dev/null ;;
     checkpoint)
         OPENBLAS_NUM_THREADS=1 "$B/bench_checkpoint" --out "$RES" >/dev/null
         if command -v gnuplot >/dev/null; then
@@ -127,43 +146,47 @@ for w in $WHAT; do
     conv)  # about 5 minutes; each side a process of its own per round, on 1 and 2 threads
         tag=$(host_tag)
         "$B/bench_conv" --threads-list 1,2 --rounds "${ROUNDS_CONV:-3}" --reps "${REPS_CONV:-15}" \
-            --tag "$tag" --csv "$RES/conv_$tag.csv" --md "$RES/conv_$tag.part.md" >/dev/null
+            --tag "$tag" --csv "$RES/conv_$tag.csv" --md "$RES/conv_$tag.part.md" \
+            --plot "$RES/conv_$tag.plot.csv" >/dev/null
         { cat "$RES/conv_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
             > "$RES/conv_$tag.md"
-        rm "$RES/conv_$tag.part.md" ;;
+        rm "$RES/conv_$tag.part.md"
+        bars "conv_$tag" "Two-convolution step, N=64 ($tag)" "ms per step (median)" ;;
     cnn-epoch)  # about 5 minutes on 2 threads: 5 processes per round, an epoch each
         tag=$(host_tag)
         "$B/bench_cnn_epoch" --threads-list "${THREADS_CNN:-2}" --rounds "${ROUNDS_CNN:-2}" \
             --batches "${BATCHES_CNN:-469}" --tag "$tag" --csv "$RES/cnn_epoch_$tag.csv" \
-            --md "$RES/cnn_epoch_$tag.part.md" >/dev/null
+            --md "$RES/cnn_epoch_$tag.part.md" --plot "$RES/cnn_epoch_$tag.plot.csv" >/dev/null
         { cat "$RES/cnn_epoch_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
             > "$RES/cnn_epoch_$tag.md"
-        rm "$RES/cnn_epoch_$tag.part.md" ;;
+        rm "$RES/cnn_epoch_$tag.part.md"
+        bars "cnn_epoch_$tag" "Fashion-MNIST CNN epoch ($tag)" "s per epoch (median)" ;;
     gpt)  # about 5 minutes: the char_gpt model's step on 1 and 2 threads, then its memory
         tag=$(host_tag)
         "$B/bench_gpt" --threads-list 1,2 --rounds "${ROUNDS_GPT:-3}" --tag "$tag" \
-            --csv "$RES/gpt_$tag.csv" --md "$RES/gpt_$tag.part.md" >/dev/null
+            --csv "$RES/gpt_$tag.csv" --md "$RES/gpt_$tag.part.md" \
+            --plot "$RES/gpt_$tag.plot.csv" >/dev/null
         { cat "$RES/gpt_$tag.part.md"; echo; echo "## Build"; echo; machine; } > "$RES/gpt_$tag.md"
-        rm "$RES/gpt_$tag.part.md" ;;
+        rm "$RES/gpt_$tag.part.md"
+        bars "gpt_$tag" "char_gpt training step ($tag)" "ms per step (median)" ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
 
-# mlp.md: every section of the MLP programs (bench_mlp_step, bench_mlp_memory, bench_mlp_rss,
-# bench_fmnist_epoch) that exists, behind one machine header (rewritten only when one was run).
+# mlp.md: the deep-MLP memory sections (bench_mlp_memory, bench_mlp_rss) that exist, behind one
+# machine header (rewritten only when one was run).
 case " $WHAT " in
-*" mlp "* | *" deep-memory"* | *" fmnist "* | *" seed-size "*) ;;
+*" deep-memory"*) ;;
 *) echo "results in $RES"; exit 0 ;;
 esac
 {
     echo "# bench_mlp results"
     echo
     machine
-    for f in mlp_step_t1 mlp_step_t2 mlp_deep_memory mlp_deep_memory_rss fmnist_epoch_t1 \
-             fmnist_epoch_t2 mlp_seed_size; do
+    for f in mlp_deep_memory mlp_deep_memory_rss; do
         [ -f "$RES/$f.md" ] || continue
         echo
         sed 's/^# /## /' "$RES/$f.md"
     done
 } > "$RES/mlp.md"
-echo "results in $RES: autograd.md mlp.md checkpoint.md soak.md conv_<host>.md and the CSV files"
+echo "results in $RES: autograd.md mlp.md checkpoint.md soak.md <bench>_<host>.md, CSV and PNG files"
