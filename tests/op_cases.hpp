@@ -49,6 +49,7 @@
 /// outputs that are NaN by definition (mean or var over an empty dim): NaN never compares equal.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>

@@ -90,6 +90,21 @@ inline std::vector<OpCase> arithmetic_cases() {
          {U({0, 4}), U({4})},
          F(tg::where(tg::gt(x[0], 0.0), x[0], x[1]) +
            tg::where(on(cond, x[1]).narrow(0, 0, 0), x[1], 1.0 - x[1]))},
+        // LibTorch's spellings (issue 16)
+        {"rsqrt", {P({3, 4})}, F(tg::rsqrt(x[0]))},
+        {"rsqrt_method", {PT({3, 4})}, F(x[0].rsqrt())},
+        {"square", {U({3, 4})}, F(tg::square(x[0]))},
+        {"square_method", {US({3, 4})}, F(x[0].square() * 2.0)},
+        {"trig_log_methods", {U({3, 4})}, F(x[0].sin() * x[0].cos() + x[0].log1p() - x[0].expm1())},
+        // piecewise constant: zero gradients, recorded (the + x keeps a nonzero one)
+        {"rounding_zero_grads",
+         {U({3, 4})},
+         F(tg::floor(x[0] * 3.0 + 0.25) + tg::ceil(x[0] * 3.0 + 0.25) +
+           tg::round(x[0] * 3.0 + 0.25) + tg::trunc(x[0] * 3.0 + 0.25) + tg::sign(x[0]) + x[0])},
+        {"rounding_methods",
+         {UT({3, 4})},
+         F(x[0].floor() * 0.5 + (x[0] * 2.0).ceil() + (x[0] * 5.0).round() + x[0].sign() * x[0])},
+        {"rsqrt_square_empty", {P({0, 3})}, F(tg::rsqrt(x[0]) + tg::square(x[0]).floor())},
     };
 }
 

@@ -55,6 +55,17 @@ inline std::vector<OpCase> linalg_cases() {
         {"linear_empty_in", {U({5, 0}), U({3, 0}), U({3})}, F(tg::linear(x[0], x[1], x[2]))},
         {"linear_empty_out", {U({5, 4}), U({0, 4}), U({0})}, F(tg::linear(x[0], x[1], x[2]))},
         {"linear_empty_batch_no_bias", {US({0, 4}), U({3, 4})}, F(tg::linear(x[0], x[1]))},
+        // LibTorch's spellings (issue 16)
+        {"mm", {U({3, 4}), U({4, 5})}, F(tg::mm(x[0], x[1]))},
+        {"mm_method_transposed", {UT({3, 4}), U({4, 2})}, F(x[0].mm(x[1]))},
+        {"bmm", {U({2, 3, 4}), U({2, 4, 5})}, F(tg::bmm(x[0], x[1]))},
+        {"bmm_method", {U({3, 2, 4}), UT({3, 4, 2})}, F(x[0].bmm(x[1]))},
+        {"addmm", {U({3, 5}), U({3, 4}), U({4, 5})}, F(tg::addmm(x[0], x[1], x[2], 0.5, 2.0))},
+        {"addmm_bias_row", {U({5}), U({3, 4}), UT({4, 5})}, F(tg::addmm(x[0], x[1], x[2]))},
+        {"addmm_beta0",
+         {U({3, 5}), U({3, 4}), U({4, 5})},
+         F(tg::addmm(x[0], x[1], x[2], 0.0) + x[0])},
+        {"mm_empty_inner", {U({3, 0}), U({0, 2})}, F(tg::mm(x[0], x[1]) + 1.0)},
     };
 }
 

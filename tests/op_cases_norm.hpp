@@ -64,7 +64,8 @@ inline std::vector<OpCase> norm_cases() {
         {"batch_norm_eval_no_affine",
          {U({4, 3, 2})},
          F(tg::batch_norm(x[0], on(rm3, x[0]), on(rv3, x[0])))},
-        {"batch_norm_eval_one_sample", {U({1, 3}), U({3}), U({3})},
+        {"batch_norm_eval_one_sample",
+         {U({1, 3}), U({3}), U({3})},
          F(tg::batch_norm(x[0], on(rm3, x[0]), on(rv3, x[0]), x[1], x[2]))},
         // the running statistics themselves: forward values only
         {"batch_norm_running_stats_2d", {U({6, 3})}, F(running_after(x[0], 0.1)), kValuesOnly},
@@ -81,7 +82,9 @@ inline std::vector<OpCase> norm_cases() {
         {"group_norm_per_channel",
          {U({2, 4, 3}), U({4}), U({4})},
          F(tg::group_norm(x[0], 4, x[1], x[2], 1e-3))},
-        {"group_norm_4d", {U({2, 6, 2, 2}), U({6}), U({6})}, F(tg::group_norm(x[0], 3, x[1], x[2]))},
+        {"group_norm_4d",
+         {U({2, 6, 2, 2}), U({6}), U({6})},
+         F(tg::group_norm(x[0], 3, x[1], x[2]))},
         {"group_norm_2d_no_affine", {U({3, 4})}, F(tg::group_norm(x[0], 2))},
         {"group_norm_transposed", {UT({4, 6}), P({6})}, F(tg::group_norm(x[0], 2, x[1]))},
         {"group_norm_strided_4d",
@@ -99,7 +102,9 @@ inline std::vector<OpCase> norm_cases() {
          {U({2, 3, 0}), U({3}), U({3})},
          F(tg::batch_norm(x[0], {}, {}, x[1], x[2], true))},
         {"batch_norm_running_stats_empty", {U({0, 3})}, F(running_after(x[0], 0.1)), kValuesOnly},
-        {"group_norm_empty", {U({0, 4, 3}), U({4}), U({4})}, F(tg::group_norm(x[0], 2, x[1], x[2]))},
+        {"group_norm_empty",
+         {U({0, 4, 3}), U({4}), U({4})},
+         F(tg::group_norm(x[0], 2, x[1], x[2]))},
     };
 }
 

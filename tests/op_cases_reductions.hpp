@@ -52,6 +52,21 @@ inline std::vector<OpCase> reduction_cases() {
         {"var_empty_kept_dim", {U({0, 4})}, F(tg::var(x[0], Dims{1}))},
         {"sum_to_empty", {U({0, 3})}, F(tg::sum_to(x[0], {1, 3}))},
         {"sum_to_empty_col", {U({2, 0})}, F(tg::sum_to(x[0], {2, 1}) * 2.0)},
+        // LibTorch's spellings (issue 16)
+        {"sum_mean_int_dim",
+         {U({3, 4})},
+         F(x[0].sum(1) + tg::mean(x[0], 1) + tg::sum(x[0], -1, true).squeeze(1))},
+        {"logsumexp_dim1", {U({3, 5})}, F(tg::logsumexp(x[0] * 3.0, 1))},
+        {"logsumexp_dims_keepdim", {U({2, 3, 4})}, F(tg::logsumexp(x[0], Dims{0, 2}, true))},
+        {"logsumexp_large", {U({2, 4})}, F(tg::logsumexp(x[0] + 500.0, -1))},
+        {"logsumexp_method", {UT({3, 4})}, F(x[0].logsumexp(0))},
+        {"logsumexp_empty", {U({0, 3})}, F(tg::logsumexp(x[0], 1) * 2.0)},
+        {"norm_2_all", {U({3, 4})}, F(tg::norm(x[0]))},
+        {"norm_2_dim_keepdim", {UT({3, 4})}, F(tg::norm(x[0], 2, Dims{1}, true))},
+        {"norm_1", {NZ({3, 4})}, F(tg::norm(x[0], 1, Dims{0}))},
+        {"norm_3", {NZ({3, 4})}, F(x[0].norm(3, Dims{1}))},
+        {"norm_inf", {U({3, 4})}, F(x[0].norm(std::numeric_limits<double>::infinity(), Dims{1}))},
+        {"norm_empty", {U({0, 3})}, F(tg::norm(x[0], 2, Dims{0}))},
     };
 }
 

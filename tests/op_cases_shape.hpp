@@ -11,6 +11,8 @@ inline std::vector<OpCase> shape_cases() {
     const tg::Tensor idx_gather0 = index_of({2, 0, 1, 0}, {1, 4});
     const tg::Tensor idx_add = labels({1, 1, 0});
     const tg::Tensor idx_none = labels({});  // an empty index
+    const tg::Tensor fill_mask = index_of({1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1}, {3, 4});
+    const tg::Tensor row_mask = index_of({0, 1, 1, 0}, {4});
     return {
         {"reshape", {U({3, 4})}, F(tg::reshape(x[0], {2, 6}))},
         {"reshape_method_infer", {U({3, 4})}, F(x[0].reshape({4, -1}))},
@@ -89,6 +91,19 @@ inline std::vector<OpCase> shape_cases() {
          {U({3, 0})},
          F(x[0].clone().to(tg::kFloat64) * 2.0 + x[0].to(tg::kFloat64)),
          kNoF32},
+        // LibTorch's spellings (issue 16)
+        {"expand_as", {U({3, 1}), U({3, 4})}, F(tg::expand_as(x[0], x[1]) * x[1])},
+        {"view_as_reshape_as",
+         {U({3, 4}), U({2, 6})},
+         F(x[0].view_as(x[1]) + x[0].reshape_as(x[1]) * x[1]),
+         kNoTransposedStorage},
+        {"type_as", {U({3, 4}), U({2})}, F(x[0].type_as(x[1]) * 2.0 + x[1].sum())},
+        {"masked_fill", {U({3, 4})}, F(tg::masked_fill(x[0], on(fill_mask, x[0]), -2.0))},
+        {"masked_fill_broadcast", {UT({3, 4})}, F(x[0].masked_fill(on(row_mask, x[0]), 0.5) * 3.0)},
+        {"triu", {U({4, 5})}, F(tg::triu(x[0], 1))},
+        {"tril_batched", {U({2, 3, 4})}, F(x[0].tril(-1))},
+        {"triu_method", {UT({4, 4})}, F(x[0].triu() + tg::tril(x[0], 2))},
+        {"triu_empty", {U({0, 3})}, F(tg::triu(x[0]))},
     };
 }
 

@@ -144,3 +144,27 @@ BOOST_FIXTURE_TEST_CASE(losses, Fixtures) {
             TG_BAD(tg::nll_loss(logits, tg::zeros({3})), dtype_error, "nll_loss"),
         });
 }
+
+// LibTorch's spellings (issue 16): mm, bmm, addmm, masks, norms, devices by name.
+BOOST_FIXTURE_TEST_CASE(libtorch_spellings, Fixtures) {
+    check_table(
+        "LibTorch spellings",
+        {
+            TG_BAD(tg::mm(x, x), shape_error, "mm", "[2,3] x [2,3]", "inner dimensions 3 != 2"),
+            TG_BAD(tg::mm(x, tg::zeros({3})), shape_error, "mm", "must be 2-D"),
+            TG_BAD(tg::mm(x, d.t()), dtype_error, "mm"),
+            TG_BAD(tg::bmm(x, x), shape_error, "bmm", "must be 3-D"),
+            TG_BAD(tg::bmm(tg::zeros({2, 2, 3}), tg::zeros({3, 3, 2})), shape_error, "bmm",
+                   "batch sizes 2 != 3"),
+            TG_BAD(tg::addmm(tg::zeros({3}), x, x.t()), shape_error, "addmm", "[3]"),
+            TG_BAD(x.masked_fill(tg::ones({3, 3}), 0.0), shape_error, "masked_fill", "[3,3]"),
+            TG_BAD(tg::triu(tg::zeros({4})), shape_error, "triu", "[4]", "at least 2 dims"),
+            TG_BAD(tg::norm(x, -1), value_error, "norm", "p = -1"),
+            TG_BAD(tg::norm(l), dtype_error, "norm"),
+            TG_BAD(tg::logsumexp(x, 2), shape_error, "logsumexp"),
+            TG_BAD(tg::rsqrt(l), dtype_error, "rsqrt"),
+            TG_BAD(tg::Device("gpu:0"), device_error, "'gpu:0'", "is not a device"),
+            TG_BAD(tg::Device("cuda:one"), device_error, "'cuda:one'"),
+            TG_BAD(tg::Device("cpu:1"), device_error, "'cpu:1'"),
+        });
+}

@@ -41,6 +41,10 @@ Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(Scalar s, const Tensor& x);
 /// y = √x;  dx = dy / (2y)
 Tensor sqrt(const Tensor& x);
+/// y = 1/√x;  dx = -dy * y³ / 2
+Tensor rsqrt(const Tensor& x);
+/// y = x² (pow(x, 2); int64: x * x);  dx = 2 x dy
+Tensor square(const Tensor& x);
 /// y = eˣ;  dx = dy * y
 Tensor exp(const Tensor& x);
 /// y = ln x;  dx = dy / x
@@ -55,6 +59,13 @@ Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
 /// y = |x|;  dx = dy * sign(x)     (sign(0) = 0)
 Tensor abs(const Tensor& x);
+/// Rounding and sign (src/ops/rounding.cpp): piecewise constant, so dx = 0, recorded as PyTorch
+/// records them. round is half to even (torch.round); on int64 floor/ceil/round/trunc copy.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor sign(const Tensor& x);
 /// y = min(max(x, lo), hi);  dx = dy where lo <= x <= hi, else 0
 Tensor clamp(const Tensor& x, Scalar lo, Scalar hi);
 Tensor clamp_min(const Tensor& x, Scalar lo);
@@ -66,6 +77,12 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 /// y = cond ? a : b  (cond nonzero = true, not differentiable);  da = where(cond, dy, 0), db =
 /// where(cond, 0, dy)
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// x with value where mask (broadcast to x's shape) is nonzero;  dx = dy where mask is 0
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
+/// The upper (triu: column - row >= diagonal) or lower (tril: column - row <= diagonal)
+/// triangle of the last two dims, zeros elsewhere;  dx = dy on the triangle
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
@@ -105,6 +122,12 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor matmul(const Tensor& a, const Tensor& b);
 /// y = x·Wᵀ + b as one node: x:[batch,in] W:[out,in] b:[out];  dx = dy·W, dW = dyᵀ·x, db = dyᵀ·1
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
+/// LibTorch's stricter spellings of matmul: mm takes two 2-D operands, bmm two 3-D ones with
+/// the same batch size; addmm(c, a, b, beta, alpha) = beta c + alpha a·b (c broadcast to the
+/// product; beta = 0 does not read c).
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, Scalar beta = 1, Scalar alpha = 1);
 /// 2-D transpose view;  dx = dyᵀ
 Tensor t(const Tensor& x);
 /// Swaps two dims (a view);  dx = transpose(dy, d0, d1)
@@ -194,9 +217,30 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const IntArg& output_size);
 /// y = Σ x;  dx = expand(dy)
 Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+/// One dim, as sum(x, 1) in LibTorch (a template, so that sum(x, {}) still means all dims)
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor sum(const Tensor& x, Int dim, bool keepdim = false) {
+    return sum(x, std::vector<int64_t>{int64_t(dim)}, keepdim);
+}
 /// y = Σ x / n (composed); NaN over an empty dim, as 0/0
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+/// One dim, as sum(x, 1) in LibTorch (a template, so that sum(x, {}) still means all dims)
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor mean(const Tensor& x, Int dim, bool keepdim = false) {
+    return mean(x, std::vector<int64_t>{int64_t(dim)}, keepdim);
+}
+/// log Σ exp(x) over dims, shifted by the maximum (stable for large x); an empty sum gives -inf.
+/// dx = dy * softmax(x) over dims.
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor logsumexp(const Tensor& x, Int dim, bool keepdim = false) {
+    return logsumexp(x, std::vector<int64_t>{int64_t(dim)}, keepdim);
+}
+/// The p-norm over dims (all when empty): p = 2 is one node with dx = dy x / y (0 where y = 0),
+/// p = 1 sum |x|, p = inf max |x|, other p > 0 (Σ |x|^p)^(1/p).
+Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor norm(const Tensor& x, Scalar p = 2);
 /// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
 /// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);
@@ -227,6 +271,15 @@ Tensor squeeze(const Tensor& x, int64_t dim);
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 /// Broadcasts size-1 dims to `shape` (a stride-0 view);  dx = sum_to(dy, x.shape)
 Tensor expand(const Tensor& x, const Shape& shape);
+/// LibTorch's "_as" spellings: expand, view, reshape to other's shape; to(other's dtype)
+Tensor expand_as(const Tensor& x, const Tensor& other);
+Tensor view_as(const Tensor& x, const Tensor& other);
+Tensor reshape_as(const Tensor& x, const Tensor& other);
+Tensor type_as(const Tensor& x, const Tensor& other);
+/// Factories shaped, typed and placed like t (zeros_like, ones_like: tensor.hpp)
+Tensor full_like(const Tensor& t, Scalar value);
+Tensor rand_like(const Tensor& t);
+Tensor randn_like(const Tensor& t);
 /// Joins tensors along dim;  dxᵢ = narrow(dy, dim, offsetᵢ, sizeᵢ)
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 /// Joins tensors along a new dim (composed)
@@ -262,6 +315,8 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
 
 // ---- losses; reduction is "mean" (default), "sum" or "none"
 enum class Reduction { Mean, Sum, None };
+/// LibTorch's spellings of the reductions (torch::kMean, kSum, kNone)
+constexpr Reduction kMean = Reduction::Mean, kSum = Reduction::Sum, kNone = Reduction::None;
 /// mean((x - y)²) (composed)
 Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r = Reduction::Mean);
 /// mean(|x - y|) (composed)

@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "tapegrad/device.hpp"
@@ -192,6 +193,41 @@ public:
     Tensor sigmoid() const;
     Tensor relu() const;
     Tensor eq(const Tensor& o) const;
+    // one dim, as x.sum(1) in LibTorch (templates, so that x.sum({}) still means all dims)
+    template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+    Tensor sum(Int dim, bool keepdim = false) const {
+        return sum(std::vector<int64_t>{int64_t(dim)}, keepdim);
+    }
+    template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+    Tensor mean(Int dim, bool keepdim = false) const {
+        return mean(std::vector<int64_t>{int64_t(dim)}, keepdim);
+    }
+    Tensor logsumexp(std::vector<int64_t> dims, bool keepdim = false) const;
+    template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+    Tensor logsumexp(Int dim, bool keepdim = false) const {
+        return logsumexp(std::vector<int64_t>{int64_t(dim)}, keepdim);
+    }
+    Tensor norm(Scalar p = 2) const;
+    Tensor norm(Scalar p, std::vector<int64_t> dims, bool keepdim = false) const;
+    Tensor mm(const Tensor& other) const;
+    Tensor bmm(const Tensor& other) const;
+    Tensor square() const;
+    Tensor rsqrt() const;
+    Tensor sin() const;
+    Tensor cos() const;
+    Tensor log1p() const;
+    Tensor expm1() const;
+    Tensor floor() const;
+    Tensor ceil() const;
+    Tensor round() const;
+    Tensor sign() const;
+    Tensor expand_as(const Tensor& other) const;
+    Tensor view_as(const Tensor& other) const;
+    Tensor reshape_as(const Tensor& other) const;
+    Tensor type_as(const Tensor& other) const;
+    Tensor masked_fill(const Tensor& mask, Scalar value) const;
+    Tensor triu(int64_t diagonal = 0) const;
+    Tensor tril(int64_t diagonal = 0) const;
 
 private:
     TensorImpl* check() const {
@@ -206,12 +242,37 @@ private:
 /// Prints shape, dtype, device and values, like LibTorch.
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
+/// Compound assignment, as LibTorch has it: the in-place ops add_, sub_, mul_, div_ (recorded
+/// and version-checked, Note [In-place ops] in src/ops/inplace.cpp).
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, Scalar s);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, Scalar s);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, Scalar s);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, Scalar s);
+
 // ---- factories. A shape with a negative size, more than 16 dims, or whose element or byte
 // count overflows int64 throws shape_error naming the factory and the shape; one the device
 // cannot hold throws out_of_memory.
 Tensor empty(const Shape& s, const TensorOptions& o = {});
 Tensor zeros(const Shape& s, const TensorOptions& o = {});
 Tensor ones(const Shape& s, const TensorOptions& o = {});
+// LibTorch's 1-D spellings with a bare size: zeros(3) is zeros({3}). Templates, so that a braced
+// list ({} or {3}) still means a Shape.
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor empty(Int n, const TensorOptions& o = {}) {
+    return empty(Shape{int64_t(n)}, o);
+}
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor zeros(Int n, const TensorOptions& o = {}) {
+    return zeros(Shape{int64_t(n)}, o);
+}
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor ones(Int n, const TensorOptions& o = {}) {
+    return ones(Shape{int64_t(n)}, o);
+}
 Tensor full(const Shape& s, Scalar value, const TensorOptions& o = {});
 Tensor zeros_like(const Tensor& t, const TensorOptions& o);
 Tensor zeros_like(const Tensor& t);
@@ -224,9 +285,17 @@ Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o 
 /// Standard normal samples from the calling thread's default generator (see manual_seed), or
 /// from g.
 Tensor randn(const Shape& s, const TensorOptions& o = {});
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor randn(Int n, const TensorOptions& o = {}) {
+    return randn(Shape{int64_t(n)}, o);
+}
 Tensor randn(const Shape& s, const Generator& g, const TensorOptions& o = {});
 /// Uniform samples in [0, 1).
 Tensor rand(const Shape& s, const TensorOptions& o = {});
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor rand(Int n, const TensorOptions& o = {}) {
+    return rand(Shape{int64_t(n)}, o);
+}
 Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o = {});
 /// Uniform integers in [low, high), int64 unless o says otherwise.
 Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o = kInt64);

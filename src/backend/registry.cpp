@@ -171,6 +171,48 @@ std::string Device::str() const {
     return is_cpu() ? std::string(name) : std::string(name) + ":" + std::to_string(index);
 }
 
+Device::Device(const std::string& spec) {
+    const size_t colon = spec.find(':');
+    const std::string name = spec.substr(0, colon);
+    bool known = false;
+    for (size_t t = 0; t < kNumDeviceTypes && !known; ++t)
+        if (name == backend::family(DeviceType(t)).name) {
+            type = DeviceType(t);
+            known = true;
+        }
+    bool index_ok = colon == std::string::npos;
+    if (!index_ok && colon + 1 < spec.size() && spec.size() - colon - 1 <= 4) {
+        index_ok = true;
+        index = 0;
+        for (size_t i = colon + 1; i < spec.size(); ++i) {
+            if (spec[i] < '0' || spec[i] > '9')
+                index_ok = false;
+            index = index * 10 + (spec[i] - '0');
+        }
+    }
+    if (!known || !index_ok || (type == kCPU && index != 0))
+        throw device_error("Device: '" + spec +
+                           "' is not a device (cpu, cuda, cuda:N, opencl or opencl:N)");
+}
+
+namespace cuda {
+bool is_available() {
+    return device_count() > 0;
+}
+int device_count() {
+    return backend::device_count(DeviceType::CUDA);
+}
+}  // namespace cuda
+
+namespace opencl {
+bool is_available() {
+    return device_count() > 0;
+}
+int device_count() {
+    return backend::device_count(DeviceType::OpenCL);
+}
+}  // namespace opencl
+
 bool is_available(Device d) {
     if (d.is_cpu())
         return true;

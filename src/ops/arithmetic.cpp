@@ -1,4 +1,5 @@
-// Arithmetic: + - * / pow sqrt exp log abs clamp maximum minimum where (ops.hpp has the VJPs).
+// Arithmetic: + - * / pow sqrt rsqrt square exp log abs clamp maximum minimum where (ops.hpp has
+// the VJPs).
 #include <cmath>
 #include <limits>
 
@@ -134,6 +135,21 @@ Tensor sqrt(const Tensor& x) {
             return Grads{runtime::binary(BinaryOp::sqrt_backward, dy, yy, "sqrt")};
         });
     return y;
+}
+
+Tensor rsqrt(const Tensor& x) {
+    runtime::check_floating("rsqrt", x);
+    Tensor y = runtime::unary(UnaryOp::rsqrt, x);
+    if (should_record({&x}))  // d/dx x^(-1/2) = -y^3 / 2
+        record("rsqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
+            const Tensor yy = sy.get();
+            return Grads{dy * (yy * yy * yy) * -0.5};
+        });
+    return y;
+}
+
+Tensor square(const Tensor& x) {
+    return x.dtype() == kInt64 ? mul(x, x) : pow(x, 2);
 }
 
 Tensor exp(const Tensor& x) {

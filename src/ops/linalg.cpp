@@ -1,5 +1,5 @@
-// matmul and linear, lowered to BLAS gemm/gemv. A transposed operand is a view whose strides
-// say "transposed": it goes to BLAS as a flag and is never copied.
+// matmul, mm, bmm, addmm and linear, lowered to BLAS gemm/gemv. A transposed operand is a view
+// whose strides say "transposed": it goes to BLAS as a flag and is never copied.
 #include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -46,21 +46,21 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int6
 }
 
 /// [m,k]·[k,n];  da = dy·bᵀ, db = aᵀ·dy
-Tensor mm(const Tensor& a, const Tensor& b) {
+Tensor mm_node(const Tensor& a, const Tensor& b) {
     Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device(), "matmul");
     mm_into("matmul", a.detach(), b.detach(), y, 1, 0);
     if (should_record({&a, &b}))
         record("mm", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
-                   return Grads{needs(n, 0) ? mm(dy, sb.get().t()) : Tensor(),
-                                needs(n, 1) ? mm(sa.get().t(), dy) : Tensor()};
+                   return Grads{needs(n, 0) ? mm_node(dy, sb.get().t()) : Tensor(),
+                                needs(n, 1) ? mm_node(sa.get().t(), dy) : Tensor()};
                });
     return y;
 }
 
 /// [B,m,k]·[B,k,n] (batch strides may be 0);  da = dy·bᵀ, db = aᵀ·dy per batch
-Tensor bmm(const Tensor& a, const Tensor& b) {
+Tensor bmm_node(const Tensor& a, const Tensor& b) {
     const int64_t B = a.size(0);
     Tensor y = runtime::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device(), "matmul");
     const Tensor ad = a.detach(), bd = b.detach();
@@ -71,8 +71,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
         record("bmm", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
-                   return Grads{needs(n, 0) ? bmm(dy, sb.get().transpose(1, 2)) : Tensor(),
-                                needs(n, 1) ? bmm(sa.get().transpose(1, 2), dy) : Tensor()};
+                   return Grads{needs(n, 0) ? bmm_node(dy, sb.get().transpose(1, 2)) : Tensor(),
+                                needs(n, 1) ? bmm_node(sa.get().transpose(1, 2), dy) : Tensor()};
                });
     return y;
 }
@@ -85,17 +85,18 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                           ": operands must have 1, 2 or 3 dims");
     check_mm("matmul", a, b, a.size(-1), db == 1 ? b.size(0) : b.size(-2));
     if (da == 1 && db == 1)
-        return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+        return mm_node(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
     if (da == 2 && db == 1)
-        return mm(a, b.unsqueeze(1)).squeeze(1);
+        return mm_node(a, b.unsqueeze(1)).squeeze(1);
     if (da == 1 && db == 2)
-        return mm(a.unsqueeze(0), b).squeeze(0);
+        return mm_node(a.unsqueeze(0), b).squeeze(0);
     if (da == 2 && db == 2)
-        return mm(a, b);
+        return mm_node(a, b);
     if (da == 3 && db <= 2 && a.size(1) > 0) {  // fold the batch into rows: one GEMM
         const Tensor b2 = db == 1 ? b.unsqueeze(1) : b;
         const int64_t rows = checked_mul(a.size(0), a.size(1), "matmul", a.sizes());
-        Tensor y = mm(a.reshape({rows, a.size(2)}), b2).reshape({a.size(0), a.size(1), b2.size(1)});
+        Tensor y =
+            mm_node(a.reshape({rows, a.size(2)}), b2).reshape({a.size(0), a.size(1), b2.size(1)});
         return db == 1 ? y.squeeze(2) : y;
     }
     const Tensor a3 = da == 3 ? a : (da == 2 ? a.unsqueeze(0) : a.unsqueeze(0).unsqueeze(0));
@@ -105,12 +106,45 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                           ": batch dims " + std::to_string(a3.size(0)) + " and " +
                           std::to_string(b3.size(0)) + " cannot be broadcast");
     const int64_t B = std::max(a3.size(0), b3.size(0));
-    Tensor y = bmm(a3.expand({B, a3.size(1), a3.size(2)}), b3.expand({B, b3.size(1), b3.size(2)}));
+    Tensor y =
+        bmm_node(a3.expand({B, a3.size(1), a3.size(2)}), b3.expand({B, b3.size(1), b3.size(2)}));
     if (da == 1)
         y = y.squeeze(1);
     if (db == 1)
         y = y.squeeze(-1);
     return y;
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+    if (a.dim() != 2 || b.dim() != 2)
+        throw shape_error("mm: " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
+                          ": operands must be 2-D");
+    check_mm("mm", a, b, a.size(1), b.size(0));
+    return mm_node(a, b);
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+    if (a.dim() != 3 || b.dim() != 3)
+        throw shape_error("bmm: " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
+                          ": operands must be 3-D");
+    if (a.size(0) != b.size(0))
+        throw shape_error("bmm: " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
+                          ": batch sizes " + std::to_string(a.size(0)) +
+                          " != " + std::to_string(b.size(0)));
+    check_mm("bmm", a, b, a.size(2), b.size(1));
+    return bmm_node(a, b);
+}
+
+Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+    Tensor p = mm(a, b);
+    if (alpha != 1)
+        p = p * alpha;
+    if (beta == 0)  // as in PyTorch, c is not read (NaNs in it do not propagate)
+        return p;
+    if (broadcast_shapes(c.sizes(), p.sizes(), "addmm") != p.sizes())
+        throw shape_error("addmm: input " + shape_str(c.sizes()) + " cannot be broadcast to " +
+                          shape_str(p.sizes()));
+    return add(beta == 1 ? c : c * beta, p);
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {

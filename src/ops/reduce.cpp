@@ -1,5 +1,8 @@
-// Reductions: sum (the primitive), max/min, and the compositions mean, var, sum_to; argmax.
+// Reductions: sum (the primitive), max/min, norm, and the compositions mean, var, logsumexp,
+// sum_to; argmax.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
@@ -97,8 +100,8 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     Tensor yk;
     if (dims.size() >= 2 && dims[0] == 0 && dims.size() < size_t(x.dim()) &&
         x.numel() >= (int64_t(1) << 16)) {
-        const Tensor part =
-            reduce_keep(backend::ReduceOp::Sum, x, std::vector<int64_t>(dims.begin() + 1, dims.end()));
+        const Tensor part = reduce_keep(backend::ReduceOp::Sum, x,
+                                        std::vector<int64_t>(dims.begin() + 1, dims.end()));
         yk = reduce_keep(backend::ReduceOp::Sum, part, {0});
     } else {
         yk = reduce_keep(backend::ReduceOp::Sum, x, dims);
@@ -132,6 +135,53 @@ Tensor mean(const Tensor& x) {
 
 Tensor max(const Tensor& x) {
     return extremum(x, {}, false, true);
+}
+
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
+    runtime::check_floating("logsumexp", x);
+    const auto dims = norm_dims(x, dims_in, "logsumexp");
+    const Shape out = keepdim ? kept_shape(x, dims) : dropped_shape(x, dims);
+    if (reduced_count(x, dims) == 0)  // the empty sum: log 0
+        return full(out, -std::numeric_limits<double>::infinity(), x.options());
+    // shifted by the (constant) maximum, whose gradient cancels; a row that is all -inf (or has
+    // +inf) is shifted by 0 instead, so it gives -inf (+inf) rather than NaN
+    Tensor m = extremum(x.detach(), dims, true, true);
+    m = where(lt(abs(m), std::numeric_limits<double>::infinity()), m, zeros({}, m.options()));
+    const Tensor y = log(sum(exp(x - m), dims, true)) + m;
+    return keepdim ? y : y.reshape(out);
+}
+
+Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool keepdim) {
+    runtime::check_floating("norm", x);
+    const auto dims = norm_dims(x, dims_in, "norm");
+    if (std::isinf(p) && p > 0)
+        return extremum(abs(x), dims, keepdim, true);
+    if (!(p > 0))
+        throw value_error("norm: p = " + std::to_string(p) +
+                          ": only p > 0 and p = inf are supported");
+    if (p == 1)
+        return sum(abs(x), dims, keepdim);
+    if (p != 2)
+        return pow(sum(pow(abs(x), p), dims, keepdim), 1 / p);
+    // the 2-norm, one node: dx = dy * x / y, and 0 where y = 0 (PyTorch's subgradient; the
+    // composition sqrt(sum(x²)) would give NaN there)
+    const Tensor xd = x.detach();
+    Tensor y = sqrt(sum(xd * xd, dims, keepdim));
+    if (should_record({&x}))
+        record("norm", {&x}, y,
+               [sx = save(x), sy = save_output(y), dims](const Tensor& dy, const Node& n) {
+                   (void)n;
+                   const Tensor xx = sx.get();
+                   const Shape ks = kept_shape(xx, dims);
+                   const Tensor yk = sy.get().reshape(ks), dyk = dy.reshape(ks);
+                   const Tensor r = where(gt(yk, 0), dyk / yk, zeros({}, yk.options()));
+                   return Grads{xx * r};
+               });
+    return y;
+}
+
+Tensor norm(const Tensor& x, Scalar p) {
+    return norm(x, p, {}, false);
 }
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
     return extremum(x, {dim}, keepdim, true);

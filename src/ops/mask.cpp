@@ -1,0 +1,43 @@
+// Masks: masked_fill, triu, tril. Each is a where() over a mask, so its gradient is dy where the
+// input was kept and 0 where it was replaced, recorded by where.
+#include "runtime/dispatch.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
+    if (mask.device() != x.device())
+        throw device_error("masked_fill: mask on " + mask.device().str() + ", input on " +
+                           x.device().str());
+    if (broadcast_shapes(mask.sizes(), x.sizes(), "masked_fill") != x.sizes())
+        throw shape_error("masked_fill: mask " + shape_str(mask.sizes()) +
+                          " cannot be broadcast to the input " + shape_str(x.sizes()));
+    return where(mask, full({}, value, x.options()), x);
+}
+
+namespace {
+
+/// x where (column - row) of the last two dims satisfies keep, 0 elsewhere.
+Tensor triangle(const char* op, const Tensor& x, int64_t diagonal, bool upper) {
+    if (x.dim() < 2)
+        throw shape_error(std::string(op) + ": input " + shape_str(x.sizes()) +
+                          " must have at least 2 dims");
+    const TensorOptions o = TensorOptions(kInt64).device(x.device());
+    const Tensor rows = arange(double(x.size(-2)), o).unsqueeze(1);
+    const Tensor cols = arange(double(x.size(-1)), o).unsqueeze(0);
+    const Tensor offset = cols - rows;  // [rows, cols]: j - i
+    const Tensor keep = upper ? gt(offset, double(diagonal) - 1) : lt(offset, double(diagonal) + 1);
+    return where(keep, x, zeros({}, x.options()));
+}
+
+}  // namespace
+
+Tensor triu(const Tensor& x, int64_t diagonal) {
+    return triangle("triu", x, diagonal, true);
+}
+
+Tensor tril(const Tensor& x, int64_t diagonal) {
+    return triangle("tril", x, diagonal, false);
+}
+
+}  // namespace tg

@@ -1,0 +1,182 @@
+// The method spellings of ops.hpp functions, as LibTorch has them (x.sum(1), x.masked_fill(m, 0),
+// x += y): each calls the function of the same name.
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+Tensor Tensor::reshape(Shape s) const {
+    return tg::reshape(*this, std::move(s));
+}
+Tensor Tensor::view(Shape s) const {
+    return tg::view(*this, std::move(s));
+}
+Tensor Tensor::flatten(int64_t s, int64_t e) const {
+    return tg::flatten(*this, s, e);
+}
+Tensor Tensor::squeeze(int64_t d) const {
+    return tg::squeeze(*this, d);
+}
+Tensor Tensor::unsqueeze(int64_t d) const {
+    return tg::unsqueeze(*this, d);
+}
+Tensor Tensor::expand(Shape s) const {
+    return tg::expand(*this, s);
+}
+Tensor Tensor::t() const {
+    return tg::t(*this);
+}
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+    return tg::transpose(*this, a, b);
+}
+Tensor Tensor::permute(std::vector<int64_t> d) const {
+    return tg::permute(*this, d);
+}
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+    return tg::narrow(*this, d, s, l);
+}
+Tensor Tensor::sum() const {
+    return tg::sum(*this);
+}
+Tensor Tensor::sum(std::vector<int64_t> d, bool k) const {
+    return tg::sum(*this, d, k);
+}
+Tensor Tensor::mean() const {
+    return tg::mean(*this);
+}
+Tensor Tensor::mean(std::vector<int64_t> d, bool k) const {
+    return tg::mean(*this, d, k);
+}
+Tensor Tensor::max() const {
+    return tg::max(*this);
+}
+Tensor Tensor::min() const {
+    return tg::min(*this);
+}
+Tensor Tensor::argmax(int64_t d, bool k) const {
+    return tg::argmax(*this, d, k);
+}
+Tensor Tensor::matmul(const Tensor& o) const {
+    return tg::matmul(*this, o);
+}
+Tensor Tensor::pow(Scalar e) const {
+    return tg::pow(*this, e);
+}
+Tensor Tensor::sqrt() const {
+    return tg::sqrt(*this);
+}
+Tensor Tensor::exp() const {
+    return tg::exp(*this);
+}
+Tensor Tensor::log() const {
+    return tg::log(*this);
+}
+Tensor Tensor::abs() const {
+    return tg::abs(*this);
+}
+Tensor Tensor::tanh() const {
+    return tg::tanh(*this);
+}
+Tensor Tensor::sigmoid() const {
+    return tg::sigmoid(*this);
+}
+Tensor Tensor::relu() const {
+    return tg::relu(*this);
+}
+Tensor Tensor::eq(const Tensor& o) const {
+    return tg::eq(*this, o);
+}
+
+Tensor Tensor::logsumexp(std::vector<int64_t> d, bool k) const {
+    return tg::logsumexp(*this, d, k);
+}
+Tensor Tensor::norm(Scalar p) const {
+    return tg::norm(*this, p);
+}
+Tensor Tensor::norm(Scalar p, std::vector<int64_t> d, bool k) const {
+    return tg::norm(*this, p, d, k);
+}
+Tensor Tensor::mm(const Tensor& o) const {
+    return tg::mm(*this, o);
+}
+Tensor Tensor::bmm(const Tensor& o) const {
+    return tg::bmm(*this, o);
+}
+Tensor Tensor::square() const {
+    return tg::square(*this);
+}
+Tensor Tensor::rsqrt() const {
+    return tg::rsqrt(*this);
+}
+Tensor Tensor::sin() const {
+    return tg::sin(*this);
+}
+Tensor Tensor::cos() const {
+    return tg::cos(*this);
+}
+Tensor Tensor::log1p() const {
+    return tg::log1p(*this);
+}
+Tensor Tensor::expm1() const {
+    return tg::expm1(*this);
+}
+Tensor Tensor::floor() const {
+    return tg::floor(*this);
+}
+Tensor Tensor::ceil() const {
+    return tg::ceil(*this);
+}
+Tensor Tensor::round() const {
+    return tg::round(*this);
+}
+Tensor Tensor::sign() const {
+    return tg::sign(*this);
+}
+Tensor Tensor::expand_as(const Tensor& o) const {
+    return tg::expand_as(*this, o);
+}
+Tensor Tensor::view_as(const Tensor& o) const {
+    return tg::view_as(*this, o);
+}
+Tensor Tensor::reshape_as(const Tensor& o) const {
+    return tg::reshape_as(*this, o);
+}
+Tensor Tensor::type_as(const Tensor& o) const {
+    return tg::type_as(*this, o);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar v) const {
+    return tg::masked_fill(*this, mask, v);
+}
+Tensor Tensor::triu(int64_t diagonal) const {
+    return tg::triu(*this, diagonal);
+}
+Tensor Tensor::tril(int64_t diagonal) const {
+    return tg::tril(*this, diagonal);
+}
+
+// ---- compound assignment: the in-place ops (recorded and version-checked like add_)
+Tensor& operator+=(Tensor& a, const Tensor& b) {
+    return a.add_(b);
+}
+Tensor& operator+=(Tensor& a, Scalar s) {
+    return a.add_(s);
+}
+Tensor& operator-=(Tensor& a, const Tensor& b) {
+    return a.sub_(b);
+}
+Tensor& operator-=(Tensor& a, Scalar s) {
+    return a.add_(-s);
+}
+Tensor& operator*=(Tensor& a, const Tensor& b) {
+    return a.mul_(b);
+}
+Tensor& operator*=(Tensor& a, Scalar s) {
+    return a.mul_(s);
+}
+Tensor& operator/=(Tensor& a, const Tensor& b) {
+    return a.div_(b);
+}
+Tensor& operator/=(Tensor& a, Scalar s) {
+    return a.div_(s);
+}
+
+}  // namespace tg
