@@ -10,6 +10,9 @@ inline std::vector<OpCase> loss_cases() {
     const tg::Tensor hard = tg::gt(tgtest::make_const({4, 3}, 79), 0.0).to(tg::kFloat64);
     const tg::Tensor lab = labels({0, 2, 1, 2});
     const tg::Tensor no_labels = labels({});  // an empty batch
+    const tg::Tensor lab_ignored = labels({0, -100, 1, 2});
+    const tg::Tensor lab_ignore1 = labels({0, 2, 1, 1});
+    const tg::Tensor class_w = tgtest::make_const({3}, 80, 0.5, 2.0);
     using R = tg::Reduction;
     return {
         {"mse_mean", {U({4, 3})}, F(tg::mse_loss(x[0], on(target, x[0])))},
@@ -68,6 +71,41 @@ inline std::vector<OpCase> loss_cases() {
         {"bce_logits_sum_empty",
          {U({0, 3}), U({0, 3})},
          F(tg::binary_cross_entropy_with_logits(x[0], tg::sigmoid(x[1]), R::Sum))},
+        // LibTorch's options and losses (issue 16)
+        {"nll_weight_ignore",
+         {U({4, 3})},
+         F(tg::nll_loss(x[0], on(lab_ignored, x[0]), R::Mean, on(class_w, x[0])))},
+        {"nll_ignore_index_1",
+         {U({4, 3})},
+         F(tg::nll_loss(x[0], on(lab_ignore1, x[0]), R::Sum, tg::Tensor(), 1))},
+        {"cross_entropy_weight",
+         {U({4, 3})},
+         F(tg::cross_entropy(x[0] * 2.0, on(lab, x[0]), R::Mean, on(class_w, x[0])))},
+        {"cross_entropy_ignore_smooth",
+         {U({4, 3})},
+         F(tg::cross_entropy(x[0], on(lab_ignored, x[0]), R::Mean, tg::Tensor(), -100, 0.2))},
+        {"cross_entropy_all_options",
+         {U({4, 3})},
+         F(tg::cross_entropy(x[0] * 3.0, on(lab_ignored, x[0]), R::Mean, on(class_w, x[0]), -100,
+                             0.1))},
+        {"cross_entropy_smooth_sum_none",
+         {U({4, 3})},
+         F(tg::cross_entropy(x[0], on(lab, x[0]), R::Sum, on(class_w, x[0]), -100, 0.3) +
+           tg::cross_entropy(x[0], on(lab_ignored, x[0]), R::None, tg::Tensor(), -100, 0.3).sum())},
+        {"smooth_l1", {U({4, 3})}, F(tg::smooth_l1_loss(x[0], on(target, x[0]), R::Mean, 0.5))},
+        {"smooth_l1_beta0_none",
+         {U({4, 3}), UT({4, 3})},
+         F(tg::smooth_l1_loss(x[0], x[1], R::None, 0.0))},
+        {"huber", {U({4, 3})}, F(tg::huber_loss(x[0] * 2.0, on(target, x[0]), R::Sum, 0.7))},
+        {"kl_div", {U({4, 3}), Q({4, 3})}, F(tg::kl_div(tg::log_softmax(x[0], 1), x[1], R::Sum))},
+        {"kl_div_zero_target", {U({4, 3})}, F(tg::kl_div(x[0], on(hard, x[0]), R::Mean))},
+        {"kl_div_log_target", {U({4, 3}), U({4, 3})}, F(tg::kl_div(x[0], x[1], R::None, true))},
+        {"binary_cross_entropy",
+         {Q({4, 3}), UT({4, 3})},
+         F(tg::binary_cross_entropy(x[0], x[1] * 0.5 + 0.5))},
+        {"binary_cross_entropy_weight",
+         {Q({4, 3})},
+         F(tg::binary_cross_entropy(x[0], on(hard, x[0]), on(prob, x[0]), R::Sum))},
     };
 }
 

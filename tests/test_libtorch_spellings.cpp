@@ -176,3 +176,55 @@ BOOST_AUTO_TEST_CASE(devices_as_libtorch_spells_them) {
         check_close(y.to(tg::kCPU) * 2.0, {2, 2});
     }
 }
+
+/// Losses and ops against the values LibTorch 1.13 prints for the same float64 inputs
+/// (scripts/libtorch_reference.cpp, run 2026-11-24 on libtorch-dev 1.13.1).
+BOOST_AUTO_TEST_CASE(values_recorded_from_libtorch) {
+    const double tol = 1e-13;
+    tg::Tensor logits =
+        f64({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, {4, 3})
+            .requires_grad_(true);
+    const tg::Tensor labels = tg::tensor(std::vector<int64_t>{0, -100, 1, 2});
+    const tg::Tensor w = f64({0.5, 2.0, 1.25}, {3});
+    tg::Tensor ce = tg::cross_entropy(logits, labels, tg::kMean, w, -100, 0.1);
+    check_close(ce, {1.0832165249757124}, tol, tol);
+    ce.backward();
+    check_close(logits.grad(),
+                {-0.097332016521302994, -0.013066344261057525, 0.1103983607823605, 0, 0, 0,
+                 0.1324999813659607, -0.12552423358859571, -0.006975747777365056,
+                 0.14367892801199383, 0.11294063961541335, -0.25661956762740729},
+                tol, tol);
+    const tg::Tensor lab2 = tg::tensor(std::vector<int64_t>{0, 2, 1, 2});
+    check_close(tg::cross_entropy(logits, lab2, tg::kSum, {}, -100, 0.3), {5.8922419881591894}, tol,
+                tol);
+    check_close(tg::cross_entropy(logits, labels, tg::kNone, {}),
+                {1.7326219831020326, 0, 0.3213502142290125, 1.8110974661208563}, tol, tol);
+    const tg::Tensor logp = tg::log_softmax(logits, 1);
+    check_close(tg::nll_loss(logp, labels, tg::kMean, w), {1.0061022007093632}, tol, tol);
+    check_close(tg::nll_loss(logp, tg::tensor(std::vector<int64_t>{0, 2, 1, 1}), tg::kSum, {}, 1),
+                {3.5472943078093211}, tol, tol);
+
+    const tg::Tensor x = f64({0.1, -0.4, 1.5, -2.0, 0.3, 0.9}, {6}),
+                     y = f64({0.0, 0.2, -0.5, -1.0, 0.35, 0.0}, {6});
+    check_close(tg::smooth_l1_loss(x, y, tg::kMean, 0.5), {0.5854166666666667}, tol, tol);
+    check_close(tg::smooth_l1_loss(x, y, tg::kNone),
+                {0.005000000000000001, 0.18000000000000005, 1.5, 0.5, 0.0012499999999999994,
+                 0.40500000000000003},
+                tol, tol);
+    check_close(tg::huber_loss(x, y, tg::kSum, 0.7), {2.1812499999999999}, tol, tol);
+    const tg::Tensor t = f64({0.2, 0.0, 0.8, 0.5, 0.5, 0.0}, {2, 3});
+    const tg::Tensor lp = tg::log_softmax(x.reshape({2, 3}), 1);
+    check_close(tg::kl_div(lp, t, tg::kMean), {0.27376292540360042}, tol, tol);
+    check_close(tg::kl_div(lp, lp * 0.5, tg::kSum, true), {1.6835781158670611}, tol, tol);
+    const tg::Tensor p = f64({0.1, 0.9, 0.5, 0.0, 1.0, 0.3}, {6}),
+                     q = f64({0.0, 1.0, 0.25, 1.0, 1.0, 0.6}, {6});
+    check_close(tg::binary_cross_entropy(p, q), {16.96148697867444}, tol, tol);
+    check_close(tg::binary_cross_entropy(p, q, tg::full({6}, 0.5, tg::kFloat64), tg::kSum),
+                {50.884460936023324}, tol, tol);
+
+    const tg::Tensor m = f64({1.0, 2.0, 3.0, -1.0, 0.5, 4.0}, {2, 3});
+    check_close(tg::logsumexp(m, 1), {3.4076059644443806, 4.0362695651247789}, tol, tol);
+    check_close(m.norm(3, {1}), {3.3019272488946263, 4.0233014964867353}, tol, tol);
+    check_close(tg::addmm(f64({1.0, -1.0}, {2}), m, m.t(), 0.5, 2.0), {28.5, 23.5, 24.5, 34}, tol,
+                tol);
+}

@@ -14,6 +14,7 @@
 /// Names follow LibTorch: torch:: becomes tg::.
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/checkpoint.hpp"
+#include "tapegrad/custom_function.hpp"
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"

@@ -1,12 +1,13 @@
 // Losses. cross_entropy and binary_cross_entropy_with_logits are primitives for numerical
 // stability, mse_loss for memory; the rest are compositions.
 #include "autograd/record.hpp"
+#include "ops/loss_checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
-namespace {
+namespace loss {
 Tensor reduce(const Tensor& l, Reduction r) {
     if (r == Reduction::None)
         return l;
@@ -33,7 +34,11 @@ void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
                            labels.device().str() + ": tensors are on different devices");
     runtime::check_floating(op, x);
 }
-}  // namespace
+}  // namespace loss
+
+using loss::check_labels;
+using loss::check_pair;
+using loss::reduce;
 
 /// loss = reduce((x - y)²);  dx = s·(x - y)·dl, dy = -dx, s = 2 (2/N for mean). One node that
 /// saves x and y (alive anyway), not x - y: the loss keeps nothing of its own, and its backward
@@ -57,8 +62,8 @@ Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction r) {
                        dx = (xx - yy) * dl * s;
                    } else {
                        dx = runtime::binary(backend::BinaryOp::sub, xx, yy, "mse_loss");
-                       runtime::binary_into(backend::BinaryOp::mul_scaled, dx, dx, dl, "mse_loss", s,
-                                        0);
+                       runtime::binary_into(backend::BinaryOp::mul_scaled, dx, dx, dl, "mse_loss",
+                                            s, 0);
                    }
                    return Grads{needs(n, 0) ? dx : Tensor(), needs(n, 1) ? -dx : Tensor()};
                });
@@ -93,7 +98,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
         picked = runtime::empty({N, 1}, lp.dtype(), lp.device());
         const Tensor idx = labels.reshape({N, 1}).contiguous();
         runtime::be(lp).index(backend::IndexOp::Gather, runtime::view(picked), runtime::view(lp), 1,
-                          runtime::view(idx), "cross_entropy");
+                              runtime::view(idx), "cross_entropy");
     }
     Tensor loss = runtime::unary(runtime::UnaryOp::neg, picked.reshape({N}));
     if (r != Reduction::None) {

@@ -1,0 +1,184 @@
+#pragma once
+/// Custom autograd functions, as LibTorch writes them (torch::autograd::Function):
+///
+///     struct MulConst : tg::autograd::Function<MulConst> {
+///         static tg::Tensor forward(tg::autograd::AutogradContext* ctx, tg::Tensor x, double c) {
+///             ctx->saved_data["c"] = c;
+///             ctx->save_for_backward({x});
+///             return x * c;
+///         }
+///         static tg::autograd::tensor_list backward(tg::autograd::AutogradContext* ctx,
+///                                                   tg::autograd::tensor_list dy) {
+///             const double c = ctx->saved_data["c"].toDouble();
+///             return {dy[0] * c, tg::Tensor()};  // one per forward argument; none for c
+///         }
+///     };
+///     tg::Tensor y = MulConst::apply(x, 2.0);
+///
+/// apply() runs forward with grad mode off, then records one node (named after T) whose backward
+/// calls T::backward. forward's arguments are Tensors, tensor_lists (each element an input) and
+/// anything else (passed through, no gradient); it returns a Tensor or a tensor_list. backward
+/// gets one gradient per output (zeros for an output that got none, unless
+/// set_materialize_grads(false): then undefined) and returns one gradient per forward argument
+/// (per element for a tensor_list argument; an undefined Tensor for the others, or for an input
+/// that needs none). A gradient whose shape differs from its input's is summed down to it when
+/// it broadcasts, else backward() throws autograd_error naming the function.
+///
+/// It works with the rest of the engine: with create_graph, a backward written with tg ops
+/// records (double backward); hooks and anomaly mode see the node like any other; its saved
+/// tensors are version-checked and go through the saved-tensor hooks, so checkpointing keeps or
+/// recomputes them like any op's; forward may run on any device.
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tapegrad/autograd.hpp"
+#include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
+
+namespace tg::autograd {
+
+using tensor_list = std::vector<Tensor>;
+using variable_list = std::vector<Tensor>;
+
+/// A value kept in AutogradContext::saved_data (LibTorch's IValue, for the types people keep
+/// there): a double, an int64, a bool, a string, a list of int64, or a Tensor.
+class IValue {
+public:
+    IValue() = default;
+    IValue(double v) : v_(v) {}
+    IValue(float v) : v_(double(v)) {}
+    IValue(int64_t v) : v_(v) {}
+    IValue(int v) : v_(int64_t(v)) {}
+    IValue(bool v) : v_(v) {}
+    IValue(std::string v) : v_(std::move(v)) {}
+    IValue(const char* v) : v_(std::string(v)) {}
+    IValue(std::vector<int64_t> v) : v_(std::move(v)) {}
+    IValue(Tensor v) : v_(std::move(v)) {}
+    bool isNone() const { return v_.index() == 0; }
+    /// Each throws tg::value_error naming what it holds when it holds another type (toDouble
+    /// also takes an int64).
+    double toDouble() const;
+    int64_t toInt() const;
+    bool toBool() const;
+    const std::string& toStringRef() const;
+    std::vector<int64_t> toIntVector() const;
+    Tensor toTensor() const;
+
+private:
+    std::variant<std::monostate, double, int64_t, bool, std::string, std::vector<int64_t>, Tensor>
+        v_;
+};
+
+namespace detail {
+struct CustomState;  // src/autograd/custom_function.cpp
+}
+
+/// What forward leaves for backward (LibTorch's AutogradContext).
+class AutogradContext {
+public:
+    AutogradContext();
+    ~AutogradContext();
+    AutogradContext(const AutogradContext&) = delete;
+    AutogradContext& operator=(const AutogradContext&) = delete;
+
+    /// Tensors backward needs (inputs, outputs or others): kept as an op keeps them, so an
+    /// in-place change before backward throws there, and checkpointing can drop and recompute
+    /// them. Call in forward.
+    void save_for_backward(tensor_list to_save);
+    /// The tensors save_for_backward kept, in its order. Call in backward.
+    tensor_list get_saved_variables() const;
+    /// Inputs that forward modified in place (and returns as outputs).
+    void mark_dirty(const tensor_list& inputs);
+    /// Outputs that get no gradient (their gradient in backward is zeros, or undefined).
+    void mark_non_differentiable(const tensor_list& outputs);
+    /// Whether backward gets zeros (true, the default) or undefined Tensors for outputs that got
+    /// no gradient.
+    void set_materialize_grads(bool value);
+    /// Whether the i-th tensor input (counting Tensors and tensor_list elements) needs a
+    /// gradient in this backward pass (in forward: whether it requires grad).
+    bool needs_input_grad(size_t i) const;
+
+    /// Anything else backward needs: doubles, ints, flags, shapes (not tensors: those go
+    /// through save_for_backward).
+    std::unordered_map<std::string, IValue> saved_data;
+
+    detail::CustomState& state() { return *state_; }
+
+private:
+    std::unique_ptr<detail::CustomState> state_;
+};
+
+namespace detail {
+
+using CustomBackward = std::function<tensor_list(AutogradContext*, tensor_list)>;
+
+/// Called by Function<T>::apply after forward: marks the context's needs, and when grad mode is
+/// on and an input requires grad records one node for the outputs (which it may replace by
+/// aliases: an output that is an unmarked input). slots[p] is the tensor input of flattened
+/// forward argument p, or -1 for a non-tensor argument.
+void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>& ctx,
+                   const tensor_list& inputs, const std::vector<int>& slots, tensor_list& outputs,
+                   CustomBackward backward);
+/// Sets the context's needs_input_grad from the inputs (before forward).
+void begin_custom(AutogradContext& ctx, const tensor_list& inputs);
+
+template <class A>
+void collect(const A& a, tensor_list& inputs, std::vector<int>& slots) {
+    using D = std::decay_t<A>;
+    if constexpr (std::is_same_v<D, Tensor>) {
+        slots.push_back(int(inputs.size()));
+        inputs.push_back(a);
+    } else if constexpr (std::is_same_v<D, tensor_list>) {
+        for (const Tensor& t : a) {
+            slots.push_back(int(inputs.size()));
+            inputs.push_back(t);
+        }
+    } else {
+        slots.push_back(-1);
+    }
+}
+
+}  // namespace detail
+
+/// The base of a custom function T (CRTP): T defines static forward(AutogradContext*, ...) and
+/// static backward(AutogradContext*, tensor_list); T::apply(args...) runs it.
+template <class T>
+struct Function {
+    template <class... Args>
+    static auto apply(Args&&... args) {
+        auto ctx = std::make_shared<AutogradContext>();
+        tensor_list inputs;
+        std::vector<int> slots;
+        (detail::collect(args, inputs, slots), ...);
+        detail::begin_custom(*ctx, inputs);
+        using Out = decltype(T::forward(ctx.get(), std::forward<Args>(args)...));
+        static_assert(std::is_same_v<Out, Tensor> || std::is_same_v<Out, tensor_list>,
+                      "forward must return a tg::Tensor or a tg::autograd::tensor_list");
+        tensor_list outs;
+        {
+            NoGradGuard no_grad;
+            if constexpr (std::is_same_v<Out, Tensor>)
+                outs.push_back(T::forward(ctx.get(), std::forward<Args>(args)...));
+            else
+                outs = T::forward(ctx.get(), std::forward<Args>(args)...);
+        }
+        detail::record_custom(
+            typeid(T).name(), ctx, inputs, slots, outs,
+            [](AutogradContext* c, tensor_list g) { return T::backward(c, std::move(g)); });
+        if constexpr (std::is_same_v<Out, Tensor>)
+            return outs[0];
+        else
+            return outs;
+    }
+};
+
+}  // namespace tg::autograd
+
+#pragma GCC visibility pop

@@ -1,0 +1,144 @@
+// The rest of LibTorch's everyday losses, as compositions of recorded ops (their gradients come
+// from the parts): smooth_l1_loss, huber_loss, kl_div, binary_cross_entropy, and nll_loss /
+// cross_entropy with class weights, ignore_index and label smoothing. Each follows PyTorch 1.13's
+// definition, including its reductions: a weighted mean divides by the summed weights of the
+// samples that count, and a sample whose label is ignore_index counts for nothing.
+#include <cmath>
+
+#include "ops/loss_checks.hpp"
+#include "runtime/dispatch.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+using loss::check_labels;
+using loss::check_pair;
+
+namespace {
+
+/// check_pair, and a floating input.
+void check_same_shape(const char* op, const Tensor& x, const Tensor& y) {
+    check_pair(op, x, y);
+    runtime::check_floating(op, x);
+}
+
+/// A scalar constant like x (dtype and device), for where().
+Tensor constant(double v, const Tensor& like) {
+    return full({}, v, like.options());
+}
+
+}  // namespace
+
+Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, Reduction r, double beta) {
+    check_same_shape("smooth_l1_loss", x, y);
+    if (!(beta >= 0))
+        throw value_error("smooth_l1_loss: beta " + std::to_string(beta) + " must be >= 0");
+    const Tensor z = abs(x - y);
+    if (beta == 0)
+        return loss::reduce(z, r);
+    return loss::reduce(where(lt(z, beta), z * z * (0.5 / beta), z - 0.5 * beta), r);
+}
+
+Tensor huber_loss(const Tensor& x, const Tensor& y, Reduction r, double delta) {
+    check_same_shape("huber_loss", x, y);
+    if (!(delta > 0))
+        throw value_error("huber_loss: delta " + std::to_string(delta) + " must be > 0");
+    const Tensor z = abs(x - y);
+    return loss::reduce(where(lt(z, delta), z * z * 0.5, (z - 0.5 * delta) * delta), r);
+}
+
+Tensor kl_div(const Tensor& logp, const Tensor& target, Reduction r, bool log_target) {
+    check_same_shape("kl_div", logp, target);
+    if (log_target)
+        return loss::reduce(exp(target) * (target - logp), r);
+    // target * (log target - logp), with 0 where target is 0 (xlogy(0, 0) = 0)
+    const Tensor pos = gt(target, 0.0);
+    const Tensor safe = where(pos, target, constant(1, target));
+    return loss::reduce(where(pos, target * (log(safe) - logp), -target * logp), r);
+}
+
+Tensor binary_cross_entropy(const Tensor& p, const Tensor& t, const Tensor& weight, Reduction r) {
+    check_same_shape("binary_cross_entropy", p, t);
+    // PyTorch clamps the logs at -100, so p = 0 or 1 gives a finite loss
+    Tensor l = -(t * clamp_min(log(p), -100) + (1.0 - t) * clamp_min(log1p(-p), -100));
+    if (weight.defined()) {
+        runtime::check_same("binary_cross_entropy", p, weight);
+        if (broadcast_shapes(weight.sizes(), p.sizes(), "binary_cross_entropy") != p.sizes())
+            throw shape_error("binary_cross_entropy: weight " + shape_str(weight.sizes()) +
+                              " cannot be broadcast to the input " + shape_str(p.sizes()));
+        l = l * weight;
+    }
+    return loss::reduce(l, r);
+}
+
+namespace {
+
+/// The per-sample terms of a weighted nll_loss with ignore_index: -w[y_n] * logp[n, y_n] and
+/// w[y_n] (both 0 for an ignored sample). Labels are checked on the host: each in [0, C) or
+/// ignore_index.
+std::pair<Tensor, Tensor> weighted_nll(const char* op, const Tensor& logp, const Tensor& labels,
+                                       const Tensor& weight, int64_t ignore_index) {
+    const int64_t C = logp.size(1);
+    if (weight.defined()) {
+        runtime::check_same(op, logp, weight);
+        if (weight.dim() != 1 || weight.size(0) != C)
+            throw shape_error(std::string(op) + ": weight " + shape_str(weight.sizes()) +
+                              " must have one entry per class (" + std::to_string(C) + ")");
+    }
+    for (int64_t y : labels.to(kCPU).contiguous().to_vector<int64_t>())
+        if ((y < 0 || y >= C) && y != ignore_index)
+            throw value_error(std::string(op) + ": label " + std::to_string(y) + " outside [0, " +
+                              std::to_string(C) + ") for input " + shape_str(logp.sizes()));
+    const Tensor valid = ne(labels, full_like(labels, double(ignore_index)));
+    const Tensor safe = where(valid, labels, zeros_like(labels));
+    const Tensor picked = gather(logp, 1, safe.unsqueeze(1)).squeeze(1);
+    Tensor w = valid.to(logp.dtype());
+    if (weight.defined())
+        w = index_select(weight, 0, safe) * w;
+    return {-(w * picked), w};
+}
+
+Tensor reduce_weighted(const Tensor& l, const Tensor& w, Reduction r) {
+    if (r == Reduction::None)
+        return l;
+    return r == Reduction::Sum ? sum(l) : sum(l) / sum(w);
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r, const Tensor& weight,
+                int64_t ignore_index) {
+    check_labels("nll_loss", logp, labels);
+    const auto [l, w] = weighted_nll("nll_loss", logp, labels, weight, ignore_index);
+    return reduce_weighted(l, w, r);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, const Tensor& weight,
+                     int64_t ignore_index, double label_smoothing) {
+    check_labels("cross_entropy", logits, labels);
+    if (!(label_smoothing >= 0 && label_smoothing <= 1))
+        throw value_error("cross_entropy: label_smoothing " + std::to_string(label_smoothing) +
+                          " must be in [0, 1]");
+    const int64_t C = logits.size(1);
+    // the one-node form when nothing is weighted, smoothed or can be ignored
+    if (!weight.defined() && label_smoothing == 0 &&
+        (ignore_index >= C ||
+         (ignore_index < 0 && (labels.numel() == 0 || min(labels).item<int64_t>() >= 0))))
+        return cross_entropy(logits, labels, r);
+    const Tensor logp = log_softmax(logits, 1);
+    const auto [nll, w] = weighted_nll("cross_entropy", logp, labels, weight, ignore_index);
+    const Tensor loss = reduce_weighted(nll, w, r);
+    if (label_smoothing == 0)
+        return loss;
+    // PyTorch's smoothing term: -Σ_c w_c logp[n, c] per sample (0 when ignored), reduced as the
+    // nll term is (a mean divides by the same summed weights)
+    const Tensor valid = ne(labels, full_like(labels, double(ignore_index))).to(logits.dtype());
+    Tensor smooth = -sum(weight.defined() ? logp * weight.reshape({1, C}) : logp, {1}) * valid;
+    if (r == Reduction::Sum)
+        smooth = sum(smooth);
+    else if (r == Reduction::Mean)
+        smooth = sum(smooth) / (weight.defined() ? sum(w) : sum(valid));
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / double(C));
+}
+
+}  // namespace tg
