@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "tapegrad/nn.hpp"
 #include "tapegrad/tapegrad.hpp"
 #include "test_util.hpp"
 
@@ -227,4 +228,50 @@ BOOST_AUTO_TEST_CASE(values_recorded_from_libtorch) {
     check_close(m.norm(3, {1}), {3.3019272488946263, 4.0233014964867353}, tol, tol);
     check_close(tg::addmm(f64({1.0, -1.0}, {2}), m, m.t(), 0.5, 2.0), {28.5, 23.5, 24.5, 34}, tol,
                 tol);
+}
+
+/// namespace F = tg::nn::functional: LibTorch's functional spellings with their options.
+BOOST_AUTO_TEST_CASE(functional_namespace) {
+    namespace F = tg::nn::functional;
+    const tg::Tensor x = tgtest::make_const({4, 3}, 30);
+    const tg::Tensor labels = tg::tensor(std::vector<int64_t>{0, 2, -100, 1});
+    const tg::Tensor w = f64({0.5, 2.0, 1.25}, {3});
+    check_close(
+        F::cross_entropy(x, labels, F::CrossEntropyFuncOptions().weight(w).label_smoothing(0.1)),
+        tg::cross_entropy(x, labels, tg::kMean, w, -100, 0.1));
+    check_close(F::cross_entropy(x, tg::tensor(std::vector<int64_t>{0, 2, 1, 1}),
+                                 F::CrossEntropyFuncOptions().reduction(tg::kSum)),
+                tg::cross_entropy(x, tg::tensor(std::vector<int64_t>{0, 2, 1, 1}), tg::kSum));
+    check_close(
+        F::nll_loss(F::log_softmax(x, 1), labels, F::NLLLossFuncOptions().ignore_index(-100)),
+        tg::nll_loss(tg::log_softmax(x, 1), labels, tg::kMean, {}));
+    check_close(F::relu(x), tg::relu(x));
+    check_close(F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.2)),
+                tg::leaky_relu(x, 0.2));
+    check_close(F::softmax(x, F::SoftmaxFuncOptions(0)), tg::softmax(x, 0));
+    check_close(F::dropout(x, F::DropoutFuncOptions().p(0.3).training(false)), x);
+    const tg::Tensor y = tgtest::make_const({4, 3}, 31);
+    check_close(F::mse_loss(x, y, F::MSELossFuncOptions().reduction(tg::kSum)),
+                tg::mse_loss(x, y, tg::kSum));
+    check_close(F::smooth_l1_loss(x, y, F::SmoothL1LossFuncOptions(), 0.5),
+                tg::smooth_l1_loss(x, y, tg::kMean, 0.5));
+    check_close(F::smooth_l1_loss(x, y, F::SmoothL1LossFuncOptions().beta(0.25)),
+                tg::smooth_l1_loss(x, y, tg::kMean, 0.25));
+    check_close(F::huber_loss(x, y, F::HuberLossFuncOptions().delta(0.5)),
+                tg::huber_loss(x, y, tg::kMean, 0.5));
+    check_close(F::kl_div(F::log_softmax(x, 1), F::softmax(y, 1),
+                          F::KLDivFuncOptions().reduction(tg::kSum)),
+                tg::kl_div(tg::log_softmax(x, 1), tg::softmax(y, 1), tg::kSum));
+    check_close(F::layer_norm(x, F::LayerNormFuncOptions({3}).eps(1e-3)),
+                tg::layer_norm(x, {3}, {}, {}, 1e-3));
+    const tg::Tensor img = tgtest::make_const({1, 2, 4, 4}, 32),
+                     k = tgtest::make_const({3, 2, 3, 3}, 33);
+    check_close(F::conv2d(img, k, F::Conv2dFuncOptions().padding(1).stride(2)),
+                tg::conv2d(img, k, {}, 2, 1));
+    check_close(F::max_pool2d(img, F::MaxPool2dFuncOptions(2)), tg::max_pool2d(img, 2));
+    check_close(F::avg_pool2d(img, F::AvgPool2dFuncOptions({2, 2}).stride(1)),
+                tg::avg_pool2d(img, 2, 1));
+    const tg::Tensor table = tgtest::make_const({5, 2}, 34);
+    const tg::Tensor ids = tg::tensor(std::vector<int64_t>{4, 0, 4});
+    check_close(F::embedding(ids, table), tg::embedding(table, ids));
 }

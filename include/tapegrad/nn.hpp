@@ -7,6 +7,7 @@
 #include "tapegrad/nn/dropout.hpp"
 #include "tapegrad/nn/embedding.hpp"
 #include "tapegrad/nn/flatten.hpp"
+#include "tapegrad/nn/functional.hpp"
 #include "tapegrad/nn/holder.hpp"
 #include "tapegrad/nn/init.hpp"
 #include "tapegrad/nn/layer_norm.hpp"

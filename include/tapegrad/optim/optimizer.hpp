@@ -24,25 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "tapegrad/arg.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
-
-/// Declares an option `name` of type T with a chaining setter and a getter, as TORCH_ARG.
-#define TG_ARG(T, name)                               \
-public:                                               \
-    auto name(const T& new_##name)->decltype(*this) { \
-        this->name##_ = new_##name;                   \
-        return *this;                                 \
-    }                                                 \
-    const T& name() const noexcept {                  \
-        return this->name##_;                         \
-    }                                                 \
-    T& name() noexcept {                              \
-        return this->name##_;                         \
-    }                                                 \
-                                                      \
-private:                                              \
-    T name##_
 
 namespace tg::optim {
 

@@ -1,0 +1,201 @@
+#pragma once
+/// tg::nn::functional, LibTorch's functional spellings with their options classes:
+///
+///     namespace F = tg::nn::functional;
+///     auto loss = F::cross_entropy(logits, labels,
+///                                  F::CrossEntropyFuncOptions().label_smoothing(0.1).reduction(tg::kSum));
+///     auto h = F::dropout(F::relu(x), F::DropoutFuncOptions().p(0.2).training(is_training()));
+///
+/// Each calls the tg:: function of the same name (ops.hpp), so it records, checks its arguments
+/// and runs on every device as that function does. The defaults are LibTorch's.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tapegrad/arg.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg::nn::functional {
+
+// ---- activations
+inline Tensor relu(const Tensor& x) {
+    return tg::relu(x);
+}
+inline Tensor gelu(const Tensor& x) {
+    return tg::gelu(x);
+}
+inline Tensor sigmoid(const Tensor& x) {
+    return tg::sigmoid(x);
+}
+inline Tensor tanh(const Tensor& x) {
+    return tg::tanh(x);
+}
+struct LeakyReLUFuncOptions {
+    TG_ARG(double, negative_slope) = 0.01;
+};
+inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o = {}) {
+    return tg::leaky_relu(x, o.negative_slope());
+}
+struct SoftplusFuncOptions {
+    TG_ARG(double, beta) = 1;
+    TG_ARG(double, threshold) = 20;
+};
+inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
+    return tg::softplus(x, o.beta(), o.threshold());
+}
+struct SoftmaxFuncOptions {
+    SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
+    TG_ARG(int64_t, dim);
+};
+inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) {
+    return tg::softmax(x, o.dim());
+}
+struct LogSoftmaxFuncOptions {
+    LogSoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
+    TG_ARG(int64_t, dim);
+};
+inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
+    return tg::log_softmax(x, o.dim());
+}
+
+// ---- dropout, linear, embedding, normalisation
+struct DropoutFuncOptions {
+    TG_ARG(double, p) = 0.5;
+    TG_ARG(bool, training) = true;
+    TG_ARG(bool, inplace) = false;  // accepted; tapegrad's dropout always returns a new tensor
+};
+inline Tensor dropout(const Tensor& x, const DropoutFuncOptions& o = {}) {
+    return tg::dropout(x, o.p(), o.training());
+}
+inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}) {
+    return tg::linear(x, weight, bias);
+}
+struct EmbeddingFuncOptions {
+    TG_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+inline Tensor embedding(const Tensor& indices, const Tensor& weight,
+                        const EmbeddingFuncOptions& o = {}) {
+    return tg::embedding(weight, indices, o.padding_idx());
+}
+struct LayerNormFuncOptions {
+    LayerNormFuncOptions(std::vector<int64_t> normalized_shape)  // NOLINT: implicit
+        : normalized_shape_(std::move(normalized_shape)) {}
+    TG_ARG(std::vector<int64_t>, normalized_shape);
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(Tensor, bias) = {};
+    TG_ARG(double, eps) = 1e-5;
+};
+inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& o) {
+    const std::vector<int64_t>& s = o.normalized_shape();
+    return tg::layer_norm(x, Shape(s.data(), s.data() + s.size()), o.weight(), o.bias(), o.eps());
+}
+
+// ---- convolution and pooling
+struct Conv2dFuncOptions {
+    TG_ARG(Tensor, bias) = {};
+    TG_ARG(IntArg, stride) = 1;
+    TG_ARG(IntArg, padding) = 0;
+    TG_ARG(IntArg, dilation) = 1;
+    TG_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& o = {}) {
+    return tg::conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+}
+struct MaxPool2dFuncOptions {
+    MaxPool2dFuncOptions(IntArg kernel_size) : kernel_size_(std::move(kernel_size)) {}  // NOLINT
+    TG_ARG(IntArg, kernel_size);
+    TG_ARG(IntArg, stride) = {};  // empty: the kernel size, as LibTorch's default
+    TG_ARG(IntArg, padding) = 0;
+    TG_ARG(IntArg, dilation) = 1;
+    TG_ARG(bool, ceil_mode) = false;
+};
+inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
+    return tg::max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+struct AvgPool2dFuncOptions {
+    AvgPool2dFuncOptions(IntArg kernel_size) : kernel_size_(std::move(kernel_size)) {}  // NOLINT
+    TG_ARG(IntArg, kernel_size);
+    TG_ARG(IntArg, stride) = {};
+    TG_ARG(IntArg, padding) = 0;
+    TG_ARG(bool, ceil_mode) = false;
+    TG_ARG(bool, count_include_pad) = true;
+};
+inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
+    return tg::avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(),
+                          o.count_include_pad());
+}
+
+// ---- losses
+struct MSELossFuncOptions {
+    TG_ARG(Reduction, reduction) = kMean;
+};
+inline Tensor mse_loss(const Tensor& x, const Tensor& y, const MSELossFuncOptions& o = {}) {
+    return tg::mse_loss(x, y, o.reduction());
+}
+struct L1LossFuncOptions {
+    TG_ARG(Reduction, reduction) = kMean;
+};
+inline Tensor l1_loss(const Tensor& x, const Tensor& y, const L1LossFuncOptions& o = {}) {
+    return tg::l1_loss(x, y, o.reduction());
+}
+struct NLLLossFuncOptions {
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(int64_t, ignore_index) = -100;
+    TG_ARG(Reduction, reduction) = kMean;
+};
+inline Tensor nll_loss(const Tensor& logp, const Tensor& labels, const NLLLossFuncOptions& o = {}) {
+    return tg::nll_loss(logp, labels, o.reduction(), o.weight(), o.ignore_index());
+}
+struct CrossEntropyFuncOptions {
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(int64_t, ignore_index) = -100;
+    TG_ARG(Reduction, reduction) = kMean;
+    TG_ARG(double, label_smoothing) = 0;
+};
+inline Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
+                            const CrossEntropyFuncOptions& o = {}) {
+    return tg::cross_entropy(logits, labels, o.reduction(), o.weight(), o.ignore_index(),
+                             o.label_smoothing());
+}
+struct BinaryCrossEntropyFuncOptions {
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(Reduction, reduction) = kMean;
+};
+inline Tensor binary_cross_entropy(const Tensor& p, const Tensor& t,
+                                   const BinaryCrossEntropyFuncOptions& o = {}) {
+    return tg::binary_cross_entropy(p, t, o.weight(), o.reduction());
+}
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+    TG_ARG(Reduction, reduction) = kMean;
+};
+inline Tensor binary_cross_entropy_with_logits(
+    const Tensor& x, const Tensor& t, const BinaryCrossEntropyWithLogitsFuncOptions& o = {}) {
+    return tg::binary_cross_entropy_with_logits(x, t, o.reduction());
+}
+struct SmoothL1LossFuncOptions {
+    TG_ARG(Reduction, reduction) = kMean;
+    TG_ARG(double, beta) = 1;
+};
+/// beta: LibTorch 1.13 takes it as this fourth argument (and ignores the options' beta); later
+/// versions take it in the options. Both work here: the argument, when given, wins.
+inline Tensor smooth_l1_loss(const Tensor& x, const Tensor& y,
+                             const SmoothL1LossFuncOptions& o = {},
+                             std::optional<double> beta = std::nullopt) {
+    return tg::smooth_l1_loss(x, y, o.reduction(), beta ? *beta : o.beta());
+}
+struct HuberLossFuncOptions {
+    TG_ARG(Reduction, reduction) = kMean;
+    TG_ARG(double, delta) = 1;
+};
+inline Tensor huber_loss(const Tensor& x, const Tensor& y, const HuberLossFuncOptions& o = {}) {
+    return tg::huber_loss(x, y, o.reduction(), o.delta());
+}
+struct KLDivFuncOptions {
+    TG_ARG(Reduction, reduction) = kMean;
+    TG_ARG(bool, log_target) = false;
+};
+inline Tensor kl_div(const Tensor& logp, const Tensor& target, const KLDivFuncOptions& o = {}) {
+    return tg::kl_div(logp, target, o.reduction(), o.log_target());
+}
+
+}  // namespace tg::nn::functional
