@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "tapegrad/indexing.hpp"
 #include "test_util.hpp"
 
 namespace opcases {

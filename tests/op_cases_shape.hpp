@@ -104,6 +104,17 @@ inline std::vector<OpCase> shape_cases() {
         {"tril_batched", {U({2, 3, 4})}, F(x[0].tril(-1))},
         {"triu_method", {UT({4, 4})}, F(x[0].triu() + tg::tril(x[0], 2))},
         {"triu_empty", {U({0, 3})}, F(tg::triu(x[0]))},
+        {"select_and_subscript", {U({3, 4, 5})}, F(x[0][1] * 2.0 + x[0].select(2, -1).sum())},
+        {"slice_step", {U({4, 6})}, F(tg::slice(x[0], 1, 1, std::nullopt, 2))},
+        {"slice_negative_ends", {UT({5, 4})}, F(x[0].slice(0, -4, -1) * 3.0)},
+        {"index_mixed",
+         {UT({3, 4, 5})},
+         F(x[0].index({tg::indexing::Slice(), tg::indexing::None, 1,
+                       tg::indexing::Slice(tg::indexing::None, -1)}))},
+        {"index_ellipsis_step",
+         {U({2, 3, 6})},
+         F(x[0].index({tg::indexing::Ellipsis, tg::indexing::Slice(1, tg::indexing::None, 2)}))},
+        {"index_tensor", {U({3, 4})}, F(x[0].index({tg::indexing::Slice(), on(idx_rows, x[0])}))},
     };
 }
 

@@ -275,3 +275,36 @@ BOOST_AUTO_TEST_CASE(functional_namespace) {
     const tg::Tensor ids = tg::tensor(std::vector<int64_t>{4, 0, 4});
     check_close(F::embedding(ids, table), tg::embedding(table, ids));
 }
+
+BOOST_AUTO_TEST_CASE(indexing_as_libtorch) {
+    using namespace tg::indexing;
+    const tg::Tensor x = tg::arange(24.0, tg::kFloat64).reshape({2, 3, 4});
+    check_close(x[1][2], {20, 21, 22, 23});
+    check_close(x[-1][0][-1], {15});
+    check_close(x.index({Slice(), 0}), {0, 1, 2, 3, 12, 13, 14, 15});
+    check_close(x.index({Ellipsis, Slice(1, None, 2)}),
+                {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23});
+    BOOST_TEST(tg::shape_str(x.index({None, Slice(None, -1)}).sizes()) == "[1,1,3,4]");
+    BOOST_TEST(tg::shape_str(x.index({0, None, Ellipsis, None}).sizes()) == "[1,3,4,1]");
+    check_close(x.index({1, Slice(), tg::tensor(std::vector<int64_t>{3, 0})}),
+                {15, 12, 19, 16, 23, 20});
+    check_close(x.select(2, 1).slice(1, 1, 100), {5, 9, 17, 21});  // slices clamp
+    BOOST_TEST(x.slice(0, 5, 7).size(0) == 0);
+    BOOST_CHECK_THROW(x[2], tg::shape_error);
+    BOOST_CHECK_THROW(x.index({0, 0, 0, 0}), tg::shape_error);
+    BOOST_CHECK_THROW(x.index({Ellipsis, Ellipsis}), tg::value_error);
+    BOOST_CHECK_THROW(x.slice(0, 0, 2, 0), tg::value_error);
+    BOOST_CHECK_THROW(x.index({tg::ones({2})}), tg::dtype_error);
+    // index_put_ writes through the view
+    tg::Tensor y = tg::zeros({2, 3}, tg::kFloat64);
+    y.index_put_({Slice(), 1}, 7.0);
+    y.index_put_({1, Slice(None, 1)}, tg::ones({1}, tg::kFloat64) * -2.0);
+    check_close(y, {0, 7, 0, -2, 7, 0});
+    BOOST_CHECK_THROW(y.index_put_({Slice(None, None, 2)}, 1.0), tg::value_error);
+    // gradients flow through every form
+    tg::Tensor w = tg::arange(6.0, tg::kFloat64).reshape({2, 3}).requires_grad_(true);
+    (w[1] * 2.0 + w.index({Slice(), tg::tensor(std::vector<int64_t>{0, 0})}).sum(1).sum())
+        .sum()
+        .backward();
+    check_close(w.grad(), {6, 0, 0, 8, 2, 2});  // the scalar term is broadcast over 3
+}

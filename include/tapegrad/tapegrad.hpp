@@ -19,6 +19,7 @@
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/generator.hpp"
+#include "tapegrad/indexing.hpp"
 #include "tapegrad/memory.hpp"
 #include "tapegrad/ops.hpp"
 #include "tapegrad/shape.hpp"

@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -19,6 +20,9 @@ namespace tg {
 using Scalar = double;
 struct Node;
 class Tensor;
+namespace indexing {
+class TensorIndex;  // tapegrad/indexing.hpp
+}
 
 /// A device buffer. Views share it, and with it the version counter that in-place ops bump
 /// (Note [Version counter] in src/autograd/saved.cpp).
@@ -228,6 +232,14 @@ public:
     Tensor masked_fill(const Tensor& mask, Scalar value) const;
     Tensor triu(int64_t diagonal = 0) const;
     Tensor tril(int64_t diagonal = 0) const;
+    // indexing (tapegrad/indexing.hpp): x[i], select, slice, index({...}), index_put_
+    Tensor operator[](int64_t i) const;
+    Tensor select(int64_t dim, int64_t index) const;
+    Tensor slice(int64_t dim, std::optional<int64_t> start = std::nullopt,
+                 std::optional<int64_t> stop = std::nullopt, int64_t step = 1) const;
+    Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+    Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value);
+    Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value);
 
 private:
     TensorImpl* check() const {
