@@ -308,3 +308,26 @@ BOOST_AUTO_TEST_CASE(indexing_as_libtorch) {
         .backward();
     check_close(w.grad(), {6, 0, 0, 8, 2, 2});  // the scalar term is broadcast over 3
 }
+
+BOOST_AUTO_TEST_CASE(item_with_and_without_a_type) {
+    const tg::Tensor f = tg::full({1}, 2.75), z = tg::zeros({});
+    BOOST_TEST(f.item<bool>());
+    BOOST_TEST(!z.item<bool>());
+    BOOST_TEST(f.item<int>() == 2);
+    BOOST_TEST(f.item<float>() == 2.75f);
+    BOOST_TEST(f.item<unsigned char>() == 2);
+    const double d = f.item();  // a Scalar that converts
+    BOOST_TEST(d == 2.75);
+    BOOST_TEST(f.item().toFloat() == 2.75f);
+    BOOST_TEST(f.item().toInt() == 2);
+    BOOST_TEST(f.item().isFloatingPoint());
+    BOOST_TEST(f.item().to<double>() == 2.75);
+    const int64_t big = (int64_t(1) << 62) + 1;  // exact through item(), not through a double
+    const tg::Tensor i = tg::tensor(std::vector<int64_t>{big});
+    BOOST_TEST(i.item().toLong() == big);
+    BOOST_TEST(i.item().isIntegral());
+    BOOST_TEST(i.item<int64_t>() == big);
+    BOOST_TEST(tg::tensor(std::vector<int64_t>{0}).item().toBool() == false);
+    BOOST_CHECK_THROW(tg::zeros({2}).item(), tg::shape_error);
+    BOOST_CHECK_THROW(tg::zeros({2}).item<bool>(), tg::shape_error);
+}

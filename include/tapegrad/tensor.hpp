@@ -90,6 +90,36 @@ private:
     bool requires_grad_ = false;
 };
 
+/// What item() returns without a type (LibTorch's Scalar): the element, kept exactly as an int64
+/// for int64 tensors, converting like LibTorch's Scalar (and implicitly to double).
+class ScalarValue {
+public:
+    ScalarValue(double v) : d_(v) {}                                   // NOLINT: implicit
+    ScalarValue(int64_t v) : d_(double(v)), i_(v), integral_(true) {}  // NOLINT
+    operator double() const { return d_; }  // NOLINT: implicit, as a number
+    double toDouble() const { return d_; }
+    float toFloat() const { return float(d_); }
+    int64_t toLong() const { return integral_ ? i_ : int64_t(d_); }
+    int toInt() const { return int(toLong()); }
+    bool toBool() const { return integral_ ? i_ != 0 : d_ != 0; }
+    bool isIntegral() const { return integral_; }
+    bool isFloatingPoint() const { return !integral_; }
+    template <class T>
+    T to() const {
+        if constexpr (std::is_same_v<T, bool>)
+            return toBool();
+        else if constexpr (std::is_integral_v<T>)
+            return static_cast<T>(toLong());
+        else
+            return static_cast<T>(d_);
+    }
+
+private:
+    double d_ = 0;
+    int64_t i_ = 0;
+    bool integral_ = false;
+};
+
 class Tensor {
 public:
     Tensor() = default;  // undefined tensor (e.g. a leaf's grad before backward)
@@ -114,9 +144,26 @@ public:
     /// Address of the first element (CPU tensors only; throws device_error otherwise).
     template <class T>
     T* data_ptr() const;
-    /// The single element's value; throws shape_error for tensors with more than one.
+    /// The single element's value as T (any arithmetic type: bool is "nonzero"); throws
+    /// shape_error for tensors with more than one.
     template <class T>
-    T item() const;
+    T item() const {
+        static_assert(std::is_arithmetic_v<T>, "item<T>: T must be an arithmetic type");
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, int64_t>)
+            return item_as<T>();
+        else if constexpr (std::is_same_v<T, bool>)
+            return item_as<double>() != 0;
+        else if constexpr (std::is_floating_point_v<T>)
+            return static_cast<T>(item_as<double>());
+        else
+            return static_cast<T>(item_as<int64_t>());
+    }
+    /// The single element without a type, as LibTorch's item() (a Scalar that converts).
+    ScalarValue item() const;
+    /// item<T> for T = float, double, int64_t (the element converted to T).
+    template <class T>
+    T item_as() const;
     /// Copies all elements to a host vector (any device, any layout).
     template <class T>
     std::vector<T> to_vector() const;

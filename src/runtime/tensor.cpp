@@ -76,7 +76,7 @@ std::vector<T> Tensor::to_vector() const {
 }
 
 template <class T>
-T Tensor::item() const {
+T Tensor::item_as() const {
     if (numel() != 1)
         throw shape_error("item: tensor of shape " + shape_str(sizes()) + " has " +
                           std::to_string(numel()) + " elements, expected 1");
@@ -89,8 +89,14 @@ template int64_t* Tensor::data_ptr<int64_t>() const;
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
-template float Tensor::item<float>() const;
-template double Tensor::item<double>() const;
-template int64_t Tensor::item<int64_t>() const;
+template float Tensor::item_as<float>() const;
+template double Tensor::item_as<double>() const;
+template int64_t Tensor::item_as<int64_t>() const;
+
+ScalarValue Tensor::item() const {
+    if (dtype() == kInt64)
+        return ScalarValue(item_as<int64_t>());
+    return ScalarValue(item_as<double>());
+}
 
 }  // namespace tg
