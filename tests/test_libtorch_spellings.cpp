@@ -9,8 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "tapegrad/nn.hpp"
-#include "tapegrad/tapegrad.hpp"
+#include "tapegrad/tapegrad.hpp"  // alone: nn, optim, data, io come with it
 #include "test_util.hpp"
 
 using tgtest::check_close;
@@ -330,4 +329,24 @@ BOOST_AUTO_TEST_CASE(item_with_and_without_a_type) {
     BOOST_TEST(tg::tensor(std::vector<int64_t>{0}).item().toBool() == false);
     BOOST_CHECK_THROW(tg::zeros({2}).item(), tg::shape_error);
     BOOST_CHECK_THROW(tg::zeros({2}).item<bool>(), tg::shape_error);
+}
+
+/// A LibTorch regression snippet with torch:: renamed: one header, Linear, SGD, F::mse_loss.
+BOOST_AUTO_TEST_CASE(a_renamed_libtorch_program) {
+    namespace F = tg::nn::functional;
+    tg::manual_seed(0);
+    auto fc = tg::nn::Linear(3, 1);
+    tg::optim::SGD opt(fc->parameters(), tg::optim::SGDOptions(0.1));
+    const tg::Tensor x = tg::randn({64, 3});
+    const tg::Tensor y = tg::matmul(x, tg::tensor({1.0, -2.0, 0.5}).to(tg::kFloat32)) + 0.3;
+    double first = 0, last = 0;
+    for (int epoch = 0; epoch < 200; ++epoch) {
+        opt.zero_grad();
+        auto loss = F::mse_loss(fc->forward(x).squeeze(1), y);
+        loss.backward();
+        opt.step();
+        (epoch == 0 ? first : last) = loss.item().toDouble();
+    }
+    BOOST_TEST(last < 1e-4 * first);
+    check_close(fc->bias(), {0.3}, 1e-3, 1e-3);
 }

@@ -11,7 +11,9 @@
 /// Every op on a tensor that requires grad records a node (its grad_fn) holding the op's
 /// backward closure and exactly what that closure saved. backward() runs the nodes in reverse
 /// recording order and adds into the leaves' grad(). A graph nobody holds is freed at once.
-/// Names follow LibTorch: torch:: becomes tg::.
+/// Names follow LibTorch: torch:: becomes tg::. Like <torch/torch.h>, this header gives
+/// everything: the tensor API, tg::nn (with nn::functional), tg::optim, tg::data and the files
+/// of tg::io; the fine-grained headers stay for those who want less.
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/checkpoint.hpp"
 #include "tapegrad/custom_function.hpp"
@@ -25,3 +27,8 @@
 #include "tapegrad/shape.hpp"
 #include "tapegrad/tensor.hpp"
 #include "tapegrad/threads.hpp"
+// the rest of the library, as <torch/torch.h> has it
+#include "tapegrad/data.hpp"
+#include "tapegrad/io.hpp"
+#include "tapegrad/nn.hpp"
+#include "tapegrad/optim.hpp"
