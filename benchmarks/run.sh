@@ -81,6 +81,13 @@ host_tag() {
             -e 's/^-//; s/-$//')-m$(lscpu | sed -n 's/^Model: *//p')-$(nproc)cpu}}"
 }
 
+# finish NAME TITLE YLABEL: NAME.md = the driver's NAME.part.md and the build, and its PNG.
+finish() {
+    { cat "$RES/$1.part.md"; echo; echo "## Build"; echo; machine; } > "$RES/$1.md"
+    rm "$RES/$1.part.md"
+    bars "$1" "$2" "$3"
+}
+
 # bars NAME TITLE YLABEL: benchmarks/results/NAME.png from NAME.plot.csv (kept beside it).
 bars() {
     if command -v gnuplot >/dev/null && [ -f "$RES/$1.plot.csv" ]; then
@@ -101,10 +108,7 @@ for w in $WHAT; do
         "$B/bench_mlp" --what step --threads-list 1,2 --rounds "${ROUNDS_MLP:-3}" \
             --reps "${REPS_MLP:-10}" --tag "$tag" --csv "$RES/mlp_step_$tag.csv" \
             --md "$RES/mlp_step_$tag.part.md" --plot "$RES/mlp_step_$tag.plot.csv" >/dev/null
-        { cat "$RES/mlp_step_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
-            > "$RES/mlp_step_$tag.md"
-        rm "$RES/mlp_step_$tag.part.md"
-        bars "mlp_step_$tag" "MLP training step 2048x2048 ($tag)" "ms per step (median)" ;;
+        finish "mlp_step_$tag" "MLP training step 2048x2048 ($tag)" "ms per step (median)" ;;
     deep-memory)
         OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_memory" --threads 1 \
             --csv "$RES/mlp_deep_memory.csv" --md "$RES/mlp_deep_memory.md" >/dev/null ;;
@@ -116,10 +120,7 @@ for w in $WHAT; do
         "$B/bench_mlp" --what epoch --threads-list 1,2 --rounds "${ROUNDS_FMNIST:-3}" \
             --tag "$tag" --csv "$RES/fmnist_epoch_$tag.csv" --md "$RES/fmnist_epoch_$tag.part.md" \
             --plot "$RES/fmnist_epoch_$tag.plot.csv" >/dev/null
-        { cat "$RES/fmnist_epoch_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
-            > "$RES/fmnist_epoch_$tag.md"
-        rm "$RES/fmnist_epoch_$tag.part.md"
-        bars "fmnist_epoch_$tag" "Fashion-MNIST MLP epoch ($tag)" "s per epoch (median)" ;;
+        finish "fmnist_epoch_$tag" "Fashion-MNIST MLP epoch ($tag)" "s per epoch (median)" ;;
     seed-size)
         tag=$(host_tag)
         "$B/bench_mlp" --seed-size --tag "$tag" --csv "$RES/mlp_seed_size_$tag.csv" \
@@ -148,27 +149,19 @@ for w in $WHAT; do
         "$B/bench_conv" --threads-list 1,2 --rounds "${ROUNDS_CONV:-3}" --reps "${REPS_CONV:-15}" \
             --tag "$tag" --csv "$RES/conv_$tag.csv" --md "$RES/conv_$tag.part.md" \
             --plot "$RES/conv_$tag.plot.csv" >/dev/null
-        { cat "$RES/conv_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
-            > "$RES/conv_$tag.md"
-        rm "$RES/conv_$tag.part.md"
-        bars "conv_$tag" "Two-convolution step, N=64 ($tag)" "ms per step (median)" ;;
+        finish "conv_$tag" "Two-convolution step, N=64 ($tag)" "ms per step (median)" ;;
     cnn-epoch)  # about 5 minutes on 2 threads: 5 processes per round, an epoch each
         tag=$(host_tag)
         "$B/bench_cnn_epoch" --threads-list "${THREADS_CNN:-2}" --rounds "${ROUNDS_CNN:-2}" \
             --batches "${BATCHES_CNN:-469}" --tag "$tag" --csv "$RES/cnn_epoch_$tag.csv" \
             --md "$RES/cnn_epoch_$tag.part.md" --plot "$RES/cnn_epoch_$tag.plot.csv" >/dev/null
-        { cat "$RES/cnn_epoch_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
-            > "$RES/cnn_epoch_$tag.md"
-        rm "$RES/cnn_epoch_$tag.part.md"
-        bars "cnn_epoch_$tag" "Fashion-MNIST CNN epoch ($tag)" "s per epoch (median)" ;;
+        finish "cnn_epoch_$tag" "Fashion-MNIST CNN epoch ($tag)" "s per epoch (median)" ;;
     gpt)  # about 5 minutes: the char_gpt model's step on 1 and 2 threads, then its memory
         tag=$(host_tag)
         "$B/bench_gpt" --threads-list 1,2 --rounds "${ROUNDS_GPT:-3}" --tag "$tag" \
             --csv "$RES/gpt_$tag.csv" --md "$RES/gpt_$tag.part.md" \
             --plot "$RES/gpt_$tag.plot.csv" >/dev/null
-        { cat "$RES/gpt_$tag.part.md"; echo; echo "## Build"; echo; machine; } > "$RES/gpt_$tag.md"
-        rm "$RES/gpt_$tag.part.md"
-        bars "gpt_$tag" "char_gpt training step ($tag)" "ms per step (median)" ;;
+        finish "gpt_$tag" "char_gpt training step ($tag)" "ms per step (median)" ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done
