@@ -2,10 +2,11 @@
 /// tapegrad, against the bare CLBlast GEMM sequence the same step needs (the limit on that
 /// device), plus the bytes moved host<->device per step (bar: 0 after the first step).
 /// Model: 784 -> 256 -> 128 -> 10, ReLU, cross_entropy, SGD(0.05, momentum 0.9), float32.
-/// tapegrad and CLBlast steps are interleaved rep by rep (the order alternates); medians.
+/// Each side runs in a process of its own (this program again with --side tg|clblast --batch
+/// N, which uses only that side), alternated over --rounds rounds (default 3); medians.
 /// Options: --device opencl[:i] (default opencl, device 0), --batches 256,512 (default),
-/// --warmup 2, --reps 10, --csv FILE, --md FILE. Built only with TG_OPENCL; the only translation
-/// unit of the benchmarks that sees the OpenCL and CLBlast headers.
+/// --warmup 2, --reps 10, --rounds 3, --csv FILE, --md FILE. Built only with TG_OPENCL; the only
+/// translation unit of the benchmarks that sees the OpenCL and CLBlast headers.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <clblast.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "bench_driver.hpp"
 #include "bench_env.hpp"
 #include "bench_mlp.hpp"
 #include "tapegrad/memory.hpp"
@@ -170,14 +172,47 @@ private:
 
 /// Per batch size: the tapegrad step on `device` vs the CLBlast GEMMs, and the bytes moved.
 /// Throws std::runtime_error without the device.
+std::string join(const std::vector<double>& v) {
+    std::string out;
+    for (double x : v)
+        out += (out.empty() ? "" : ",") + fmt(x, 4);
+    return out;
+}
+
+/// One side in this process: --side tg or clblast, one batch size; prints its result line.
+void run_side(const std::string& side, const tg::Device& dev, int index, int64_t batch, int warmup,
+              int reps) {
+    std::vector<double> ms;
+    if (side == "tg") {
+        TgMlp t(dev, batch);
+        t.step();  // compiles the kernels
+        const int64_t first_bytes = t.last_bytes();
+        for (int w = 0; w < warmup; ++w)
+            t.step();
+        int64_t max_bytes = 0;
+        for (int r = 0; r < reps; ++r) {
+            ms.push_back(t.step() * 1e3);
+            max_bytes = std::max(max_bytes, t.last_bytes());
+        }
+        std::printf("result step_ms=%s first_bytes=%lld max_bytes=%lld loss=%.4f\n",
+                    join(ms).c_str(), (long long)first_bytes, (long long)max_bytes, t.last_loss());
+    } else if (side == "clblast") {
+        ClblastMlp c(index, batch);
+        for (int w = 0; w < warmup + 1; ++w)
+            c.step();
+        for (int r = 0; r < reps; ++r)
+            ms.push_back(c.step() * 1e3);
+        std::printf("result step_ms=%s\n", join(ms).c_str());
+    } else {
+        throw std::runtime_error("--side tg|clblast, not " + side);
+    }
+}
+
+/// The driver: for each batch size, --rounds rounds of one process per side (this program
+/// again, with --side), the order alternating; medians over every timed step.
 int run_opencl_step(const std::string& device, const std::vector<int64_t>& batches, int warmup,
-                    int reps, const std::string& csv_path, const std::string& md_path) {
-    int index = 0;
-    if (device.rfind("opencl:", 0) == 0)
-        index = std::stoi(device.substr(7));
-    else if (device != "opencl")
-        throw std::runtime_error("--device " + device + ": expected opencl or opencl:<index>");
-    const tg::Device dev = tg::Device::opencl(index);
+                    int reps, int rounds, const std::string& csv_path, const std::string& md_path) {
+    const tg::Device dev(device == "opencl" ? std::string("opencl:0") : device);
     if (!tg::is_available(dev))
         throw std::runtime_error(dev.str() + " is not available");
     std::string md =
@@ -185,12 +220,12 @@ int run_opencl_step(const std::string& device, const std::vector<int64_t>& batch
         machine_markdown() +
         "- model 784 -> 256 -> 128 -> 10 (ReLU), cross_entropy, SGD(0.05, momentum 0.9), "
         "float32; the CLBlast column is the step's 8 GEMMs alone (forward 3, dW 3, dX 2) called "
-        "directly on a context of its own\n"
-        "- " +
-        std::to_string(warmup) + " warm-up + " + std::to_string(reps) +
-        " reps per batch size, tapegrad and CLBlast interleaved (order alternating), medians; "
-        "bytes are tg::memory::transfers over forward, backward and step (the loss is read "
-        "after)\n";
+        "directly on a context of their own\n"
+        "- each side a process of its own per batch size and round, " +
+        std::to_string(rounds) + " rounds (order alternating) of " + std::to_string(warmup) +
+        " warm-up + " + std::to_string(reps) +
+        " timed steps; medians; bytes are tg::memory::transfers over forward, backward and step "
+        "(the loss is read after)\n";
     const double wall0 = now_s();
     const long long steal0 = host_steal_jiffies();
     Table table;
@@ -204,37 +239,35 @@ int run_opencl_step(const std::string& device, const std::vector<int64_t>& batch
                     "bar_ratio_le_1.15",
                     "loss"};
     bool pass = true;
+    const std::string self = self_dir() + "/bench_mlp_opencl --device " + dev.str() + " --warmup " +
+                             std::to_string(warmup) + " --reps " + std::to_string(reps);
     for (int64_t batch : batches) {
-        TgMlp t(dev, batch);
-        ClblastMlp c(index, batch);
-        const double first = t.step();  // compiles the kernels
-        (void)first;
-        const int64_t first_bytes = t.last_bytes();
-        c.step();
-        for (int w = 0; w < warmup; ++w) {
-            t.step();
-            c.step();
+        Config t{"tapegrad",
+                 "tapegrad",
+                 "step",
+                 "",
+                 self + " --side tg --batch " + std::to_string(batch),
+                 {}};
+        Config c{"clblast",
+                 "clblast",
+                 "step",
+                 "",
+                 self + " --side clblast --batch " + std::to_string(batch),
+                 {}};
+        for (int r = 0; r < rounds; ++r)
+            for (Config* x : r % 2 ? std::vector<Config*>{&c, &t} : std::vector<Config*>{&t, &c})
+                x->rounds.push_back(run_child(x->cmd));
+        int64_t first_bytes = 0, max_bytes = 0;
+        for (const KV& kv : t.rounds) {
+            first_bytes = std::max(first_bytes, int64_t(std::stoll(kv.at("first_bytes"))));
+            max_bytes = std::max(max_bytes, int64_t(std::stoll(kv.at("max_bytes"))));
         }
-        std::vector<double> ts, cs;
-        int64_t max_bytes = 0;
-        for (int r = 0; r < reps; ++r) {
-            if (r % 2 == 0) {
-                ts.push_back(t.step());
-                cs.push_back(c.step());
-            } else {
-                cs.push_back(c.step());
-                ts.push_back(t.step());
-            }
-            max_bytes = std::max(max_bytes, t.last_bytes());
-            std::fprintf(stderr, ".");
-        }
-        std::fprintf(stderr, "\n");
-        const double tm = median(ts) * 1e3, cm = median(cs) * 1e3, ratio = tm / cm;
+        const double tm = t.med(), cm = c.med(), ratio = tm / cm;
         const bool ok = ratio <= 1.15 && max_bytes == 0;
         pass = pass && ok;
         table.add({dev.str(), std::to_string(batch), fmt(tm, 2), fmt(cm, 2), fmt(ratio, 3),
                    std::to_string(first_bytes), std::to_string(max_bytes), ok ? "PASS" : "FAIL",
-                   fmt(t.last_loss(), 4)});
+                   t.get("loss")});
     }
     md += "- wall " + fmt(now_s() - wall0, 1) + " s, host steal " +
           std::to_string(host_steal_jiffies() - steal0) + " jiffies\n\n" + table.markdown();
@@ -257,11 +290,21 @@ int main(int argc, char** argv) {
     const bench::MlpOptions o = bench::parse_mlp_options(argc, argv);
     try {
         const std::string device = bench::arg_value(argc, argv, "--device", "opencl");
+        const std::string side = bench::arg_value(argc, argv, "--side", "");
+        if (!side.empty()) {
+            const tg::Device dev(device == "opencl" ? std::string("opencl:0") : device);
+            bench::run_side(side, dev, dev.index,
+                            std::stoll(bench::arg_value(argc, argv, "--batch", "256")), o.warmup,
+                            o.reps);
+            return 0;
+        }
         std::vector<int64_t> batches;
         std::stringstream list(bench::arg_value(argc, argv, "--batches", "256,512"));
         for (std::string b; std::getline(list, b, ',');)
             batches.push_back(std::stoll(b));
-        return bench::run_opencl_step(device, batches, o.warmup, o.reps, o.csv, o.md);
+        return bench::run_opencl_step(device, batches, o.warmup, o.reps,
+                                      std::stoi(bench::arg_value(argc, argv, "--rounds", "3")),
+                                      o.csv, o.md);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_mlp_opencl: %s\n", e.what());
         return 1;

@@ -99,10 +99,11 @@ bars() {
 for w in $WHAT; do
     case $w in
     autograd)
+        tag=$(host_tag)
         OPENBLAS_NUM_THREADS=1 "$B/bench_autograd" --threads 1 --reps "${REPS_AUTOGRAD:-10}" \
-            --csv "$RES/autograd.csv" --md "$RES/autograd.part.md" >/dev/null
-        { machine; echo; cat "$RES/autograd.part.md"; } > "$RES/autograd.md"
-        rm "$RES/autograd.part.md" ;;
+            --csv "$RES/autograd_$tag.csv" --md "$RES/autograd_$tag.part.md" >/dev/null
+        { machine; echo; cat "$RES/autograd_$tag.part.md"; } > "$RES/autograd_$tag.md"
+        rm "$RES/autograd_$tag.part.md" ;;
     mlp)  # about 5 minutes: 14 processes per round
         tag=$(host_tag)
         "$B/bench_mlp" --what step --threads-list 1,2 --rounds "${ROUNDS_MLP:-3}" \
@@ -133,9 +134,10 @@ for w in $WHAT; do
         fi ;;
     opencl)
         if grep -q '^TG_OPENCL:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+            tag=$(host_tag)
             OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_opencl" --device opencl \
-                --reps "${REPS_OPENCL:-10}" --csv "$RES/bench_mlp_opencl.csv" \
-                --md "$RES/bench_mlp_opencl.md" >/dev/null
+                --reps "${REPS_OPENCL:-10}" --csv "$RES/bench_mlp_opencl_$tag.csv" \
+                --md "$RES/bench_mlp_opencl_$tag.md" >/dev/null
         else
             echo "run.sh: opencl skipped (built with TG_OPENCL=OFF)" >&2
         fi ;;
@@ -182,4 +184,4 @@ esac
         sed 's/^# /## /' "$RES/$f.md"
     done
 } > "$RES/mlp.md"
-echo "results in $RES: autograd.md mlp.md checkpoint.md soak.md <bench>_<host>.md, CSV and PNG files"
+echo "results in $RES: <bench>_<host>.md, CSV and PNG files, mlp.md checkpoint.md soak.md"
