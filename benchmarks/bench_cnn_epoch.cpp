@@ -69,14 +69,7 @@ int main(int argc, char** argv) {
                                 "/bench_cnn_epoch_torch --threads " + std::to_string(bb) +
                                 " --torch-threads " + std::to_string(tt) + " --mkldnn " +
                                 std::to_string(mk) + common);
-            for (int r = 0; r < rounds; ++r)
-                for (size_t k = 0; k < cs.size(); ++k) {
-                    Config& c = cs[(k + size_t(r)) % cs.size()];
-                    c.rounds.push_back(run_child(c.cmd));
-                    std::fprintf(stderr, "threads %d round %d: %-36s %8.2f s\n", T, r,
-                                 c.key.c_str(),
-                                 median(parse_list(c.rounds.back()["epoch_ms"])) / 1e3);
-                }
+            run_rounds(cs, rounds, "threads " + t, "epoch_ms", 1e-3, "s");
             auto secs = [](const Config& c) { return c.med("epoch_ms") / 1e3; };
             auto round_meds = [](const Config& c) {
                 std::string s;

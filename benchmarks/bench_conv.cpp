@@ -84,13 +84,7 @@ int main(int argc, char** argv) {
                                 std::to_string(mk) + common);
             add("gemm_limit", "step", "cblas_sgemm",
                 env + dir + "/bench_conv_gemm --threads " + t + common);
-            for (int r = 0; r < rounds; ++r)
-                for (size_t k = 0; k < cs.size(); ++k) {
-                    Config& c = cs[(k + size_t(r)) % cs.size()];
-                    c.rounds.push_back(run_child(c.cmd));
-                    std::fprintf(stderr, "threads %d round %d: %-40s %8.2f ms\n", T, r,
-                                 c.key.c_str(), median(parse_list(c.rounds.back()["step_ms"])));
-                }
+            run_rounds(cs, rounds, "threads " + t);
             per_budget.push_back(std::move(cs));
         }
         const double wall = now_s() - wall0;

@@ -98,6 +98,29 @@ struct Config {
     }
 };
 
+/// Runs each configuration once per round, the order rotating each round (no configuration always
+/// goes first or after the same neighbour), and logs each run's median of `field` (times scale,
+/// in unit) to stderr after label.
+inline void run_rounds(const std::vector<Config*>& cs, int rounds, const std::string& label,
+                       const std::string& field = "step_ms", double scale = 1,
+                       const char* unit = "ms") {
+    for (int r = 0; r < rounds; ++r)
+        for (size_t k = 0; k < cs.size(); ++k) {
+            Config& c = *cs[(k + size_t(r)) % cs.size()];
+            c.rounds.push_back(run_child(c.cmd));
+            std::fprintf(stderr, "%s round %d: %-60s %10.3f %s\n", label.c_str(), r, c.key.c_str(),
+                         scale * median(parse_list(c.rounds.back()[field])), unit);
+        }
+}
+inline void run_rounds(std::vector<Config>& cs, int rounds, const std::string& label,
+                       const std::string& field = "step_ms", double scale = 1,
+                       const char* unit = "ms") {
+    std::vector<Config*> ps;
+    for (Config& c : cs)
+        ps.push_back(&c);
+    run_rounds(ps, rounds, label, field, scale, unit);
+}
+
 inline bool close_to(const std::string& a, const std::string& b, double rel) {
     auto x = parse_list(a), y = parse_list(b);
     if (x.size() != y.size() || x.empty())

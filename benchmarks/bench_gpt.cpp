@@ -98,13 +98,7 @@ int main(int argc, char** argv) {
                                 "/bench_gpt_torch --threads " + b + " --torch-threads " +
                                 std::to_string(tt) + common);
                     }
-            for (int r = 0; r < rounds; ++r)
-                for (size_t k = 0; k < cs.size(); ++k) {
-                    Config& c = cs[(k + size_t(r)) % cs.size()];
-                    c.rounds.push_back(run_child(c.cmd));
-                    std::fprintf(stderr, "threads %d round %d: %-24s %9.1f ms\n", T, r,
-                                 c.key.c_str(), median(parse_list(c.rounds.back()["step_ms"])));
-                }
+            run_rounds(cs, rounds, "threads " + t);
             const Config* best = nullptr;
             for (const Config& c : cs)
                 if (c.side == "libtorch" && (!best || c.med() < best->med()))

@@ -129,14 +129,10 @@ int main(int argc, char** argv) {
                 add("mixed", "tapegrad after a LibTorch step", "one process, LibTorch default",
                     env(T, false) + dir + "/bench_mlp_side_mixed --threads " + t +
                         " --torch-threads " + t + common);
-            for (int r = 0; r < rounds; ++r)
-                for (size_t k = 0; k < runs.size(); ++k) {
-                    Config& c = runs[(k + size_t(r)) % runs.size()].c;
-                    c.rounds.push_back(run_child(c.cmd));
-                    std::fprintf(stderr, "%s threads %d round %d: %-60s %9.3f %s\n", what.c_str(),
-                                 T, r, c.key.c_str(), median(parse_list(c.rounds.back()[field])),
-                                 unit.c_str());
-                }
+            std::vector<Config*> configs;
+            for (Run& r : runs)
+                configs.push_back(&r.c);
+            run_rounds(configs, rounds, what + " threads " + t, field, 1, unit.c_str());
             const Run *best = nullptr, *dflt = nullptr, *tg = nullptr, *gemm = nullptr,
                       *mixed = nullptr;
             for (const Run& r : runs) {

@@ -168,15 +168,13 @@ Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool
     const Tensor xd = x.detach();
     Tensor y = sqrt(sum(xd * xd, dims, keepdim));
     if (should_record({&x}))
-        record("norm", {&x}, y,
-               [sx = save(x), sy = save_output(y), dims](const Tensor& dy, const Node& n) {
-                   (void)n;
-                   const Tensor xx = sx.get();
-                   const Shape ks = kept_shape(xx, dims);
-                   const Tensor yk = sy.get().reshape(ks), dyk = dy.reshape(ks);
-                   const Tensor r = where(gt(yk, 0), dyk / yk, zeros({}, yk.options()));
-                   return Grads{xx * r};
-               });
+        record("norm", {&x}, y, [sx = save(x), sy = save_output(y), dims](const Tensor& dy) {
+            const Tensor xx = sx.get();
+            const Shape ks = kept_shape(xx, dims);
+            const Tensor yk = sy.get().reshape(ks), dyk = dy.reshape(ks);
+            const Tensor r = where(gt(yk, 0), dyk / yk, zeros({}, yk.options()));
+            return Grads{xx * r};
+        });
     return y;
 }
 
