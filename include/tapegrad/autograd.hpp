@@ -110,6 +110,12 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads = {},
               bool retain_graph = false, bool create_graph = false);
 
+/// Runs cb once, when the outermost backward pass running on this thread has finished without an
+/// exception (PyTorch's Variable._execution_engine.queue_callback); callbacks run in the order
+/// they were queued, and an exception from one propagates out of backward(). A pass that throws
+/// drops its callbacks. Throws autograd_error outside a backward pass.
+void queue_callback(std::function<void()> cb);
+
 /// In its scope, every op checks its outputs and every backward its gradients for NaN/Inf and
 /// throws autograd_error naming the op and where it was recorded.
 class AnomalyMode {

@@ -54,6 +54,7 @@ struct TensorImpl {
     std::shared_ptr<TensorImpl> grad;      // leaves: accumulated .grad()
     std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad node
     std::vector<std::function<Tensor(const Tensor&)>> hooks;  // leaves: gradient hooks
+    std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
     TensorImpl() = default;
     TensorImpl(const TensorImpl&) = default;
     ~TensorImpl();  // releases grad_fn without recursion (Note [Graph destruction])
@@ -187,6 +188,12 @@ public:
     /// naming the hook). Throws autograd_error if this tensor does not require grad, value_error
     /// for an empty function.
     void register_hook(std::function<Tensor(const Tensor&)> hook) const;
+    /// hook(leaf) runs once per backward pass, after the last gradient of that pass has been
+    /// added into this leaf's grad() (PyTorch's register_post_accumulate_grad_hook; data
+    /// parallelism launches communication from it). Not in autograd::grad, which leaves grad()
+    /// alone. Throws autograd_error unless this is a leaf that
+    /// requires grad, value_error for an empty function.
+    void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
     /// Shares storage, records nothing: the result is a leaf that does not require grad.
     Tensor detach() const;
     uint32_t _version() const { return check()->storage->version; }

@@ -2,6 +2,7 @@
 // sums the gradients they return (DESIGN.md §2).
 #include "autograd/engine.hpp"
 
+#include <exception>
 #include <queue>
 
 #include "autograd/graph.hpp"
@@ -36,7 +37,22 @@ using detail::where_recorded;
 thread_local Node* t_current_node = nullptr;
 thread_local bool t_into_grad = false;            // the running pass accumulates into .grad()
 thread_local const Capture* t_capture = nullptr;  // the running pass's, if it is a grad()
+thread_local std::vector<Node*> t_in_place;       // Note [Post-accumulate hooks] in graph.cpp
+thread_local int t_depth = 0;                     // passes running on this thread
+thread_local std::vector<std::function<void()>> t_callbacks;  // autograd::queue_callback
 }  // namespace
+
+void detail::note_accumulated_in_place(Node* acc) {
+    t_in_place.push_back(acc);
+}
+
+void queue_callback(std::function<void()> cb) {
+    if (t_depth == 0)
+        throw autograd_error("queue_callback: no backward pass is running on this thread");
+    if (!cb)
+        throw value_error("queue_callback: empty function");
+    t_callbacks.push_back(std::move(cb));
+}
 
 Node* detail::current_node() {
     return t_current_node;
@@ -209,6 +225,7 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
                 "retain_graph=true to the first backward() or autograd::grad() to keep them");
         Grads dxs;
         t_current_node = n;
+        t_in_place.clear();
         try {
             dxs = n->apply(std::move(dys));
         } catch (const autograd_error& e) {
@@ -220,6 +237,12 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
             throw;
         }
         t_current_node = prev_current;
+        for (Node* acc : t_in_place)  // Note [Post-accumulate hooks] in graph.cpp
+            if (!NodeScratch::queued(*acc)) {
+                NodeScratch::queued(*acc) = true;
+                heap.push({acc->seq_, acc});
+            }
+        t_in_place.clear();
         if (!retain)
             n->release();
         if (dxs.empty() && n->next_.empty())
@@ -240,6 +263,32 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
     }
 }
 
+/// run() inside the pass depth count: the outermost pass runs the queued callbacks when it ends
+/// normally, and drops them when it throws (autograd::queue_callback).
+void run_counted(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, bool create,
+                 Capture* cap, const char* who) {
+    struct Depth {
+        Depth() { ++t_depth; }
+        ~Depth() {
+            if (--t_depth == 0 && std::uncaught_exceptions() > 0)
+                t_callbacks.clear();
+        }
+    } depth;
+    run(std::move(roots), std::move(grads), retain, create, cap, who);
+    if (t_depth > 1)
+        return;
+    for (size_t i = 0; i < t_callbacks.size(); ++i) {  // a callback may queue another
+        std::function<void()> cb = std::move(t_callbacks[i]);
+        try {
+            cb();
+        } catch (...) {
+            t_callbacks.clear();
+            throw;
+        }
+    }
+    t_callbacks.clear();
+}
+
 }  // namespace
 
 void detail::throw_grad_mismatch(const std::string& what, const Tensor& g, const InputMeta& m) {
@@ -257,18 +306,19 @@ bool detail::has_aliased_elements(const Tensor& t) {
 
 void detail::run_pass(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain,
                       bool create, Capture* cap, const char* who) {
-    run(std::move(roots), std::move(grads), retain, create, cap, who);
+    run_counted(std::move(roots), std::move(grads), retain, create, cap, who);
 }
 
 void detail::backward_owned(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads,
                             bool create_graph) {
-    run(std::move(roots), std::move(grads), create_graph, create_graph, nullptr, "backward");
+    run_counted(std::move(roots), std::move(grads), create_graph, create_graph, nullptr,
+                "backward");
 }
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
               bool create_graph) {
-    run(std::vector<Tensor>(roots), std::vector<Tensor>(grads), retain_graph || create_graph,
-        create_graph, nullptr, "backward");
+    run_counted(std::vector<Tensor>(roots), std::vector<Tensor>(grads),
+                retain_graph || create_graph, create_graph, nullptr, "backward");
 }
 
 }  // namespace tg::autograd

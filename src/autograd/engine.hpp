@@ -18,6 +18,10 @@ Node* current_node();
 /// autograd::grad, not create_graph): Note [Gradient accumulated in place] in graph.cpp.
 bool into_grad_pass();
 
+/// Queues acc (a leaf's AccumulateGrad, alive through an edge of the running node) in the
+/// running pass after its gradient was added in place (Note [Post-accumulate hooks] in graph.cpp).
+void note_accumulated_in_place(Node* acc);
+
 /// backward() that takes its roots and gradients over and drops them once queued (Note [Roots
 /// released] in engine.cpp); retain_graph is create_graph.
 void backward_owned(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool create_graph);

@@ -46,9 +46,28 @@ struct AccumulateGrad final : Node {
     std::weak_ptr<TensorImpl> leaf;
     Grads apply(Grads&& dys) override {
         auto impl = leaf.lock();
-        if (!impl || !dys[0].defined())
+        if (!impl)
             return {};
-        Tensor g = std::move(dys[0]);
+        if (dys.empty() || !dys[0].defined()) {  // Note [Post-accumulate hooks]
+            run_post_hooks(impl);
+            return {};
+        }
+        accumulate(impl.get(), std::move(dys[0]));
+        run_post_hooks(impl);
+        return {};
+    }
+    void release() override {}  // nothing saved; shared by every graph the leaf is used in
+
+private:
+    static void run_post_hooks(const std::shared_ptr<TensorImpl>& impl) {
+        if (impl->post_accumulate_hooks.empty() || !impl->grad)
+            return;
+        const Tensor leaf_tensor(impl);
+        for (auto& hook : impl->post_accumulate_hooks)
+            hook(leaf_tensor);
+    }
+    void accumulate(TensorImpl* impl, Tensor&& dy) {
+        Tensor g = std::move(dy);
         for (size_t k = 0; k < impl->hooks.size(); ++k) {
             Tensor r = impl->hooks[k](g);
             if (!r.defined())
@@ -70,11 +89,11 @@ struct AccumulateGrad final : Node {
                 impl->grad = (Tensor(impl->grad) + g).impl_ptr();
             else
                 impl->grad = exclusive ? g.impl_ptr() : g.clone().impl_ptr();
-            return {};
+            return;
         }
         if (!impl->grad) {
             impl->grad = exclusive ? g.impl_ptr() : g.detach().clone().impl_ptr();
-            return {};
+            return;
         }
         Tensor acc(impl->grad);
         if (acc.requires_grad()) {  // a grad kept from a create_graph pass: do not mutate it
@@ -83,10 +102,15 @@ struct AccumulateGrad final : Node {
             runtime::binary_into(backend::BinaryOp::add, acc, acc, g, "backward", 0, 0);
             runtime::mark_modified(acc);
         }
-        return {};
     }
-    void release() override {}  // nothing saved; shared by every graph the leaf is used in
 };
+
+// Note [Post-accumulate hooks]: a leaf's post-accumulate hooks must run once per pass, after its
+// last gradient of the pass. AccumulateGrad runs once per pass (the engine queues a node once)
+// and after every node that can send it a gradient (Note [Tape order]), so it runs them. A
+// gradient added in place (Note [Gradient accumulated in place]) does not go through it, so
+// GradTarget::done() asks the engine to queue the leaf's AccumulateGrad with nothing to add
+// (note_accumulated_in_place), which then only runs the hooks.
 
 // Note [Gradient accumulated in place]: when a leaf already has a .grad(), the backward of an
 // op that computes its gradient with a BLAS call (linear's dW = dyᵀ·x, db = dyᵀ·1) can add
@@ -109,6 +133,8 @@ GradTarget::GradTarget(const Node& n, size_t i) {
                     g.dtype() == impl->dtype && g.device() == impl->storage->device) {
                     out_ = std::move(g);
                     in_place_ = true;
+                    if (!impl->post_accumulate_hooks.empty())
+                        accumulator_ = n.next_[i].fn.get();
                     return;
                 }
             }
@@ -123,6 +149,8 @@ Tensor GradTarget::done() {
         return std::move(out_);
     runtime::mark_modified(out_);
     out_ = Tensor();
+    if (accumulator_)  // Note [Post-accumulate hooks]
+        note_accumulated_in_place(accumulator_);
     return {};
 }
 

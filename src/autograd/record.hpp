@@ -56,6 +56,7 @@ public:
 private:
     Tensor out_;
     bool in_place_ = false;
+    Node* accumulator_ = nullptr;  // the leaf's AccumulateGrad, when it has post-accumulate hooks
 };
 
 /// The node of one op: F maps output gradients to input gradients.

@@ -52,6 +52,18 @@ void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
     else
         i->hooks.push_back(std::move(hook));
 }
+void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
+    TensorImpl* i = check();
+    if (!hook)
+        throw value_error(
+            "register_post_accumulate_grad_hook: empty hook function (tensor of "
+            "shape " +
+            shape_str(i->sizes) + ")");
+    if (!i->requires_grad || i->grad_fn)
+        throw autograd_error("register_post_accumulate_grad_hook: tensor of shape " +
+                             shape_str(i->sizes) + " is not a leaf that requires grad");
+    i->post_accumulate_hooks.push_back(std::move(hook));
+}
 Tensor Tensor::detach() const {
     const TensorImpl* i = check();
     return runtime::alias(*this, i->sizes, i->strides, i->offset);
