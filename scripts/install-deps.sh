@@ -8,7 +8,8 @@ set -euo pipefail
 what=${1:-test}
 pkgs=(cmake make g++ pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev
       libopenblas-dev libboost-test-dev zlib1g-dev
-      pocl-opencl-icd libclblast-dev ocl-icd-opencl-dev opencl-headers)  # OpenCL backend, run on PoCL
+      pocl-opencl-icd libclblast-dev ocl-icd-opencl-dev opencl-headers  # OpenCL backend, run on PoCL
+      libopenmpi-dev openmpi-bin)  # tg::distributed (docs/distributed.md)
 case "$what" in
   run) pkgs+=(dataset-fashion-mnist fortunes) ;;
   bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;
