@@ -18,6 +18,7 @@
 #include "tapegrad/checkpoint.hpp"
 #include "tapegrad/custom_function.hpp"
 #include "tapegrad/device.hpp"
+#include "tapegrad/distributed.hpp"
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/generator.hpp"
@@ -31,4 +32,5 @@
 #include "tapegrad/data.hpp"
 #include "tapegrad/io.hpp"
 #include "tapegrad/nn.hpp"
+#include "tapegrad/nn/distributed_data_parallel.hpp"
 #include "tapegrad/optim.hpp"

@@ -2,36 +2,13 @@
 #include "tapegrad/data/dataloader.hpp"
 
 #include <algorithm>
-#include <numeric>
-#include <random>
 #include <string>
 
+#include "data/order.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::data {
-namespace {
-
-/// splitmix64: turns (seed, epoch) into a well-mixed generator seed.
-uint64_t mix(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-/// Uniform integer in [0, n) without modulo bias. Written out (not uniform_int_distribution) so
-/// the order is the same with every standard library.
-uint64_t below(std::mt19937_64& gen, uint64_t n) {
-    const uint64_t limit = ~uint64_t(0) - (~uint64_t(0) % n);
-    uint64_t r;
-    do
-        r = gen();
-    while (r >= limit);
-    return r % n;
-}
-
-}  // namespace
 
 DataLoader::DataLoader(Tensor data, Tensor targets, DataLoaderOptions options)
     : data_(std::move(data)), targets_(std::move(targets)), options_(options) {
@@ -44,21 +21,31 @@ DataLoader::DataLoader(Tensor data, Tensor targets, DataLoaderOptions options)
         throw value_error("DataLoader: batch_size must be positive, got " +
                           std::to_string(options_.batch_size()));
     n_ = data_.size(0);
-    order_.resize(size_t(n_));
-    std::iota(order_.begin(), order_.end(), int64_t(0));
+    order_ = detail::epoch_order(n_, false, 0, 0);
+}
+
+DataLoader::DataLoader(Tensor data, Tensor targets, DistributedSampler sampler,
+                       DataLoaderOptions options)
+    : DataLoader(std::move(data), std::move(targets), options) {
+    if (sampler.dataset_size() != n_)
+        throw shape_error("DataLoader: the sampler covers " +
+                          std::to_string(sampler.dataset_size()) + " rows, the data has " +
+                          std::to_string(n_) + " (" + shape_str(data_.sizes()) + ")");
+    sampler_ = std::make_shared<DistributedSampler>(sampler);
+    order_ = sampler_->indices();
 }
 
 int64_t DataLoader::size() const {
-    const int64_t b = options_.batch_size();
-    return options_.drop_last() ? n_ / b : (n_ + b - 1) / b;
+    const int64_t b = options_.batch_size(), rows = int64_t(order_.size());
+    return options_.drop_last() ? rows / b : (rows + b - 1) / b;
 }
 
 DataLoader::Iterator DataLoader::begin() {
-    std::iota(order_.begin(), order_.end(), int64_t(0));
-    if (options_.shuffle() && n_ > 1) {
-        std::mt19937_64 gen(mix(options_.seed() ^ mix(uint64_t(epoch_))));
-        for (int64_t i = n_ - 1; i > 0; --i)  // Fisher-Yates
-            std::swap(order_[size_t(i)], order_[below(gen, uint64_t(i) + 1)]);
+    if (sampler_) {
+        sampler_->set_epoch(epoch_);
+        order_ = sampler_->indices();
+    } else {
+        order_ = detail::epoch_order(n_, options_.shuffle(), options_.seed(), epoch_);
     }
     ++epoch_;
     return Iterator(this, 0);
@@ -69,8 +56,8 @@ Example DataLoader::batch(int64_t i) const {
         throw shape_error("DataLoader: batch " + std::to_string(i) + " out of range [0, " +
                           std::to_string(size()) + ")");
     const int64_t start = i * options_.batch_size();
-    const int64_t len = std::min(options_.batch_size(), n_ - start);
-    if (!options_.shuffle())
+    const int64_t len = std::min(options_.batch_size(), int64_t(order_.size()) - start);
+    if (!options_.shuffle() && !sampler_)
         return {data_.narrow(0, start, len), targets_.narrow(0, start, len)};
     std::vector<int64_t> rows(order_.begin() + start, order_.begin() + start + len);
     Tensor index = tg::tensor(rows, TensorOptions(kInt64).device(data_.device()));

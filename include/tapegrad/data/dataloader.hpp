@@ -9,8 +9,10 @@
 ///             step(batch.data, batch.target);
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <vector>
 
+#include "tapegrad/data/distributed_sampler.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
 
@@ -100,11 +102,17 @@ public:
     /// (shape_error naming both shapes); batch_size must be positive (value_error). They may
     /// live on different devices.
     DataLoader(Tensor data, Tensor targets, DataLoaderOptions options = {});
+    /// Batches of this rank's rows (data parallelism): each begin() moves the sampler to the
+    /// loader's epoch and takes its indices(); options' shuffle and seed are the sampler's
+    /// business. shape_error when the sampler's dataset size is not data's.
+    DataLoader(Tensor data, Tensor targets, DistributedSampler sampler,
+               DataLoaderOptions options = {});
 
     /// Starts the next epoch (reshuffling when shuffle is on) and returns its first batch.
     Iterator begin();
     Iterator end() const { return Iterator(this, size()); }
-    /// Batches per epoch: ceil(N / batch_size), or floor with drop_last.
+    /// Batches per epoch: ceil(N / batch_size), or floor with drop_last (N: the rows of an epoch,
+    /// the sampler's size() with one).
     int64_t size() const;
     /// Rows in the dataset (N).
     int64_t dataset_size() const { return n_; }
@@ -124,6 +132,7 @@ private:
     int64_t n_ = 0;
     int64_t epoch_ = 0;
     std::vector<int64_t> order_;
+    std::shared_ptr<DistributedSampler> sampler_;
 };
 
 }  // namespace tg::data
