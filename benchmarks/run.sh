@@ -3,15 +3,16 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv cnn-epoch gpt (opencl needs
-#                                    # TG_OPENCL and an OpenCL device, e.g. PoCL)
+#                                    # seed-size checkpoint opencl soak conv cnn-epoch gpt ddp (opencl
+#                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
+#                                    # TG_MPI and mpirun)
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 10) and
 # ROUNDS_MLP (default 3), ROUNDS_FMNIST (default 3), REPS_AUTOGRAD (default 10), REPS_OPENCL
 # (default 10), REPS_CONV (default 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2),
-# ROUNDS_GPT (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
+# ROUNDS_GPT (default 3), ROUNDS_DDP (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
 # (the host part of the names of the results that compare implementations, <bench>_<tag>.*;
 # default from the CPU model, its model number and the CPU count, so results of other hosts are
 # kept; CONV_TAG is an older name for it).
@@ -31,7 +32,7 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv cnn-epoch gpt}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv cnn-epoch gpt ddp}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -49,6 +50,7 @@ for w in $WHAT; do
     conv) targets+=" bench_conv" ;;
     cnn-epoch) targets+=" bench_cnn_epoch" ;;
     gpt) targets+=" bench_gpt" ;;
+    ddp) targets+=" bench_ddp" ;;
     esac
 done
 missing=0
@@ -68,7 +70,7 @@ machine() {  # markdown lines describing the machine
     echo "- packages: libtorch-dev $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null)," \
          "OpenBLAS $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null)," \
          "g++ $(g++ -dumpfullversion)"
-    echo "- tapegrad build: $(grep -E '^TG_(CUDA|OPENCL):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
+    echo "- tapegrad build: $(grep -E '^TG_(CUDA|OPENCL|MPI):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
     echo "- tapegrad commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)" \
          "(+ working tree), run $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
@@ -164,6 +166,18 @@ for w in $WHAT; do
             --csv "$RES/gpt_$tag.csv" --md "$RES/gpt_$tag.part.md" \
             --plot "$RES/gpt_$tag.plot.csv" >/dev/null
         finish "gpt_$tag" "char_gpt training step ($tag)" "ms per step (median)" ;;
+    ddp)  # about 3 minutes: mpirun jobs of 1 and 2 ranks (root may run them: CI containers)
+        tag=$(host_tag)
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$B/bench_ddp" \
+            --rounds "${ROUNDS_DDP:-3}" --tag "$tag" --csv "$RES/ddp_$tag.csv" \
+            --md "$RES/ddp_$tag.part.md" --plot "$RES/ddp_$tag.plot.csv" \
+            --timeline "$RES/ddp_timeline_$tag.csv" >/dev/null
+        finish "ddp_$tag" "Data-parallel MLP step, weak scaling ($tag)" "ms per step (median)"
+        if command -v gnuplot >/dev/null; then
+            gnuplot -e "csv='$RES/ddp_timeline_$tag.csv'; out='$RES/ddp_timeline_$tag.png'; \
+                title='One data-parallel step, 2 ranks, buckets of 1 MiB ($tag)'; world=2" \
+                "$ROOT/scripts/plot_timeline.gp"
+        fi ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done

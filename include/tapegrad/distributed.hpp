@@ -11,6 +11,7 @@
 ///
 /// Collectives are called in the same order on every rank, as in MPI. nn::DistributedDataParallel
 /// (tapegrad/nn/distributed_data_parallel.hpp) builds on them.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,13 @@ public:
     virtual void wait() = 0;
     /// Whether the communication finished (wait() may still have a device copy to do).
     virtual bool is_completed() = 0;
+    /// When the communication started and ended, in seconds of std::chrono::steady_clock (0
+    /// until then): for timelines of what overlapped what.
+    double started_at() const { return started_.load(); }
+    double ended_at() const { return ended_.load(); }
+
+protected:
+    std::atomic<double> started_{0}, ended_{0};
 };
 
 /// What a group has done since it was made: collectives launched and the bytes all-reduced.

@@ -23,8 +23,10 @@ public:
     explicit TaskWork(std::function<void()> finish) : finish_(std::move(finish)) {}
     void wait() override;
     bool is_completed() override;
-    /// Called by the communication thread when the task ends (err: its exception, or null).
-    void complete(std::exception_ptr err);
+    /// Called by the communication thread when the task starts, and when it ends (err: its
+    /// exception, or null); t in steady-clock seconds.
+    void start(double t) { started_.store(t); }
+    void complete(std::exception_ptr err, double t);
 
 private:
     std::mutex m_;
@@ -56,6 +58,9 @@ private:
     bool stop_ = false;
     std::thread thread_;
 };
+
+/// Seconds of std::chrono::steady_clock (Work::started_at's clock).
+double steady_seconds();
 
 /// The process's communication thread (distributed_error before init()).
 CommThread& comm_thread();

@@ -1,4 +1,5 @@
 // nn::DistributedDataParallel: gradients averaged over the ranks in buckets, while backward runs.
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <unordered_set>
@@ -34,8 +35,13 @@ struct Bucket {
     Tensor flat;
     size_t pending = 0;
     bool launched = false;
+    double ready_at = 0;
     std::shared_ptr<distributed::Work> work;
 };
+
+double steady_seconds() {
+    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
 
 struct DdpState : std::enable_shared_from_this<DdpState> {
     std::shared_ptr<distributed::ProcessGroup> group;
@@ -48,8 +54,6 @@ struct DdpState : std::enable_shared_from_this<DdpState> {
     bool sync = true;
     bool armed = false;
     size_t next = 0;
-    Clock::time_point first_launch;
-    bool first_pending = false;
     DistributedDataParallelStats stats;
 
     void on_ready(size_t i) {
@@ -70,7 +74,6 @@ struct DdpState : std::enable_shared_from_this<DdpState> {
     }
     void arm() {
         armed = true;
-        first_pending = true;
         next = 0;
         std::fill(ready.begin(), ready.end(), 0);
         for (Bucket& b : buckets) {
@@ -107,10 +110,7 @@ struct DdpState : std::enable_shared_from_this<DdpState> {
                 view.copy_(g);
             p.set_grad(view);
         }
-        if (first_pending) {
-            first_launch = Clock::now();
-            first_pending = false;
-        }
+        b.ready_at = steady_seconds();
         b.work = group->all_reduce(b.flat);
         b.launched = true;
         ++stats.bucket_launches;
@@ -119,18 +119,29 @@ struct DdpState : std::enable_shared_from_this<DdpState> {
     void finish() {
         if (!armed)
             return;
+        SyncTiming timing;
+        timing.backward_end = steady_seconds();
         while (next < buckets.size())
             launch(buckets[next++]);
-        const auto t0 = Clock::now();
-        wait_all();
-        const auto t1 = Clock::now();
-        NoGradGuard no_grad;
+        std::vector<std::shared_ptr<distributed::Work>> works;
         for (Bucket& b : buckets)
+            works.push_back(b.work);
+        wait_all();
+        stats.exposed_seconds += steady_seconds() - timing.backward_end;
+        NoGradGuard no_grad;
+        for (size_t k = 0; k < buckets.size(); ++k) {
+            Bucket& b = buckets[k];
             b.flat.div_(double(group->size()));
+            const BucketTiming t{b.ready_at, works[k]->started_at(), works[k]->ended_at(),
+                                 uint64_t(b.flat.numel()) * element_size(b.flat.dtype())};
+            stats.all_reduce_seconds += t.ended - t.started;
+            stats.hidden_seconds +=
+                std::max(0.0, std::min(t.ended, timing.backward_end) - t.started);
+            timing.buckets.push_back(t);
+        }
         armed = false;
         ++stats.syncs;
-        stats.exposed_seconds += std::chrono::duration<double>(t1 - t0).count();
-        stats.communication_seconds += std::chrono::duration<double>(t1 - first_launch).count();
+        stats.last = std::move(timing);
     }
     void wait_all() {
         for (Bucket& b : buckets)

@@ -2,6 +2,7 @@
 // default group's collectives.
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -16,8 +17,14 @@ ProcessGroup::~ProcessGroup() = default;
 
 namespace detail {
 
-void TaskWork::complete(std::exception_ptr err) {
+double steady_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+void TaskWork::complete(std::exception_ptr err, double t) {
     std::lock_guard<std::mutex> lock(m_);
+    ended_.store(t);
     done_ = true;
     err_ = std::move(err);
     cv_.notify_all();
@@ -81,13 +88,15 @@ void CommThread::loop() {
             queue_.pop_front();
         }
         std::exception_ptr err;
+        if (item.second)
+            item.second->start(steady_seconds());
         try {
             item.first();
         } catch (...) {
             err = std::current_exception();
         }
         if (item.second)
-            item.second->complete(err);
+            item.second->complete(err, steady_seconds());
     }
 }
 

@@ -67,16 +67,30 @@ private:
     std::shared_ptr<distributed::ProcessGroup> group_;
 };
 
+/// One bucket's all-reduce in a sync, in seconds of std::chrono::steady_clock: when its last
+/// gradient was ready (or backward ended), when the all-reduce started and ended, its bytes.
+struct BucketTiming {
+    double ready = 0, started = 0, ended = 0;
+    uint64_t bytes = 0;
+};
+
+/// One sync: when backward's last node finished, and its buckets in launch order.
+struct SyncTiming {
+    double backward_end = 0;
+    std::vector<BucketTiming> buckets;
+};
+
 /// What a DistributedDataParallel has communicated since it was made.
 struct DistributedDataParallelStats {
-    uint64_t syncs = 0;            // backward passes whose gradients were averaged
-    uint64_t bucket_launches = 0;  // all-reduces launched (one per bucket per sync)
-    uint64_t bytes = 0;            // gradient bytes all-reduced
-    /// Per sync, the seconds between the last bucket's launch and backward's end that the
-    /// all-reduces still took (communication not hidden behind backward), summed.
+    uint64_t syncs = 0;             // backward passes whose gradients were averaged
+    uint64_t bucket_launches = 0;   // all-reduces launched (one per bucket per sync)
+    uint64_t bytes = 0;             // gradient bytes all-reduced
+    double all_reduce_seconds = 0;  // the all-reduces' durations, summed
+    /// The part of all_reduce_seconds before backward's end: communication hidden behind it.
+    double hidden_seconds = 0;
+    /// Seconds backward's end waited for the all-reduces to finish, summed over syncs.
     double exposed_seconds = 0;
-    /// Per sync, the seconds from the first bucket's launch to the last all-reduce's end, summed.
-    double communication_seconds = 0;
+    SyncTiming last;  // the latest sync
 };
 
 class DistributedDataParallel {
