@@ -81,6 +81,9 @@ if(NOT BUILD_SHARED_LIBS)
     set(TG_CUDA_LIBDIR ${CUDAToolkit_LIBRARY_DIR})
     string(APPEND TG_PC_LIBS_PRIVATE
       " -L${TG_CUDA_LIBDIR} -Wl,-rpath,${TG_CUDA_LIBDIR} -lcudart -lcublas")
+    if(TG_NCCL)
+      string(APPEND TG_PC_LIBS_PRIVATE " -lnccl")
+    endif()
   endif()
 endif()
 # The prefix is the one installed into (cmake --install --prefix, DESTDIR, CPack), so the file is

@@ -71,6 +71,9 @@ CommThread* comm_thread_if_running();
 /// An MPI group over a duplicate of MPI_COMM_WORLD (made on the communication thread).
 std::shared_ptr<ProcessGroup> make_mpi_group();
 
+/// A NCCL group over the world (TG_NCCL builds only; nccl_group.cpp).
+std::shared_ptr<ProcessGroup> make_nccl_group();
+
 /// Checks a collective's tensor: defined (value_error), contiguous (value_error), float32,
 /// float64 or int64 (dtype_error); `what` names the collective.
 void check_tensor(const char* what, const Tensor& t);

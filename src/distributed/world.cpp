@@ -240,10 +240,15 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend) {
     detail::initialized("new_group");
     if (backend == "mpi")
         return detail::make_mpi_group();
-    if (backend == "nccl")
+    if (backend == "nccl") {
+#ifdef TG_NCCL
+        return detail::make_nccl_group();
+#else
         throw backend_unavailable(
-            "new_group: the NCCL process group is not built yet (CUDA tensors cannot be "
-            "communicated; see docs/distributed.md)");
+            "new_group(\"nccl\"): tapegrad was built without NCCL (it needs TG_CUDA and NCCL, "
+            "e.g. the CUDA toolkit's libnccl; see docs/distributed.md)");
+#endif
+    }
     throw value_error("new_group: unknown backend '" + backend +
                       "' (expected \"mpi\" or \"nccl\")");
 }
