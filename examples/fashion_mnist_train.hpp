@@ -12,6 +12,13 @@
 //
 // The data are read from --data, else $TG_FASHION_MNIST, else /usr/share/datasets/fashion-mnist
 // (Debian package dataset-fashion-mnist).
+//
+// --distributed trains data-parallel under mpirun (docs/distributed.md): every rank takes its
+// share of each epoch (DistributedSampler) in batches of --batch-size, so a step sees
+// ranks x batch-size images; nn::DistributedDataParallel averages the gradients; rank 0 prints,
+// writes the CSV and saves the model.
+//
+//     mpirun -np 2 ./build/examples/fashion_mnist_mlp --distributed --epochs 15
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +27,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -53,6 +61,7 @@ struct Args {
     std::string device = "cpu";
     uint64_t seed = 0;
     double min_accuracy = 0;
+    bool distributed = false;
 };
 
 /// 0.001 as "0.001", not std::to_string's "0.001000".
@@ -75,7 +84,8 @@ inline std::string usage(const Example& e) {
            e.name + ".csv)\n" + "  --out FILE          saved model (" + e.name + ".tgsv)\n" +
            "  --device D          cpu, opencl[:i] or cuda[:i] (cpu)\n"
            "  --seed S            seed of the initialisation and of the shuffling (0)\n"
-           "  --min-accuracy A    exit with status 1 if the final test accuracy is below A (0)\n";
+           "  --min-accuracy A    exit with status 1 if the final test accuracy is below A (0)\n"
+           "  --distributed       data-parallel over the ranks of mpirun (batch size per rank)\n";
 }
 
 inline Args parse_args(int argc, char** argv, const Example& e) {
@@ -89,6 +99,10 @@ inline Args parse_args(int argc, char** argv, const Example& e) {
         if (k == "-h" || k == "--help") {
             std::cout << usage(e);
             std::exit(0);
+        }
+        if (k == "--distributed") {
+            a.distributed = true;
+            continue;
         }
         if (i + 1 >= argc)
             throw std::invalid_argument("option " + k + " needs a value");
@@ -161,6 +175,11 @@ inline void print_progress(int epoch, int epochs, int64_t i, int64_t n, double l
 }
 
 inline int run(const Args& args, const Example& e) {
+    if (args.distributed)
+        tg::distributed::init();
+    const int rank = args.distributed ? tg::distributed::rank() : 0;
+    const int world = args.distributed ? tg::distributed::world_size() : 1;
+    const bool lead = rank == 0;  // prints, writes the CSV, saves the model
     const tg::Device device = parse_device(args.device);
     if (!tg::is_available(device)) {
         throw tg::backend_unavailable("device " + device.str() +
@@ -170,25 +189,39 @@ inline int run(const Args& args, const Example& e) {
     tg::data::FashionMNIST train(true, args.data), test(false, args.data);
     tg::Tensor train_x = train.images().to(device), train_y = train.labels().to(device);
     tg::Tensor test_x = test.images().to(device), test_y = test.labels().to(device);
-    std::printf("Fashion-MNIST from %s: %lld training, %lld test images (%.2f s)\n",
-                train.root().c_str(), static_cast<long long>(train.size()),
-                static_cast<long long>(test.size()), seconds_since(t_load));
+    if (lead)
+        std::printf("Fashion-MNIST from %s: %lld training, %lld test images (%.2f s)%s\n",
+                    train.root().c_str(), static_cast<long long>(train.size()),
+                    static_cast<long long>(test.size()), seconds_since(t_load),
+                    world > 1 ? (", " + std::to_string(world) + " ranks").c_str() : "");
 
     tg::manual_seed(args.seed);
     tg::nn::Sequential model = e.network();
     model->to(device);
+    std::unique_ptr<tg::nn::DistributedDataParallel> ddp;
+    if (args.distributed)  // every rank starts from rank 0's weights
+        ddp = std::make_unique<tg::nn::DistributedDataParallel>(model);
     tg::optim::Adam optimizer(model->parameters(), tg::optim::AdamOptions(args.lr));
     tg::optim::CosineAnnealingLR schedule(optimizer, args.epochs);
-    tg::data::DataLoader loader(
-        train_x, train_y,
-        tg::data::DataLoaderOptions().batch_size(args.batch_size).shuffle(true).seed(args.seed));
+    const auto options =
+        tg::data::DataLoaderOptions().batch_size(args.batch_size).shuffle(true).seed(args.seed);
+    tg::data::DataLoader loader =
+        args.distributed
+            ? tg::data::DataLoader(
+                  train_x, train_y,
+                  tg::data::DistributedSampler(train.size(), {world, rank}, true, args.seed),
+                  options)
+            : tg::data::DataLoader(train_x, train_y, options);
 
-    std::ofstream csv(args.csv);
-    if (!csv)
-        throw tg::io_error("cannot write " + args.csv);
-    csv << "epoch,train_loss,train_acc,test_loss,test_acc,seconds\n";
+    std::ofstream csv;
+    if (lead) {
+        csv.open(args.csv);
+        if (!csv)
+            throw tg::io_error("cannot write " + args.csv);
+        csv << "epoch,train_loss,train_acc,test_loss,test_acc,seconds\n";
+    }
 
-    const bool tty = ::isatty(::fileno(stdout));
+    const bool tty = lead && ::isatty(::fileno(stdout));
     const int64_t n_batches = loader.size();
     auto t_start = Clock::now();
     double test_acc = 0;
@@ -197,7 +230,7 @@ inline int run(const Args& args, const Example& e) {
         double loss_sum = 0;
         int64_t correct = 0, seen = 0, i = 0;
         for (auto& batch : loader) {
-            tg::Tensor logits = model(batch.data);
+            tg::Tensor logits = ddp ? (*ddp)(batch.data) : model(batch.data);
             tg::Tensor loss = tg::cross_entropy(logits, batch.target);
             optimizer.zero_grad();
             loss.backward();
@@ -215,6 +248,14 @@ inline int run(const Args& args, const Example& e) {
                                double(seen) / seconds_since(t_epoch));
             }
         }
+        if (args.distributed) {  // the epoch's loss and accuracy over every rank's share
+            tg::Tensor sums = tg::tensor({loss_sum, double(correct), double(seen)}, tg::kFloat64);
+            tg::distributed::all_reduce(sums);
+            auto v = sums.to_vector<double>();
+            loss_sum = v[0];
+            correct = int64_t(v[1]);
+            seen = int64_t(v[2]);
+        }
         const double train_secs = seconds_since(t_epoch);
         const double train_loss = loss_sum / double(seen),
                      train_acc = double(correct) / double(seen);
@@ -223,6 +264,8 @@ inline int run(const Args& args, const Example& e) {
         auto [test_loss, acc] = evaluate(model, test_x, test_y);
         test_acc = acc;
         const double secs = seconds_since(t_epoch);
+        if (!lead)
+            continue;
         // The epoch's summary replaces its progress bar.
         std::printf(
             "%sepoch %2d/%d loss %.4f acc %5.2f%% | test loss %.4f acc %5.2f%% "
@@ -234,7 +277,12 @@ inline int run(const Args& args, const Example& e) {
         csv.flush();
     }
     const double total = seconds_since(t_start);
-    tg::save(model, args.out);
+    if (lead)
+        tg::save(model, args.out);
+    if (args.distributed)
+        tg::distributed::barrier();  // the model file exists before any rank goes on
+    if (!lead)
+        return test_acc < args.min_accuracy ? 1 : 0;
     std::printf(
         "final test accuracy %.2f%% after %d epochs in %.1f s (%.1f s/epoch); model saved to %s, "
         "metrics to %s\n",
