@@ -8,13 +8,18 @@
 //            [--layers 6] [--d-model 256] [--heads 4] [--lr 1e-3] [--warmup 100]
 //            [--dropout 0.1] [--eval-every 100] [--checkpoint] [--memory-budget MiB] [--report]
 //            [--csv char_gpt.csv] [--prompt "The "] [--sample 300] [--seed 0] [--data DIR]
-//            [--device cpu|opencl[:i]|cuda[:i]]
+//            [--device cpu|opencl[:i]|cuda[:i]] [--distributed]
 //
 // --checkpoint recomputes each block in backward (every block but the last is a checkpointed
 // segment); --memory-budget plans the segments whose blocks' step fits that many MiB
 // (nn::plan_checkpoints over the blocks as stages); --report prints what one micro-batch's graph
 // keeps per block. Writes step,elapsed_s,train_loss,val_loss,tokens_per_s to the CSV every
 // --eval-every steps, and samples text from the prompt at the end.
+//
+// --distributed trains data-parallel under mpirun (docs/distributed.md): each rank draws its own
+// windows (--batch per micro-batch and rank), nn::DistributedDataParallel averages the gradients
+// once per step (the first accum-1 micro-batches under no_sync), rank 0 decides when to stop and
+// prints, evaluates, samples and writes the CSV.
 #include <dirent.h>
 #include <unistd.h>
 
@@ -26,6 +31,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -44,7 +51,7 @@ struct Args {
     int64_t steps = 2000, batch = 16, accum = 2, context = 128, layers = 6, d_model = 256,
             heads = 4, warmup = 100, eval_every = 100, sample = 300, seed = 0;
     double minutes = 10, lr = 1e-3, dropout = 0.1, memory_budget = 0;
-    bool checkpoint = false, report = false;
+    bool checkpoint = false, report = false, distributed = false;
     std::string csv = "char_gpt.csv", prompt = "The ", data = "/usr/share/games/fortunes",
                 device = "cpu";
 };
@@ -64,6 +71,10 @@ Args parse(int argc, char** argv) {
         {"--csv", &a.csv}, {"--prompt", &a.prompt}, {"--data", &a.data}, {"--device", &a.device}};
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
+        if (k == "--distributed") {
+            a.distributed = true;
+            continue;
+        }
         if (k == "--checkpoint" || k == "--report") {
             (k == "--report" ? a.report : a.checkpoint) = true;
             continue;
@@ -258,8 +269,13 @@ std::string sample(Gpt& model, const Corpus& c, const Args& a, std::mt19937_64& 
 
 int main(int argc, char** argv) try {
     const Args a = parse(argc, argv);
+    if (a.distributed)
+        tg::distributed::init(&argc, &argv);
+    const int rank = a.distributed ? tg::distributed::rank() : 0;
+    const int world = a.distributed ? tg::distributed::world_size() : 1;
+    const bool lead = rank == 0;  // prints, evaluates, samples, writes the CSV
     tg::manual_seed(uint64_t(a.seed));
-    std::mt19937_64 rng(uint64_t(a.seed));
+    std::mt19937_64 rng(uint64_t(a.seed) + uint64_t(rank));  // each rank its own windows
     const Corpus c = tokenize(read_corpus(a.data));
     const int64_t V = int64_t(c.chars.size());
     const tg::Device device = parse_device(a.device);
@@ -270,12 +286,14 @@ int main(int argc, char** argv) try {
     int64_t n_params = 0;
     for (const tg::Tensor& p : model->parameters())
         n_params += p.numel();
-    std::printf(
-        "char_gpt: %zu characters (%lld kinds), %lld parameters, %lld blocks of d=%lld, "
-        "%lld heads, context %lld, %lld x %lld sequences per step%s\n",
-        c.ids.size(), (long long)V, (long long)n_params, (long long)a.layers, (long long)a.d_model,
-        (long long)a.heads, (long long)a.context, (long long)a.accum, (long long)a.batch,
-        a.checkpoint || a.memory_budget > 0 ? ", checkpointed" : "");
+    if (lead)
+        std::printf(
+            "char_gpt: %zu characters (%lld kinds), %lld parameters, %lld blocks of d=%lld, "
+            "%lld heads, context %lld, %d x %lld x %lld sequences per step%s\n",
+            c.ids.size(), (long long)V, (long long)n_params, (long long)a.layers,
+            (long long)a.d_model, (long long)a.heads, (long long)a.context, world,
+            (long long)a.accum, (long long)a.batch,
+            a.checkpoint || a.memory_budget > 0 ? ", checkpointed" : "");
     if (a.checkpoint || a.memory_budget > 0) {
         auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng, device);
         const tg::Tensor h = model->embed(x).detach().requires_grad_(true);
@@ -284,37 +302,57 @@ int main(int argc, char** argv) try {
                           ? nn::plan_checkpoints(
                                 profile, tg::MemoryBudget{int64_t(a.memory_budget * 1048576)})
                           : nn::sqrt_plan(profile, a.layers);
-        std::cout << model->plan;
+        if (lead)
+            std::cout << model->plan;
     }
+    std::unique_ptr<nn::DistributedDataParallel> ddp;
+    if (a.distributed)  // every rank starts from rank 0's weights
+        ddp = std::make_unique<nn::DistributedDataParallel>(model);
     tg::optim::AdamW opt(model->parameters(), tg::optim::AdamWOptions(a.lr).weight_decay(0.1));
     // token-count normalisation: every micro-batch has batch·context tokens here
     tg::optim::Accumulator acc(opt, a.accum * a.batch);
-    std::ofstream csv(a.csv);
-    csv << "step,elapsed_s,train_loss,val_loss,tokens_per_s\n";
+    std::ofstream csv;
+    if (lead) {
+        csv.open(a.csv);
+        csv << "step,elapsed_s,train_loss,val_loss,tokens_per_s\n";
+    }
+    const bool tty = lead && isatty(2);
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
     double train_sum = 0, last_eval_time = 0;
     int64_t train_n = 0, tokens = 0, step = 0;
-    for (; step < a.steps && elapsed() < a.minutes * 60; ++step) {
+    auto go_on = [&] {  // the ranks stop together: rank 0's clock decides
+        int64_t go = step < a.steps && elapsed() < a.minutes * 60;
+        if (a.distributed) {
+            tg::Tensor t = tg::tensor(std::vector<int64_t>{go});
+            tg::distributed::broadcast(t, 0);
+            go = t.item<int64_t>();
+        }
+        return go != 0;
+    };
+    for (; go_on(); ++step) {
         opt.param_groups()[0].options().set_lr(lr_at(a, step));
         for (int64_t k = 0; k < a.accum; ++k) {
             auto [x, y] = get_batch(c, 0, c.split, a.batch, a.context, rng, device);
-            const tg::Tensor logits = model(x);
+            std::optional<nn::DistributedDataParallel::NoSync> local;  // all but the last
+            if (ddp && k + 1 < a.accum)
+                local.emplace(ddp->no_sync());
+            const tg::Tensor logits = ddp ? (*ddp)(x) : model(x);
             const tg::Tensor loss = tg::cross_entropy(logits.reshape({-1, V}), y);
-            if (a.report && step == 0 && k == 0)
+            if (lead && a.report && step == 0 && k == 0)
                 for (const auto& [scope, bytes] : tg::autograd::saved_report(loss).by_scope(2))
                     std::printf("saved by %-32s %8.2f MiB\n", scope.c_str(),
                                 double(bytes) / 1048576.0);
             acc.backward(loss, a.batch);
             train_sum += loss.item<double>();
             ++train_n;
-            tokens += a.batch * a.context;
+            tokens += a.batch * a.context * world;
         }
         nn::utils::clip_grad_norm_(model->parameters(), 1.0);
         acc.step();
-        if (isatty(2)) {  // a progress bar on a terminal: steps, loss, tokens/s since the last eval
+        if (tty) {  // a progress bar on a terminal: steps, loss, tokens/s since the last eval
             const int done = int(40 * (step + 1) / a.steps);
             std::fprintf(stderr, "\r[%s%s] %lld/%lld  loss %.3f  %.0f tokens/s ",
                          std::string(size_t(done), '=').c_str(),
@@ -322,11 +360,11 @@ int main(int argc, char** argv) try {
                          (long long)a.steps, train_sum / double(std::max<int64_t>(train_n, 1)),
                          double(tokens) / std::max(1e-9, elapsed() - last_eval_time));
         }
-        if ((step + 1) % a.eval_every == 0 || step + 1 == a.steps) {
+        if (lead && ((step + 1) % a.eval_every == 0 || step + 1 == a.steps)) {
             const double now = elapsed();
             const double val = evaluate(model, c, a, 8, device);
             const double tps = double(tokens) / std::max(1e-9, now - last_eval_time);
-            if (isatty(2))
+            if (tty)
                 std::fprintf(stderr, "\r\033[K");  // clear the progress bar's line
             std::printf("step %5lld  %6.0f s  train %.4f  val %.4f  %.0f tokens/s\n",
                         (long long)step + 1, now, train_sum / double(train_n), val, tps);
@@ -338,6 +376,8 @@ int main(int argc, char** argv) try {
             last_eval_time = elapsed();
         }
     }
+    if (!lead)
+        return 0;
     std::printf("final validation loss %.4f after %lld steps, %.0f s\n",
                 evaluate(model, c, a, 16, device), (long long)step, elapsed());
     std::printf("--- sample ---\n%s\n", sample(model, c, a, rng, device).c_str());
