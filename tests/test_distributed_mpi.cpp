@@ -75,13 +75,16 @@ nn::Sequential clone_of(const nn::Sequential& src) {
 struct Run {
     std::vector<Tensor> ddp, ref;
     size_t buckets = 0;
+    uint64_t chunks = 0;  // gradient chunks all-reduced before their bucket
 };
-Run train(int steps, int64_t global, int micro, bool ckpt, double cap_mb = 0.0005) {
+Run train(int steps, int64_t global, int micro, bool ckpt, double cap_mb = 0.0005,
+          double chunk_mb = 2) {
     const int world = dist::world_size(), r = dist::rank();
     tg::manual_seed(100 + uint64_t(r));  // different initial weights: DDP must broadcast rank 0's
     auto model = mlp();
-    nn::DistributedDataParallel ddp(model,
-                                    nn::DistributedDataParallelOptions().bucket_cap_mb(cap_mb));
+    nn::DistributedDataParallel ddp(
+        model,
+        nn::DistributedDataParallelOptions().bucket_cap_mb(cap_mb).gradient_chunk_mb(chunk_mb));
     auto ref = clone_of(model);
     tg::optim::SGD opt(model->parameters(), 0.05), ref_opt(ref->parameters(), 0.05);
     tg::Generator gen(7);
@@ -96,6 +99,7 @@ Run train(int steps, int64_t global, int micro, bool ckpt, double cap_mb = 0.000
         ref_opt.step();
         opt.zero_grad();
         const auto before = group->stats().all_reduces;
+        const auto ddp_before = ddp.stats();
         for (int m = 0; m < micro; ++m) {
             Tensor xm = x.narrow(0, r * local + m * mb, mb),
                    ym = y.narrow(0, r * local + m * mb, mb);
@@ -110,7 +114,16 @@ Run train(int steps, int64_t global, int micro, bool ckpt, double cap_mb = 0.000
                 run();
             }
         }
-        BOOST_TEST(group->stats().all_reduces - before == out.buckets);
+        // one all-reduce per bucket per window (a bucket sent in chunks: one per chunk, and
+        // one for the rest if the chunks did not cover it)
+        const auto ddp_after = ddp.stats();
+        const auto chunks = ddp_after.chunk_all_reduces - ddp_before.chunk_all_reduces;
+        BOOST_TEST(ddp_after.bucket_launches - ddp_before.bucket_launches == out.buckets);
+        BOOST_TEST(group->stats().all_reduces - before ==
+                   ddp_after.all_reduces - ddp_before.all_reduces);
+        if (chunks == 0)
+            BOOST_TEST(group->stats().all_reduces - before == out.buckets);
+        out.chunks += chunks;
         opt.step();
     }
     out.ddp = model->parameters();
@@ -212,6 +225,18 @@ BOOST_AUTO_TEST_CASE(ddp_no_sync_accumulates_with_one_all_reduce_per_bucket) {
     Run run = train(20, 24, 4, false);  // 4 micro-batches per rank and step, 3 under no_sync
     BOOST_TEST(identical_across_ranks(run.ddp));
     BOOST_TEST(max_diff(run.ddp, run.ref) <= 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(ddp_gradient_chunks_all_reduced_while_backward_runs) {
+    // chunks of 512 bytes: the 16x16 and 16x6 weights (f64) go in row blocks of 4 and 10 rows,
+    // 6 chunks per step
+    Run run = train(20, 12, 1, false, 0.0005, 0.0005);
+    BOOST_TEST(run.chunks == 20u * 6);
+    BOOST_TEST(identical_across_ranks(run.ddp));
+    BOOST_TEST(max_diff(run.ddp, run.ref) <= 1e-12);
+    Run accumulated = train(10, 18, 3, false, 0.0005, 0.0005);  // no_sync windows too
+    BOOST_TEST(accumulated.chunks > 0u);
+    BOOST_TEST(max_diff(accumulated.ddp, accumulated.ref) <= 1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(ddp_with_checkpointed_segments) {

@@ -20,6 +20,7 @@ namespace tg {
 using Scalar = double;
 struct Node;
 class Tensor;
+struct GradChunks;  // src/autograd/hooks.hpp
 namespace indexing {
 class TensorIndex;  // tapegrad/indexing.hpp
 }
@@ -55,6 +56,7 @@ struct TensorImpl {
     std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad node
     std::vector<std::function<Tensor(const Tensor&)>> hooks;  // leaves: gradient hooks
     std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
+    std::shared_ptr<GradChunks> grad_chunks;  // leaves: Note [Gradient chunks] (internal)
     TensorImpl() = default;
     TensorImpl(const TensorImpl&) = default;
     ~TensorImpl();  // releases grad_fn without recursion (Note [Graph destruction])

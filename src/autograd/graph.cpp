@@ -1,6 +1,7 @@
 // Building the graph: tape positions, edges, leaves' accumulators, and freeing graphs.
 #include "autograd/graph.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -135,6 +136,7 @@ GradTarget::GradTarget(const Node& n, size_t i) {
                     in_place_ = true;
                     if (!impl->post_accumulate_hooks.empty())
                         accumulator_ = n.next_[i].fn.get();
+                    chunks_ = impl->grad_chunks;
                     return;
                 }
             }
@@ -142,6 +144,18 @@ GradTarget::GradTarget(const Node& n, size_t i) {
     }
     const InputMeta& m = n.inputs_[i];
     out_ = runtime::empty(m.sizes, m.dtype, m.device);
+}
+
+int64_t GradTarget::chunk_rows(int64_t rows, int64_t row_elems) const {
+    if (!chunks_ || !chunks_->ready || rows <= 1 || row_elems <= 0)
+        return std::max<int64_t>(rows, 1);
+    const int64_t row_bytes = row_elems * int64_t(element_size(out_.dtype()));
+    return std::clamp<int64_t>(chunks_->bytes / row_bytes, 1, rows);
+}
+
+void GradTarget::rows_done(int64_t r0, int64_t r1, int64_t row_elems) const {
+    if (chunks_ && chunks_->ready)  // Note [Gradient chunks] in hooks.hpp
+        chunks_->ready(r0 * row_elems, r1 * row_elems);
 }
 
 Tensor GradTarget::done() {

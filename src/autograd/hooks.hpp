@@ -3,6 +3,7 @@
 // that run without recording (Note [Unrecorded uses]). Nothing else in autograd knows about
 // checkpointing.
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 
@@ -87,3 +88,20 @@ bool observing_unrecorded();
 void note_unrecorded(std::initializer_list<const Tensor*> inputs);
 
 }  // namespace tg::autograd::detail
+
+namespace tg {
+
+// Note [Gradient chunks]: a leaf can ask to learn which parts of its gradient a backward pass has
+// finished before the pass is done with it: data parallelism then all-reduces those parts while
+// backward computes the rest (Note [Gradient buckets] in distributed/ddp.cpp). Only an op that
+// adds a leaf's whole gradient in place in row blocks can tell (linear's dW = dyᵀ·x, through
+// GradTarget::chunk_rows and rows_done), and only when that op is the leaf's only use in the
+// pass, which the registrant must know (it checks the graph before backward). ready(begin, end)
+// names elements of .grad() in its row-major order; the post-accumulate hooks still run at the
+// end.
+struct GradChunks {
+    int64_t bytes = 0;  // the size of a block to aim for
+    std::function<void(int64_t begin, int64_t end)> ready;
+};
+
+}  // namespace tg

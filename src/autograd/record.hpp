@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/graph.hpp"
+#include "autograd/hooks.hpp"
 #include "autograd/saved.hpp"
 #include "core/pool.hpp"
 #include "tapegrad/autograd.hpp"
@@ -49,6 +50,11 @@ public:
     GradTarget(const Node& n, size_t i);
     const Tensor& out() const { return out_; }
     double beta() const { return in_place_ ? 1 : 0; }
+    /// How many rows of out() ([rows, row_elems], row-major) to compute at a time: all of them,
+    /// unless the leaf asked for its gradient in chunks (Note [Gradient chunks] in hooks.hpp).
+    int64_t chunk_rows(int64_t rows, int64_t row_elems) const;
+    /// Rows [r0, r1) of out() are final: tells the leaf, if it asked.
+    void rows_done(int64_t r0, int64_t r1, int64_t row_elems) const;
     /// The gradient to return: undefined when it was added into .grad() (whose version this
     /// bumps), else the new buffer.
     Tensor done();
@@ -57,6 +63,7 @@ private:
     Tensor out_;
     bool in_place_ = false;
     Node* accumulator_ = nullptr;  // the leaf's AccumulateGrad, when it has post-accumulate hooks
+    std::shared_ptr<GradChunks> chunks_;  // when in place and the leaf asked for chunks
 };
 
 /// The node of one op: F maps output gradients to input gradients.

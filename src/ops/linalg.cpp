@@ -1,5 +1,7 @@
 // matmul, mm, bmm, addmm and linear, lowered to BLAS gemm/gemv. A transposed operand is a view
 // whose strides say "transposed": it goes to BLAS as a flag and is never copied.
+#include <algorithm>
+
 #include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -196,7 +198,18 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                    // it (Note [Gradient accumulated in place]); done() is then undefined
                    if (needs(n, 1)) {  // dW = dyᵀ·x           [out,N] x [N,in]
                        GradTarget dw(n, 1);
-                       mm_into("linear", dy.t(), xx, dw.out(), 1, dw.beta());
+                       const int64_t rows = dy.size(1), cols = xx.size(1);
+                       const int64_t step = dw.chunk_rows(rows, cols);
+                       if (step >= rows) {
+                           mm_into("linear", dy.t(), xx, dw.out(), 1, dw.beta());
+                       } else {  // in row blocks, each final once written (Note [Gradient chunks])
+                           for (int64_t r = 0; r < rows; r += step) {
+                               const int64_t len = std::min(step, rows - r);
+                               mm_into("linear", dy.narrow(1, r, len).t(), xx,
+                                       dw.out().narrow(0, r, len), 1, dw.beta());
+                               dw.rows_done(r, r + len, cols);
+                           }
+                       }
                        g[1] = dw.done();
                    }
                    if (needs(n, 2)) {  // db = dyᵀ·1 (gemv)    [out,N] x [N]

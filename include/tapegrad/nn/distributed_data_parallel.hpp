@@ -29,7 +29,8 @@
 
 namespace tg::nn {
 
-/// Options with chained setters. Defaults: buckets of 25 MiB, no search for unused parameters,
+/// Options with chained setters. Defaults: buckets of 25 MiB, gradient chunks of 2 MiB, no
+/// search for unused parameters,
 /// buffers broadcast from rank 0 at every forward, the default process group.
 class DistributedDataParallelOptions {
 public:
@@ -45,6 +46,14 @@ public:
         find_unused_parameters_ = on;
         return *this;
     }
+    /// Row blocks (MiB; 0: off) in which a large parameter's gradient is all-reduced as
+    /// backward writes it, when the forward's graph uses the parameter once, in a linear layer,
+    /// and it is alone in its bucket: the first layer's weight, whose gradient is backward's last
+    /// work, then overlaps backward instead of waiting for its end.
+    DistributedDataParallelOptions& gradient_chunk_mb(double mb) {
+        gradient_chunk_mb_ = mb;
+        return *this;
+    }
     /// Copy rank 0's buffers (BatchNorm statistics) to every rank before each forward.
     DistributedDataParallelOptions& broadcast_buffers(bool on) {
         broadcast_buffers_ = on;
@@ -56,12 +65,14 @@ public:
         return *this;
     }
     double bucket_cap_mb() const { return bucket_cap_mb_; }
+    double gradient_chunk_mb() const { return gradient_chunk_mb_; }
     bool find_unused_parameters() const { return find_unused_parameters_; }
     bool broadcast_buffers() const { return broadcast_buffers_; }
     const std::shared_ptr<distributed::ProcessGroup>& process_group() const { return group_; }
 
 private:
     double bucket_cap_mb_ = 25;
+    double gradient_chunk_mb_ = 2;
     bool find_unused_parameters_ = false;
     bool broadcast_buffers_ = true;
     std::shared_ptr<distributed::ProcessGroup> group_;
@@ -83,7 +94,9 @@ struct SyncTiming {
 /// What a DistributedDataParallel has communicated since it was made.
 struct DistributedDataParallelStats {
     uint64_t syncs = 0;             // backward passes whose gradients were averaged
-    uint64_t bucket_launches = 0;   // all-reduces launched (one per bucket per sync)
+    uint64_t bucket_launches = 0;    // buckets launched (one per bucket per sync)
+    uint64_t chunk_all_reduces = 0;  // gradient chunks all-reduced before their bucket
+    uint64_t all_reduces = 0;  // every all-reduce posted: one per bucket, or its chunks and rest
     uint64_t bytes = 0;             // gradient bytes all-reduced
     double all_reduce_seconds = 0;  // the all-reduces' durations, summed
     /// The part of all_reduce_seconds before backward's end: communication hidden behind it.
@@ -111,7 +124,8 @@ public:
     DistributedDataParallel(const DistributedDataParallel&) = delete;
     DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
 
-    /// The module's forward (buffers broadcast first, if set).
+    /// The module's forward (buffers broadcast first, if set). Undefined gradients become
+    /// zeroed views of their buckets first, so backward adds into the buckets in place.
     Tensor forward(const Tensor& x);
     Tensor operator()(const Tensor& x) { return forward(x); }
 
