@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distributed/comm_thread.hpp"
+#include "distributed/group_checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 
@@ -97,21 +98,6 @@ void divide(const Staged& s, int world) {
     }
 }
 
-void check_op(const char* what, const Tensor& t, ReduceOp op) {
-    if (op == ReduceOp::Avg && t.dtype() == Dtype::Int64)
-        throw dtype_error(std::string(what) +
-                          ": ReduceOp::Avg needs a floating-point tensor, got " +
-                          shape_str(t.sizes()) + " int64");
-}
-
-void check_like(const char* what, const Tensor& t, const Tensor& ref, const char* role, size_t i) {
-    check_tensor(what, t);
-    if (t.sizes() != ref.sizes() || t.dtype() != ref.dtype())
-        throw shape_error(std::string(what) + ": " + role + "[" + std::to_string(i) + "] is " +
-                          shape_str(t.sizes()) + " " + dtype_name(t.dtype()) + ", expected " +
-                          shape_str(ref.sizes()) + " " + dtype_name(ref.dtype()));
-}
-
 class MpiGroup final : public ProcessGroup {
 public:
     MpiGroup() {
@@ -149,7 +135,7 @@ public:
     }
     std::shared_ptr<Work> broadcast(const Tensor& t, int root) override {
         check_tensor("broadcast", t);
-        check_root("broadcast", root);
+        check_root("broadcast", root, size_);
         Staged s = Staged::of(t);
         ++stats_.broadcasts;
         return launch([s] { s.write_back(); },
@@ -162,9 +148,8 @@ public:
     std::shared_ptr<Work> all_gather(const std::vector<Tensor>& outputs,
                                      const Tensor& input) override {
         check_tensor("all_gather", input);
-        check_count("all_gather", "outputs", outputs.size());
-        for (size_t i = 0; i < outputs.size(); ++i)
-            check_like("all_gather", outputs[i], input, "outputs", i);
+        check_per_rank("all_gather", "outputs", outputs, input, size_,
+                       [](const Tensor& t) { check_tensor("all_gather", t); });
         Staged in = Staged::of(input);
         auto buf = std::make_shared<std::vector<unsigned char>>(in.bytes() * size_t(size_));
         ++stats_.all_gathers;
@@ -184,9 +169,8 @@ public:
                                          ReduceOp op) override {
         check_tensor("reduce_scatter", output);
         check_op("reduce_scatter", output, op);
-        check_count("reduce_scatter", "inputs", inputs.size());
-        for (size_t i = 0; i < inputs.size(); ++i)
-            check_like("reduce_scatter", inputs[i], output, "inputs", i);
+        check_per_rank("reduce_scatter", "inputs", inputs, output, size_,
+                       [](const Tensor& t) { check_tensor("reduce_scatter", t); });
         Staged out = Staged::of(output);
         const size_t n = out.bytes();
         auto send = std::make_shared<std::vector<unsigned char>>(n * inputs.size());
@@ -209,16 +193,7 @@ public:
         ++stats_.barriers;
         return launch({}, [c = comm_] { check_mpi(MPI_Barrier(c), "barrier"); });
     }
-    GroupStats stats() const override {
-        GroupStats s;
-        s.all_reduces = stats_.all_reduces;
-        s.broadcasts = stats_.broadcasts;
-        s.all_gathers = stats_.all_gathers;
-        s.reduce_scatters = stats_.reduce_scatters;
-        s.barriers = stats_.barriers;
-        s.all_reduce_bytes = stats_.all_reduce_bytes;
-        return s;
-    }
+    GroupStats stats() const override { return stats_.snapshot(); }
 
 private:
     static void write_bytes(const Tensor& dst, const unsigned char* src) {
@@ -237,23 +212,9 @@ private:
         comm_thread().post(std::move(task), work);
         return work;
     }
-    void check_root(const char* what, int root) const {
-        if (root < 0 || root >= size_)
-            throw value_error(std::string(what) + ": root " + std::to_string(root) +
-                              " is not a rank of a group of " + std::to_string(size_));
-    }
-    void check_count(const char* what, const char* role, size_t n) const {
-        if (n != size_t(size_))
-            throw value_error(std::string(what) + ": " + role + " holds " + std::to_string(n) +
-                              " tensors, expected one per rank (" + std::to_string(size_) + ")");
-    }
-
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, size_ = 1;
-    struct {
-        std::atomic<uint64_t> all_reduces{0}, broadcasts{0}, all_gathers{0}, reduce_scatters{0},
-            barriers{0}, all_reduce_bytes{0};
-    } stats_;
+    GroupCounters stats_;
 };
 
 }  // namespace

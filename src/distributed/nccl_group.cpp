@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "distributed/comm_thread.hpp"
+#include "distributed/group_checks.hpp"
 #include "tapegrad/autograd.hpp"
 
 namespace tg::distributed::detail {
@@ -113,6 +114,7 @@ public:
 
     std::shared_ptr<Work> all_reduce(const Tensor& t, ReduceOp op) override {
         check(t, "all_reduce");
+        check_op("all_reduce", t, op);
         ++stats_.all_reduces;
         stats_.all_reduce_bytes += uint64_t(t.numel()) * element_size(t.dtype());
         return launch([&] {
@@ -123,9 +125,7 @@ public:
     }
     std::shared_ptr<Work> broadcast(const Tensor& t, int root) override {
         check(t, "broadcast");
-        if (root < 0 || root >= size_)
-            throw value_error("broadcast: root " + std::to_string(root) +
-                              " is not a rank of a group of " + std::to_string(size_));
+        check_root("broadcast", root, size_);
         ++stats_.broadcasts;
         return launch([&] {
             check_nccl(ncclBroadcast(device_ptr(t), device_ptr(t), size_t(t.numel()),
@@ -136,7 +136,8 @@ public:
     std::shared_ptr<Work> all_gather(const std::vector<Tensor>& outputs,
                                      const Tensor& input) override {
         check(input, "all_gather");
-        check_list(outputs, input, "all_gather", "outputs");
+        check_per_rank("all_gather", "outputs", outputs, input, size_,
+                       [this](const Tensor& t) { check(t, "all_gather"); });
         ++stats_.all_gathers;
         return launch([&] {
             check_nccl(ncclGroupStart(), "all_gather");
@@ -151,7 +152,9 @@ public:
     std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
                                          ReduceOp op) override {
         check(output, "reduce_scatter");
-        check_list(inputs, output, "reduce_scatter", "inputs");
+        check_op("reduce_scatter", output, op);
+        check_per_rank("reduce_scatter", "inputs", inputs, output, size_,
+                       [this](const Tensor& t) { check(t, "reduce_scatter"); });
         ++stats_.reduce_scatters;
         return launch([&] {
             check_nccl(ncclGroupStart(), "reduce_scatter");
@@ -167,16 +170,7 @@ public:
         ++stats_.barriers;
         return default_group()->barrier();
     }
-    GroupStats stats() const override {
-        GroupStats s;
-        s.all_reduces = stats_.all_reduces;
-        s.broadcasts = stats_.broadcasts;
-        s.all_gathers = stats_.all_gathers;
-        s.reduce_scatters = stats_.reduce_scatters;
-        s.barriers = stats_.barriers;
-        s.all_reduce_bytes = stats_.all_reduce_bytes;
-        return s;
-    }
+    GroupStats stats() const override { return stats_.snapshot(); }
 
 private:
     void check(const Tensor& t, const char* what) const {
@@ -192,21 +186,6 @@ private:
         if (!t.is_contiguous())
             throw value_error(std::string(what) + ": tensor " + shape_str(t.sizes()) +
                               " is not contiguous (call .contiguous() first)");
-    }
-    void check_list(const std::vector<Tensor>& ts, const Tensor& ref, const char* what,
-                    const char* role) const {
-        if (ts.size() != size_t(size_))
-            throw value_error(std::string(what) + ": " + role + " holds " +
-                              std::to_string(ts.size()) + " tensors, expected one per rank (" +
-                              std::to_string(size_) + ")");
-        for (size_t i = 0; i < ts.size(); ++i) {
-            check(ts[i], what);
-            if (ts[i].sizes() != ref.sizes() || ts[i].dtype() != ref.dtype())
-                throw shape_error(std::string(what) + ": " + role + "[" + std::to_string(i) +
-                                  "] is " + shape_str(ts[i].sizes()) + " " +
-                                  dtype_name(ts[i].dtype()) + ", expected " +
-                                  shape_str(ref.sizes()) + " " + dtype_name(ref.dtype()));
-        }
     }
     /// Orders the collective after the default stream's work, enqueues it, returns its Work.
     template <class F>
@@ -226,10 +205,7 @@ private:
     ncclComm_t comm_ = nullptr;
     cudaStream_t stream_ = nullptr;
     int rank_ = 0, size_ = 1, device_ = 0;
-    struct {
-        std::atomic<uint64_t> all_reduces{0}, broadcasts{0}, all_gathers{0}, reduce_scatters{0},
-            barriers{0}, all_reduce_bytes{0};
-    } stats_;
+    GroupCounters stats_;
 };
 
 }  // namespace
