@@ -78,13 +78,16 @@ int child(int argc, char** argv) {
     const double exposed = s.exposed_seconds - before.exposed_seconds;
     const uint64_t bytes = s.bytes - before.bytes;
     // the last step's timeline, from every rank: t0 t1 backward_end t2 t3, then per bucket
-    // ready started ended
+    // ready, its number of all-reduces and their (start, end); the same layout on every rank
     const auto& last = s.last;
     std::vector<double> row{t0, t1, last.backward_end, t2, t3};
     for (const auto& b : last.buckets) {
         row.push_back(b.ready);
-        row.push_back(b.started);
-        row.push_back(b.ended);
+        row.push_back(double(b.pieces.size()));
+        for (const auto& [start, end] : b.pieces) {
+            row.push_back(start);
+            row.push_back(end);
+        }
     }
     // The same all-reduces alone, after a barrier: what they cost when nothing hides them.
     std::vector<tg::Tensor> flats;
@@ -118,9 +121,12 @@ int child(int argc, char** argv) {
                 span("forward", v[0], v[1]);
                 span("backward", v[1], v[2]);
                 span("optimizer step", v[3], v[4]);
-                for (size_t b = 5; b + 2 < v.size(); b += 3) {
+                for (size_t b = 5; b + 1 < v.size();) {
                     span("bucket ready", v[b], v[b]);
-                    span("all-reduce", v[b + 1], v[b + 2]);
+                    const size_t n = size_t(v[b + 1]);
+                    for (size_t k = 0; k < n; ++k)
+                        span("all-reduce", v[b + 2 + 2 * k], v[b + 3 + 2 * k]);
+                    b += 2 + 2 * n;
                 }
             }
             std::fclose(f);

@@ -199,10 +199,13 @@ void DdpState::finish() {
     NoGradGuard no_grad;
     for (Bucket& b : buckets) {
         b.flat.div_(double(group->size()));
-        BucketTiming t{b.ready_at, 0, 0, uint64_t(b.flat.numel()) * element_size(b.flat.dtype())};
+        BucketTiming t;
+        t.ready = b.ready_at;
+        t.bytes = uint64_t(b.flat.numel()) * element_size(b.flat.dtype());
         for (const auto& w : b.works) {
             t.started = t.started == 0 ? w->started_at() : std::min(t.started, w->started_at());
             t.ended = std::max(t.ended, w->ended_at());
+            t.pieces.emplace_back(w->started_at(), w->ended_at());
             stats.all_reduce_seconds += w->ended_at() - w->started_at();
             stats.hidden_seconds +=
                 std::max(0.0, std::min(w->ended_at(), timing.backward_end) - w->started_at());

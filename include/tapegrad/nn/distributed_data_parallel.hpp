@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/distributed.hpp"
@@ -83,6 +84,8 @@ private:
 struct BucketTiming {
     double ready = 0, started = 0, ended = 0;
     uint64_t bytes = 0;
+    /// Each all-reduce of the bucket (its chunks, then the rest): when it started and ended.
+    std::vector<std::pair<double, double>> pieces;
 };
 
 /// One sync: when backward's last node finished, and its buckets in launch order.
@@ -93,11 +96,11 @@ struct SyncTiming {
 
 /// What a DistributedDataParallel has communicated since it was made.
 struct DistributedDataParallelStats {
-    uint64_t syncs = 0;             // backward passes whose gradients were averaged
+    uint64_t syncs = 0;              // backward passes whose gradients were averaged
     uint64_t bucket_launches = 0;    // buckets launched (one per bucket per sync)
     uint64_t chunk_all_reduces = 0;  // gradient chunks all-reduced before their bucket
     uint64_t all_reduces = 0;  // every all-reduce posted: one per bucket, or its chunks and rest
-    uint64_t bytes = 0;             // gradient bytes all-reduced
+    uint64_t bytes = 0;        // gradient bytes all-reduced
     double all_reduce_seconds = 0;  // the all-reduces' durations, summed
     /// The part of all_reduce_seconds before backward's end: communication hidden behind it.
     double hidden_seconds = 0;
