@@ -32,6 +32,7 @@ enum class Err {
     io_error,
     value_error,
     out_of_memory,
+    distributed_error,
     error
 };
 
@@ -53,6 +54,8 @@ inline const char* err_name(Err e) {
             return "value_error";
         case Err::out_of_memory:
             return "out_of_memory";
+        case Err::distributed_error:
+            return "distributed_error";
         case Err::error:
             return "error";
     }
@@ -77,6 +80,8 @@ inline Err err_of(const tg::error& e) {
         return Err::value_error;
     if (dynamic_cast<const tg::out_of_memory*>(&e))
         return Err::out_of_memory;
+    if (dynamic_cast<const tg::distributed_error*>(&e))
+        return Err::distributed_error;
     return Err::error;
 }
 
