@@ -1,10 +1,12 @@
 // Data loading from files: the IDX reader (plain, gzip, every kind of broken file) and
 // FashionMNIST on a fake directory (and on the real one when installed). DataLoader:
-// test_data_loader.cpp.
+// test_data_loader.cpp. LibTorch's data API (datasets::MNIST, map, Stack, make_data_loader) at the
+// end.
 #define BOOST_TEST_MODULE data_idx
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdint>
@@ -356,4 +358,59 @@ BOOST_AUTO_TEST_CASE(fashion_mnist_real_data_if_installed) {
     // The training files: only their headers are checked (reading 60,000 images takes ~0.5 s).
     auto labels = tg::data::read_idx(root + "/train-labels-idx1-ubyte.gz");
     BOOST_CHECK((labels.shape == std::vector<int64_t>{60000}));
+}
+
+// ---------------------------------------------------------------- LibTorch's data API
+
+BOOST_AUTO_TEST_CASE(libtorch_mnist_map_stack_make_data_loader) {
+    namespace data = tg::data;
+    TempDir dir;
+    write_fake_fashion(dir, 10, 3, /*gz=*/false);  // MNIST's file names, uncompressed
+    data::datasets::MNIST raw(dir.path.string(), data::datasets::MNIST::Mode::kTrain);
+    BOOST_TEST(raw.size().value() == 10u);
+    BOOST_TEST(raw.is_train());
+    const data::Example e = raw.get(3);
+    BOOST_TEST(e.data.sizes() == tg::Shape({1, 28, 28}));
+    BOOST_TEST(e.target.dim() == 0);
+    BOOST_TEST(e.target.item<int64_t>() == 3);
+    BOOST_TEST(e.data.to_vector<float>()[5] == float((3 * 7 + 5) % 256) / 255.f);
+    BOOST_CHECK_THROW(raw.get(10), tg::shape_error);
+    BOOST_CHECK_THROW(data::datasets::MNIST("/nonexistent"), tg::io_error);
+
+    auto ds = data::datasets::MNIST(dir.path.string(), data::datasets::MNIST::Mode::kTrain)
+                  .map(data::transforms::Normalize<>(0.5, 0.25))
+                  .map(data::transforms::Stack<>());
+    auto loader =
+        data::make_data_loader(std::move(ds), data::DataLoaderOptions().batch_size(4).workers(2));
+    BOOST_TEST(loader->size() == 3);  // 4 + 4 + 2
+    for (int epoch = 0; epoch < 2; ++epoch) {
+        std::vector<int64_t> seen;
+        int64_t batches = 0;
+        for (auto& batch : *loader) {
+            ++batches;
+            BOOST_TEST(batch.data.size(1) == 1);
+            BOOST_TEST(batch.data.size(0) == batch.target.size(0));
+            for (int64_t k = 0; k < batch.target.size(0); ++k) {
+                const int64_t label = batch.target[k].item<int64_t>();  // == its index
+                seen.push_back(label);
+                const float want = (float((label * 7) % 256) / 255.f - 0.5f) / 0.25f;
+                BOOST_TEST(std::abs(batch.data[k].to_vector<float>()[0] - want) < 1e-6);
+            }
+        }
+        BOOST_TEST(batches == 3);
+        std::sort(seen.begin(), seen.end());
+        BOOST_TEST(seen == (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                   boost::test_tools::per_element());  // a permutation each epoch
+    }
+    // in order, without Stack: batches are std::vector<Example>
+    auto in_order = data::make_data_loader<data::samplers::SequentialSampler>(
+        data::datasets::MNIST(dir.path.string(), data::datasets::MNIST::Mode::kTest), 2);
+    std::vector<int64_t> labels;
+    for (std::vector<data::Example>& batch : *in_order)
+        for (const data::Example& ex : batch)
+            labels.push_back(ex.target.item<int64_t>());
+    BOOST_TEST(labels == (std::vector<int64_t>{0, 1, 2}), boost::test_tools::per_element());
+    BOOST_CHECK_THROW(data::make_data_loader(data::datasets::MNIST(dir.path.string()),
+                                             data::DataLoaderOptions(0)),
+                      tg::value_error);
 }

@@ -49,7 +49,14 @@ public:
         drop_last_ = d;
         return *this;
     }
+    /// Accepted for LibTorch programs (make_data_loader's options); batches are made on the
+    /// thread that iterates.
+    DataLoaderOptions& workers(int64_t n) {
+        workers_ = n;
+        return *this;
+    }
     int64_t batch_size() const { return batch_size_; }
+    int64_t workers() const { return workers_; }
     bool shuffle() const { return shuffle_; }
     uint64_t seed() const { return seed_; }
     bool drop_last() const { return drop_last_; }
@@ -59,6 +66,7 @@ private:
     bool shuffle_ = true;
     uint64_t seed_ = 0;
     bool drop_last_ = false;
+    int64_t workers_ = 0;
 };
 
 /// Iterates (data, targets) in batches along dim 0. Each begin() starts a new epoch; with
