@@ -122,6 +122,8 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
 }
 
 DistributedDataParallel::~DistributedDataParallel() {
+    for (const Tensor& p : state_->params)  // its linear layers go back to one dW GEMM
+        p.impl()->grad_chunks.reset();
     try {
         state_->recover();
     } catch (...) {  // a destructor does not throw; the collective's error was reported by wait

@@ -87,6 +87,8 @@ void DdpState::on_chunk(size_t i, int64_t begin, int64_t end) {
 
 void DdpState::prepare() {
     recover();
+    if (!GradMode::is_enabled())  // an evaluation: no backward will follow
+        return;
     NoGradGuard no_grad;
     for (Bucket& b : buckets)
         for (size_t k = 0; k < b.params.size(); ++k) {

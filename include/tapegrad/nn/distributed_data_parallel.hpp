@@ -127,8 +127,9 @@ public:
     DistributedDataParallel(const DistributedDataParallel&) = delete;
     DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
 
-    /// The module's forward (buffers broadcast first, if set). Undefined gradients become
-    /// zeroed views of their buckets first, so backward adds into the buckets in place.
+    /// The module's forward (buffers broadcast first, if set). With grad mode on, undefined
+    /// gradients become zeroed views of their buckets first, so backward adds into the buckets
+    /// in place.
     Tensor forward(const Tensor& x);
     Tensor operator()(const Tensor& x) { return forward(x); }
 
