@@ -27,8 +27,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -206,12 +206,11 @@ inline int run(const Args& args, const Example& e) {
     const auto options =
         tg::data::DataLoaderOptions().batch_size(args.batch_size).shuffle(true).seed(args.seed);
     tg::data::DataLoader loader =
-        args.distributed
-            ? tg::data::DataLoader(
-                  train_x, train_y,
-                  tg::data::DistributedSampler(train.size(), {world, rank}, true, args.seed),
-                  options)
-            : tg::data::DataLoader(train_x, train_y, options);
+        args.distributed ? tg::data::DataLoader(train_x, train_y,
+                                                tg::data::DistributedSampler(
+                                                    train.size(), {world, rank}, true, args.seed),
+                                                options)
+                         : tg::data::DataLoader(train_x, train_y, options);
 
     std::ofstream csv;
     if (lead) {
