@@ -96,6 +96,15 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
         const Tensor& first = s.params[b.params.front()];
         b.flat = tg::zeros({b.offsets.back() + last.numel()},
                            TensorOptions(first.dtype()).device(first.device()));
+        const int64_t es = int64_t(element_size(first.dtype()));
+        if (b.params.size() == 1 && chunk > 0 && first.numel() * es > chunk) {
+            // its pieces: the row blocks linear's backward writes (GradTarget::chunk_rows)
+            if (first.dim() == 2 && first.size(1) > 0)
+                b.piece = std::clamp<int64_t>(chunk / (first.size(1) * es), 1, first.size(0)) *
+                          first.size(1);
+            else
+                b.piece = std::max<int64_t>(1, chunk / es);
+        }
     }
     s.ready.assign(s.params.size(), 0);
     s.used.assign(s.params.size(), 1);

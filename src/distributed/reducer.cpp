@@ -37,7 +37,10 @@ namespace tg::nn {
 // leave its bucket's all-reduce exposed after backward. When the last forward's graph uses such
 // a parameter once, in a linear, and it is alone in its bucket, its gradient is computed in row
 // blocks of about gradient_chunk_mb, each all-reduced as soon as it is written (Note [Gradient
-// chunks] in src/autograd/hooks.hpp), the rest when its hook fires. Before a forward, gradients
+// chunks] in src/autograd/hooks.hpp), the rest when its hook fires. Such a bucket is always
+// all-reduced in the same pieces (whole rows of about gradient_chunk_mb), whether they come
+// early or at launch, so every rank posts the same collectives even where the ranks' graphs use
+// the parameter differently. Before a forward, gradients
 // that are undefined (zero_grad's set_to_none) become zeroed views of their buckets, so that
 // backward adds into the buckets in place and the chunks are the bucket's own memory.
 namespace {
@@ -71,8 +74,9 @@ void DdpState::on_chunk(size_t i, int64_t begin, int64_t end) {
         arm();
     const size_t bi = bucket_of[i];
     Bucket& b = buckets[bi];
-    // only the bucket launched next, holding this parameter alone, in order, in its own memory
-    if (bi != next || b.params.size() != 1 || b.launched || begin != b.chunked_upto || end <= begin)
+    // only the bucket launched next, cut in pieces, the next piece exactly, in its own memory
+    if (bi != next || b.piece == 0 || b.launched || begin != b.chunked_upto ||
+        end - begin != std::min(b.piece, b.flat.numel() - begin))
         return;
     const Tensor g = params[i].grad();
     if (!g.defined() || g.impl()->storage != b.flat.impl()->storage || g.storage_offset() != 0)
@@ -179,10 +183,12 @@ void DdpState::launch(Bucket& b) {
     }
     if (b.chunked_upto == 0)
         b.ready_at = steady_seconds();
-    const int64_t rest = b.flat.numel() - b.chunked_upto;
-    if (rest > 0) {
-        b.works.push_back(
-            group->all_reduce(b.chunked_upto ? b.flat.narrow(0, b.chunked_upto, rest) : b.flat));
+    // the rest: the pieces not sent yet (Note [Gradient buckets]: the same on every rank), or
+    // the whole bucket
+    const int64_t n = b.flat.numel(), piece = b.piece > 0 ? b.piece : n;
+    for (int64_t at = b.chunked_upto; at < n; at += piece) {
+        const int64_t len = std::min(piece, n - at);
+        b.works.push_back(group->all_reduce(len == n ? b.flat : b.flat.narrow(0, at, len)));
         ++stats.all_reduces;
     }
     b.launched = true;

@@ -16,6 +16,7 @@ struct Bucket {
     size_t pending = 0;        // parameters not ready yet in this pass
     bool launched = false;     // the whole bucket (or its rest after chunks) was launched
     int64_t chunked_upto = 0;  // elements of flat launched as chunks (Note [Gradient chunks])
+    int64_t piece = 0;         // elements per all-reduce of a bucket cut in pieces (0: one for all)
     double ready_at = 0;
     std::vector<std::shared_ptr<distributed::Work>> works;
 };

@@ -99,9 +99,9 @@ struct DistributedDataParallelStats {
     uint64_t syncs = 0;              // backward passes whose gradients were averaged
     uint64_t bucket_launches = 0;    // buckets launched (one per bucket per sync)
     uint64_t chunk_all_reduces = 0;  // gradient chunks all-reduced before their bucket
-    uint64_t all_reduces = 0;  // every all-reduce posted: one per bucket, or its chunks and rest
-    uint64_t bytes = 0;        // gradient bytes all-reduced
-    double all_reduce_seconds = 0;  // the all-reduces' durations, summed
+    uint64_t all_reduces = 0;        // every all-reduce posted: one per bucket, or its pieces
+    uint64_t bytes = 0;              // gradient bytes all-reduced
+    double all_reduce_seconds = 0;   // the all-reduces' durations, summed
     /// The part of all_reduce_seconds before backward's end: communication hidden behind it.
     double hidden_seconds = 0;
     /// Seconds backward's end waited for the all-reduces to finish, summed over syncs.
