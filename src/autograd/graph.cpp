@@ -149,8 +149,8 @@ GradTarget::GradTarget(const Node& n, size_t i) {
 int64_t GradTarget::chunk_rows(int64_t rows, int64_t row_elems) const {
     if (!chunks_ || !chunks_->ready || rows <= 1 || row_elems <= 0)
         return std::max<int64_t>(rows, 1);
-    const int64_t row_bytes = row_elems * int64_t(element_size(out_.dtype()));
-    return std::clamp<int64_t>(chunks_->bytes / row_bytes, 1, rows);
+    return GradChunks::block_rows(chunks_->bytes, rows,
+                                  row_elems * int64_t(element_size(out_.dtype())));
 }
 
 void GradTarget::rows_done(int64_t r0, int64_t r1, int64_t row_elems) const {

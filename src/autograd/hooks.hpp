@@ -2,6 +2,7 @@
 // The two hooks a checkpoint installs: into saving (Note [Saved tensor hooks]) and into the ops
 // that run without recording (Note [Unrecorded uses]). Nothing else in autograd knows about
 // checkpointing.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -102,6 +103,11 @@ namespace tg {
 struct GradChunks {
     int64_t bytes = 0;  // the size of a block to aim for
     std::function<void(int64_t begin, int64_t end)> ready;
+    /// Rows per block of a [rows, row_bytes] gradient: the one rule for what an op writes and
+    /// what the registrant expects.
+    static int64_t block_rows(int64_t bytes, int64_t rows, int64_t row_bytes) {
+        return row_bytes <= 0 ? rows : std::clamp<int64_t>(bytes / row_bytes, 1, rows);
+    }
 };
 
 }  // namespace tg

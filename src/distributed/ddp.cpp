@@ -100,7 +100,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
         if (b.params.size() == 1 && chunk > 0 && first.numel() * es > chunk) {
             // its pieces: the row blocks linear's backward writes (GradTarget::chunk_rows)
             if (first.dim() == 2 && first.size(1) > 0)
-                b.piece = std::clamp<int64_t>(chunk / (first.size(1) * es), 1, first.size(0)) *
+                b.piece = GradChunks::block_rows(chunk, first.size(0), first.size(1) * es) *
                           first.size(1);
             else
                 b.piece = std::max<int64_t>(1, chunk / es);
