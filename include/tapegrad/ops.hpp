@@ -299,15 +299,7 @@ Tensor index_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor&
 /// zeros(shape) with x added at index along dim;  dx = gather(dy, dim, index)
 Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tensor& index);
 
-// ---- comparisons (not differentiable; results are int64 0/1 masks, as tapegrad has no bool)
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, Scalar s);
-Tensor lt(const Tensor& a, Scalar s);
+// ---- comparisons, logic, any/all, nonzero, masked_select: tapegrad/logical.hpp
 /// Index of the largest element (first one on ties), int64
 Tensor argmax(const Tensor& x);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
@@ -347,7 +339,7 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
                 std::optional<double> eps = std::nullopt);
 /// y = dropout(softmax(scale·q·kᵀ + mask))·v: q [..., L, E], k [..., S, E], v [..., S, Ev] with
 /// the same leading dims; attn_mask broadcasts to [..., L, S]: floating (added; differentiable)
-/// or int64 (nonzero = may attend, as PyTorch's bool masks); is_causal: query i attends keys
+/// or bool (true = may attend, as PyTorch's; int64 nonzero too); is_causal: query i attends keys
 /// j <= i (with attn_mask too, both apply: PyTorch refuses the pair); scale defaults to 1/√E;
 /// dropout_p applies to the probabilities.
 /// One node saving q, k, v and each row's log-sum-exp (O(L) per head, not O(L·S)): backward
@@ -376,4 +368,5 @@ Tensor feature_dropout(const Tensor& x, double p, bool train, const Generator& g
 
 #pragma GCC visibility pop
 
-#include "tapegrad/losses.hpp"  // the losses, in a header of their own
+#include "tapegrad/logical.hpp"  // comparisons and bool tensors, in a header of their own
+#include "tapegrad/losses.hpp"   // the losses, in a header of their own

@@ -12,12 +12,12 @@
 #include "tapegrad/dtype.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/generator.hpp"
+#include "tapegrad/scalar.hpp"
 #include "tapegrad/shape.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg {
 
-using Scalar = double;
 struct Node;
 class Tensor;
 struct GradChunks;  // src/autograd/hooks.hpp
@@ -91,36 +91,6 @@ private:
     Dtype dtype_ = Dtype::Float32;
     Device device_ = Device::cpu();
     bool requires_grad_ = false;
-};
-
-/// What item() returns without a type (LibTorch's Scalar): the element, kept exactly as an int64
-/// for int64 tensors, converting like LibTorch's Scalar (and implicitly to double).
-class ScalarValue {
-public:
-    ScalarValue(double v) : d_(v) {}                                   // NOLINT: implicit
-    ScalarValue(int64_t v) : d_(double(v)), i_(v), integral_(true) {}  // NOLINT
-    operator double() const { return d_; }  // NOLINT: implicit, as a number
-    double toDouble() const { return d_; }
-    float toFloat() const { return float(d_); }
-    int64_t toLong() const { return integral_ ? i_ : int64_t(d_); }
-    int toInt() const { return int(toLong()); }
-    bool toBool() const { return integral_ ? i_ != 0 : d_ != 0; }
-    bool isIntegral() const { return integral_; }
-    bool isFloatingPoint() const { return !integral_; }
-    template <class T>
-    T to() const {
-        if constexpr (std::is_same_v<T, bool>)
-            return toBool();
-        else if constexpr (std::is_integral_v<T>)
-            return static_cast<T>(toLong());
-        else
-            return static_cast<T>(d_);
-    }
-
-private:
-    double d_ = 0;
-    int64_t i_ = 0;
-    bool integral_ = false;
 };
 
 class Tensor {
@@ -252,7 +222,29 @@ public:
     Tensor tanh() const;
     Tensor sigmoid() const;
     Tensor relu() const;
+    // comparisons and logic (tapegrad/logical.hpp): bool results
     Tensor eq(const Tensor& o) const;
+    Tensor ne(const Tensor& o) const;
+    Tensor gt(const Tensor& o) const;
+    Tensor lt(const Tensor& o) const;
+    Tensor ge(const Tensor& o) const;
+    Tensor le(const Tensor& o) const;
+    Tensor eq(Scalar s) const;
+    Tensor ne(Scalar s) const;
+    Tensor gt(Scalar s) const;
+    Tensor lt(Scalar s) const;
+    Tensor ge(Scalar s) const;
+    Tensor le(Scalar s) const;
+    Tensor logical_not() const;
+    Tensor logical_and(const Tensor& o) const;
+    Tensor logical_or(const Tensor& o) const;
+    Tensor logical_xor(const Tensor& o) const;
+    Tensor any() const;
+    Tensor all() const;
+    Tensor any(int64_t dim, bool keepdim = false) const;
+    Tensor all(int64_t dim, bool keepdim = false) const;
+    Tensor nonzero() const;
+    Tensor masked_select(const Tensor& mask) const;
     // one dim, as x.sum(1) in LibTorch (templates, so that x.sum({}) still means all dims)
     template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
     Tensor sum(Int dim, bool keepdim = false) const {

@@ -8,8 +8,10 @@ const char* dtype_name(Dtype d) {
             return "float32";
         case Dtype::Float64:
             return "float64";
-        default:
+        case Dtype::Int64:
             return "int64";
+        default:
+            return "bool";
     }
 }
 

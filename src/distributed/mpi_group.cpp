@@ -32,6 +32,8 @@ MPI_Datatype mpi_type(Dtype d) {
             return MPI_DOUBLE;
         case Dtype::Int64:
             return MPI_INT64_T;
+        case Dtype::Bool:
+            return MPI_UINT8_T;
     }
     return MPI_DATATYPE_NULL;
 }
@@ -60,6 +62,8 @@ unsigned char* bytes_of(const Tensor& t) {
             return reinterpret_cast<unsigned char*>(t.data_ptr<double>());
         case Dtype::Int64:
             return reinterpret_cast<unsigned char*>(t.data_ptr<int64_t>());
+        case Dtype::Bool:
+            return reinterpret_cast<unsigned char*>(t.data_ptr<bool>());
     }
     return nullptr;
 }

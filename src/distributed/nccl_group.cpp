@@ -36,6 +36,8 @@ ncclDataType_t nccl_type(Dtype d) {
             return ncclFloat64;
         case Dtype::Int64:
             return ncclInt64;
+        case Dtype::Bool:
+            return ncclUint8;
     }
     return ncclFloat32;
 }

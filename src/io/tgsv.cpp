@@ -25,7 +25,7 @@ bool host_is_little_endian() {
 }
 
 uint8_t dtype_code(Dtype d) {
-    return d == Dtype::Float32 ? 0 : d == Dtype::Float64 ? 1 : 2;
+    return d == Dtype::Float32 ? 0 : d == Dtype::Float64 ? 1 : d == Dtype::Int64 ? 2 : 3;
 }
 
 /// A tensor's elements as contiguous little-endian bytes (copied to the host if needed).
@@ -38,7 +38,7 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t) {
     std::vector<uint8_t> out(size_t(c.numel()) * element_size(c.dtype()));
     if (out.empty())
         return out;
-    dispatch(c.dtype(), [&](auto tag) {
+    dispatch_all(c.dtype(), [&](auto tag) {
         using T = decltype(tag);
         std::memcpy(out.data(), c.data_ptr<T>(), out.size());
     });
@@ -195,9 +195,10 @@ InRecord read_record(Reader& r, const std::string& where) {
     r.record = rec.name;
     const std::string what = where + ": record \"" + rec.name + "\": ";
     uint8_t code = uint8_t(r.uint(1, "dtype"));
-    if (code > 2)
+    if (code > 3)
         throw io_error(what + "unknown dtype code " + std::to_string(code));
-    rec.dtype = code == 0 ? kFloat32 : code == 1 ? kFloat64 : kInt64;
+    const Dtype codes[] = {kFloat32, kFloat64, kInt64, kBool};
+    rec.dtype = codes[code];
     uint32_t ndim = uint32_t(r.uint(4, "ndim"));
     if (ndim > kMaxDims)
         throw io_error(what + "bad ndim " + std::to_string(ndim));
@@ -225,6 +226,11 @@ InRecord read_record(Reader& r, const std::string& where) {
                        shape_str(rec.sizes) + " (" + std::to_string(numel * esize) + " bytes)");
     rec.data = r.take(nbytes, "tensor data");
     rec.nbytes = size_t(nbytes);
+    if (rec.dtype == kBool)  // a byte other than 0 or 1 is no bool
+        for (uint64_t i = 0; i < nbytes; ++i)
+            if (rec.data[i] > 1)
+                throw io_error(what + "bool element " + std::to_string(i) + " is " +
+                               std::to_string(int(rec.data[i])) + ", not 0 or 1");
     return rec;
 }
 
@@ -283,7 +289,7 @@ Tensor tensor_of(const InRecord& rec) {
     Tensor t = empty(rec.sizes, TensorOptions(rec.dtype));
     if (rec.nbytes == 0)
         return t;
-    dispatch(rec.dtype, [&](auto tag) {
+    dispatch_all(rec.dtype, [&](auto tag) {
         using T = decltype(tag);
         uint8_t* dst = reinterpret_cast<uint8_t*>(t.data_ptr<T>());
         std::memcpy(dst, rec.data, rec.nbytes);

@@ -12,16 +12,16 @@ namespace tg::nn {
 
 namespace {
 
-/// A mask as scaled_dot_product_attention reads it, from MultiheadAttention's convention (int64
-/// nonzero = may not attend; floating = added), viewed as `shape`.
+/// A mask as scaled_dot_product_attention reads it, from MultiheadAttention's convention (bool or
+/// int64: true = may not attend; floating = added), viewed as `shape`.
 Tensor sdpa_mask(const Tensor& m, const Shape& shape) {
     if (!m.defined())
         return m;
     const Tensor r = m.reshape(shape);
-    return is_floating(m.dtype()) ? r : eq(r, zeros({}, kInt64).to(m.device()));
+    return is_floating(m.dtype()) ? r : logical_not(r);
 }
 
-/// An sdpa mask as a floating one (0 where int64 masks allow, -inf where they do not).
+/// An sdpa mask as a floating one (0 where bool masks allow, -inf where they do not).
 Tensor additive(const Tensor& m, const Tensor& like) {
     if (!m.defined() || is_floating(m.dtype()))
         return m;
@@ -29,14 +29,14 @@ Tensor additive(const Tensor& m, const Tensor& like) {
                  full({}, -std::numeric_limits<double>::infinity(), like.options()));
 }
 
-/// Two sdpa masks as one: the product of two int64 ones, else the sum of their additive forms.
+/// Two sdpa masks as one: both allow (bool ones), else the sum of their additive forms.
 Tensor combine(const Tensor& a, const Tensor& b, const Tensor& like) {
     if (!a.defined())
         return b;
     if (!b.defined())
         return a;
     if (!is_floating(a.dtype()) && !is_floating(b.dtype()))
-        return a * b;
+        return logical_and(a, b);
     return additive(a, like) + additive(b, like);
 }
 

@@ -334,30 +334,4 @@ Tensor operator-(const Tensor& x) {
     return neg(x);
 }
 
-// ---- comparisons (not differentiable)
-Tensor eq(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::eq, a, b, "eq");
-}
-Tensor ne(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::ne, a, b, "ne");
-}
-Tensor gt(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::gt, a, b, "gt");
-}
-Tensor lt(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::lt, a, b, "lt");
-}
-Tensor ge(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::ge, a, b, "ge");
-}
-Tensor le(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::le, a, b, "le");
-}
-Tensor gt(const Tensor& a, Scalar s) {
-    return runtime::unary(UnaryOp::gt_scalar, a, s).to(kInt64);
-}
-Tensor lt(const Tensor& a, Scalar s) {
-    return runtime::unary(UnaryOp::lt_scalar, a, s).to(kInt64);
-}
-
 }  // namespace tg

@@ -77,7 +77,7 @@ Bias make_bias(const Geo& g, const Tensor& mask, const Tensor& like) {
     NoGradGuard no_grad;
     if (mask.defined()) {
         Tensor m = mask.detach();
-        if (!is_floating(m.dtype()))  // nonzero = take part, as PyTorch's bool masks
+        if (!is_floating(m.dtype()))  // true (nonzero) = take part, as PyTorch's bool masks
             m = where(m, zeros({}, like.options()),
                       full({}, -std::numeric_limits<double>::infinity(), like.options()));
         Shape full_shape = g.lead;

@@ -70,7 +70,7 @@ Geo check_and_size(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
         if (is_floating(mask.dtype()) && mask.dtype() != q.dtype())
             throw dtype_error(std::string(kOp) + ": attn_mask is " + dtype_name(mask.dtype()) +
                               ", query " + dtype_name(q.dtype()) +
-                              " (a floating mask must match; an int64 mask selects)");
+                              " (a floating mask must match; a bool mask selects)");
         const Shape target = with_last(g, g.L, g.S);
         bool ok = mask.dim() <= int64_t(target.size());
         for (int64_t d = 1; ok && d <= mask.dim(); ++d) {

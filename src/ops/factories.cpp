@@ -64,6 +64,11 @@ static std::vector<T> host_buffer(size_t n, const char* op) {
 /// Copies v, converted to t's dtype, into contiguous t (any device).
 template <class T>
 static void upload(const Tensor& t, const std::vector<T>& v, const char* op) {
+    if (t.dtype() == kBool) {  // one byte each, nonzero (and NaN) is true
+        std::vector<uint8_t> conv = host_buffer<uint8_t>(v.size(), op);
+        std::transform(v.begin(), v.end(), conv.begin(), [](T x) { return uint8_t(x != T(0)); });
+        return runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size());
+    }
     dispatch(t.dtype(), [&](auto tag) {
         using U = decltype(tag);
         std::vector<U> conv = host_buffer<U>(v.size(), op);

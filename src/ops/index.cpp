@@ -21,6 +21,12 @@ void check_index(const char* op, const Tensor& x, const Tensor& index, size_t nd
 
 Tensor run_index(backend::IndexOp op, const char* name, Tensor out, const Tensor& src, int64_t dim,
                  const Tensor& index) {
+    if (out.dtype() == kBool) {  // in int64 and back (Note [Bool tensors]); adds count as "or"
+        const bool adds = op == backend::IndexOp::Add || op == backend::IndexOp::ScatterAdd;
+        Tensor o = adds ? out.to(kInt64) : runtime::empty(out.sizes(), kInt64, out.device());
+        const Tensor r = run_index(op, name, std::move(o), src.to(kInt64), dim, index);
+        return ne(r, 0.0);
+    }
     const Tensor s = src.detach().contiguous(), i = index.contiguous();
     runtime::be(out).index(op, runtime::view(out), runtime::view(s), int(dim), runtime::view(i),
                            name);

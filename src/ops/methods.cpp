@@ -85,6 +85,69 @@ Tensor Tensor::relu() const {
 Tensor Tensor::eq(const Tensor& o) const {
     return tg::eq(*this, o);
 }
+Tensor Tensor::ne(const Tensor& o) const {
+    return tg::ne(*this, o);
+}
+Tensor Tensor::gt(const Tensor& o) const {
+    return tg::gt(*this, o);
+}
+Tensor Tensor::lt(const Tensor& o) const {
+    return tg::lt(*this, o);
+}
+Tensor Tensor::ge(const Tensor& o) const {
+    return tg::ge(*this, o);
+}
+Tensor Tensor::le(const Tensor& o) const {
+    return tg::le(*this, o);
+}
+Tensor Tensor::eq(Scalar s) const {
+    return tg::eq(*this, s);
+}
+Tensor Tensor::ne(Scalar s) const {
+    return tg::ne(*this, s);
+}
+Tensor Tensor::gt(Scalar s) const {
+    return tg::gt(*this, s);
+}
+Tensor Tensor::lt(Scalar s) const {
+    return tg::lt(*this, s);
+}
+Tensor Tensor::ge(Scalar s) const {
+    return tg::ge(*this, s);
+}
+Tensor Tensor::le(Scalar s) const {
+    return tg::le(*this, s);
+}
+Tensor Tensor::logical_not() const {
+    return tg::logical_not(*this);
+}
+Tensor Tensor::logical_and(const Tensor& o) const {
+    return tg::logical_and(*this, o);
+}
+Tensor Tensor::logical_or(const Tensor& o) const {
+    return tg::logical_or(*this, o);
+}
+Tensor Tensor::logical_xor(const Tensor& o) const {
+    return tg::logical_xor(*this, o);
+}
+Tensor Tensor::any() const {
+    return tg::any(*this);
+}
+Tensor Tensor::any(int64_t dim, bool keepdim) const {
+    return tg::any(*this, dim, keepdim);
+}
+Tensor Tensor::all() const {
+    return tg::all(*this);
+}
+Tensor Tensor::all(int64_t dim, bool keepdim) const {
+    return tg::all(*this, dim, keepdim);
+}
+Tensor Tensor::nonzero() const {
+    return tg::nonzero(*this);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const {
+    return tg::masked_select(*this, mask);
+}
 
 Tensor Tensor::logsumexp(std::vector<int64_t> d, bool k) const {
     return tg::logsumexp(*this, d, k);

@@ -71,6 +71,8 @@ Tensor extremum_grad(const Tensor& dy_keep, const Tensor& x, const Tensor& y_kee
 }
 
 Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, bool is_max) {
+    if (x.dtype() == kBool)  // Note [Bool tensors]
+        return extremum(x.to(kInt64), dims_in, keepdim, is_max).to(kBool);
     const char* name = is_max ? "max" : "min";
     const auto dims = norm_dims(x, dims_in, name);
     // an empty reduction has no identity here (sum's is 0); the kept dims may be empty
@@ -92,6 +94,8 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
+    if (x.dtype() == kBool)  // counts, as PyTorch: int64
+        return sum(x.to(kInt64), dims_in, keepdim);
     const auto dims = norm_dims(x, dims_in, "sum");
     // The CPU splits a reduction over its threads by the outermost dim, which must be kept: with
     // dim 0 reduced along with others but not all (batch norm's statistics over N, H, W; a
@@ -226,6 +230,8 @@ namespace {
 /// The index of the first largest (is_max) or smallest element along dim.
 Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
     const char* op = is_max ? "argmax" : "argmin";
+    if (x.dtype() == kBool)
+        return arg_reduce(x.to(kInt64), dim, keepdim, is_max);
     const int64_t d = wrap_dim(dim, x.dim(), op);
     if (x.dim() == 0)
         return zeros({}, kInt64);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/keep_mask.hpp"
@@ -132,7 +133,37 @@ void check_divisor(BinaryOp op, const char* name, const Tensor& a, const Tensor&
 }
 }  // namespace
 
+// Note [Bool tensors]: bool is a storage type for masks. The backends copy to and from it and
+// select with it (where), nothing else: arithmetic and reductions see numbers. So unary kernels
+// refuse a bool input; a binary kernel converts a bool operand to the other operand's dtype, as
+// PyTorch promotes (mask * x), and refuses two bools (logical_and/or exist for those); compare,
+// sum, max/min and the index ops convert bool to int64 and back where the result is bool.
+void check_not_bool(const char* op, const Tensor& t) {
+    if (t.dtype() == Dtype::Bool)
+        throw dtype_error(std::string(op) + ": " + shape_str(t.sizes()) +
+                          " bool: not defined for bool tensors (convert with .to(tg::kFloat) or "
+                          ".to(tg::kLong) first)");
+}
+
+namespace {
+/// a and b with a bool operand converted to the other's dtype (Note [Bool tensors]).
+std::pair<Tensor, Tensor> promote_bool(const Tensor& a, const Tensor& b, const char* name) {
+    const bool ab = a.dtype() == Dtype::Bool, bb = b.dtype() == Dtype::Bool;
+    if (ab && bb)
+        throw dtype_error(std::string(name) + ": " + shape_str(a.sizes()) + " bool and " +
+                          shape_str(b.sizes()) +
+                          " bool: no arithmetic on two bool tensors (use logical_and, logical_or, "
+                          "logical_xor, or convert with .to())");
+    if (ab && a.device() == b.device())
+        return {a.to(b.dtype()), b};
+    if (bb && a.device() == b.device())
+        return {a, b.to(a.dtype())};
+    return {a, b};
+}
+}  // namespace
+
 Tensor unary(UnaryOp op, const Tensor& x, double p, double q) {
+    check_not_bool(unary_name(op), x);
     check_divisor(op, x, p, x.numel());
     Tensor y = empty_as(x);
     be(x).unary(op, view(y), view(x), p, q);
@@ -140,12 +171,20 @@ Tensor unary(UnaryOp op, const Tensor& x, double p, double q) {
 }
 
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q) {
+    check_not_bool(unary_name(op), out);
+    check_not_bool(unary_name(op), x);
     check_divisor(op, x, p, out.numel());
     Shape st;
     be(out).unary(op, view(out), broadcast_view(x, out.sizes(), st), p, q);
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, double p, double q) {
+Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in, const char* name, double p,
+              double q) {
+    if (a_in.dtype() == Dtype::Bool || b_in.dtype() == Dtype::Bool) {
+        const auto [a, b] = promote_bool(a_in, b_in, name);
+        return binary(op, a, b, name, p, q);
+    }
+    const Tensor &a = a_in, &b = b_in;
     check_same(name, a, b);
     if (a.sizes() == b.sizes()) {
         check_divisor(op, name, a, b, a.numel());
@@ -164,6 +203,11 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const char* name, d
 
 void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const char* name,
                  double p, double q) {
+    check_not_bool(name, out);
+    if (a.dtype() == Dtype::Bool && a.device() == out.device())
+        return binary_into(op, out, a.to(out.dtype()), b, name, p, q);
+    if (b.dtype() == Dtype::Bool && b.device() == out.device())
+        return binary_into(op, out, a, b.to(out.dtype()), name, p, q);
     check_same(name, out, a);
     check_same(name, out, b);
     const Shape& s = out.sizes();
@@ -187,11 +231,17 @@ void copy_into(const Tensor& dst, const Tensor& src) {
 }
 
 void fill(const Tensor& t, double value) {
+    if (t.dtype() == Dtype::Bool) {  // through a one-element int64: nonzero (and NaN) is true
+        Tensor one = empty({}, Dtype::Int64, t.device());
+        fill(one, value != 0 ? 1 : 0);
+        return copy_into(t, one);
+    }
     const backend::View v = view(t);
     be(t).unary(UnaryOp::fill, v, v, value, 0);
 }
 
 void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g) {
+    check_not_bool(normal ? "normal_" : "uniform_", t);
     detail::Draw draw(g);
     const int64_t n = t.numel();
     const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "fill_random");
@@ -275,10 +325,10 @@ void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const bac
 }
 
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
+    if (a.dtype() == Dtype::Bool && b.dtype() == Dtype::Bool)  // mask == mask
+        return compare(op, a.to(Dtype::Int64), b.to(Dtype::Int64), name);
     Tensor m = binary(op, a, b, name);
-    if (m.dtype() == Dtype::Int64)
-        return m;
-    Tensor r = empty(m.sizes(), Dtype::Int64, m.device(), name);
+    Tensor r = empty(m.sizes(), Dtype::Bool, m.device(), name);
     be(m).copy(view(r), view(m));
     return r;
 }

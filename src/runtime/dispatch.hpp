@@ -37,6 +37,8 @@ std::string scalar_str(double v);
 /// Throws dtype_error / device_error naming op unless a and b agree.
 void check_same(const char* op, const Tensor& a, const Tensor& b);
 void check_floating(const char* op, const Tensor& t);
+/// Throws dtype_error naming op for a bool tensor (Note [Bool tensors] in dispatch.cpp).
+void check_not_bool(const char* op, const Tensor& t);
 
 Tensor unary(UnaryOp op, const Tensor& x, double p = 0, double q = 0);
 /// Elementwise with numpy broadcasting; `name` is the op named in errors.
@@ -82,7 +84,7 @@ void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const bac
 /// single-threaded (cpu_parallel_blas; Note [Sample-parallel convolutions] in ops/conv.cpp);
 /// otherwise in order on the calling thread. f may throw: the first exception is rethrown.
 void parallel_parts(const Tensor& like, int64_t n, const std::function<void(int64_t)>& f);
-/// A 0/1 mask of the comparison, as int64.
+/// The comparison as a bool tensor (a bool operand compares as a number: Note [Bool tensors]).
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
 
 }  // namespace tg::runtime

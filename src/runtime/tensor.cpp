@@ -86,6 +86,7 @@ T Tensor::item_as() const {
 template float* Tensor::data_ptr<float>() const;
 template double* Tensor::data_ptr<double>() const;
 template int64_t* Tensor::data_ptr<int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
@@ -94,7 +95,7 @@ template double Tensor::item_as<double>() const;
 template int64_t Tensor::item_as<int64_t>() const;
 
 ScalarValue Tensor::item() const {
-    if (dtype() == kInt64)
+    if (dtype() == kInt64 || dtype() == kBool)
         return ScalarValue(item_as<int64_t>());
     return ScalarValue(item_as<double>());
 }

@@ -61,8 +61,8 @@ public:
     /// query [L, N, E] (or [N, L, E] with batch_first), key and value [S, N, E]: the attention
     /// output [L, N, E] and, with need_weights, the attention weights [N, L, S] (averaged over
     /// heads) or [N, H, L, S] (computed apart from the output, without dropout; undefined
-    /// otherwise). key_padding_mask [N, S] and attn_mask [L, S] or [N·H, L, S]: int64 nonzero =
-    /// may NOT attend (PyTorch's bool convention for this module) or floating (added).
+    /// otherwise). key_padding_mask [N, S] and attn_mask [L, S] or [N·H, L, S]: bool (or int64)
+    /// true = may NOT attend (PyTorch's convention for this module) or floating (added).
     /// is_causal: query i attends keys j <= i (together with the masks).
     std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                        const Tensor& key_padding_mask = {},

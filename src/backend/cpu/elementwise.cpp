@@ -105,8 +105,8 @@ void copy_loop(const View& out, const View& in) {
 }  // namespace
 
 void CpuBackend::copy(const View& out, const View& in) {
-    dispatch(out.dtype, [&](auto to) {
-        dispatch(in.dtype, [&](auto ti) { copy_loop<decltype(to), decltype(ti)>(out, in); });
+    dispatch_all(out.dtype, [&](auto to) {
+        dispatch_all(in.dtype, [&](auto ti) { copy_loop<decltype(to), decltype(ti)>(out, in); });
     });
 }
 
@@ -138,9 +138,9 @@ void CpuBackend::binary(BinaryOp op, const View& out, const View& a, const View&
 }
 
 void CpuBackend::where(const View& out, const View& cond, const View& a, const View& b) {
-    dispatch(out.dtype, [&](auto tag) {
+    dispatch_all(out.dtype, [&](auto tag) {
         using T = decltype(tag);
-        dispatch(cond.dtype, [&](auto ctag) {
+        dispatch_all(cond.dtype, [&](auto ctag) {
             using C = decltype(ctag);
             const View* v[4] = {&out, &cond, &a, &b};
             T* o = ptr<T>(out);

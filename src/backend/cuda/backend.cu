@@ -40,6 +40,11 @@ template <class F>
 void for_dtype(Dtype d, F&& f) {
     dispatch(d, [&](auto tag) { f(tag); });
 }
+/// for_dtype with bool too (copies and where).
+template <class F>
+void for_any_dtype(Dtype d, F&& f) {
+    dispatch_all(d, [&](auto tag) { f(tag); });
+}
 
 class CudaBackend final : public Backend {
 public:
@@ -91,8 +96,8 @@ public:
         const int64_t n = numel(g);
         if (n == 0)
             return;
-        for_dtype(out.dtype, [&](auto to) {
-            for_dtype(in.dtype, [&](auto ti) {
+        for_any_dtype(out.dtype, [&](auto to) {
+            for_any_dtype(in.dtype, [&](auto ti) {
                 using T = decltype(to);
                 using S = decltype(ti);
                 copy_s<T, S><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<S>(in), n, g);
@@ -158,8 +163,8 @@ public:
         const int64_t n = numel(g);
         if (n == 0)
             return;
-        for_dtype(out.dtype, [&](auto tag) {
-            for_dtype(cond.dtype, [&](auto ctag) {
+        for_any_dtype(out.dtype, [&](auto tag) {
+            for_any_dtype(cond.dtype, [&](auto ctag) {
                 using T = decltype(tag);
                 using C = decltype(ctag);
                 where_s<T, C><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<C>(cond), ptr<T>(a),

@@ -10,7 +10,10 @@ namespace tg::backend::opencl {
 
 namespace {
 const char* dtype_tag(Dtype d) {
-    return d == Dtype::Float32 ? "f32" : d == Dtype::Float64 ? "f64" : "i64";
+    return d == Dtype::Float32   ? "f32"
+           : d == Dtype::Float64 ? "f64"
+           : d == Dtype::Int64   ? "i64"
+                                 : "b8";
 }
 }  // namespace
 
@@ -140,22 +143,22 @@ void OpenClBackend::window(WindowOp op, const Window& g, const View& out, const 
         return;
     const cl_long cn = n;
     switch (op) {
-    case WindowOp::Unfold:
-        return run(out.dtype, "win_unfold", n, mem(out), off(out), mem(in), off(in), g, cn);
-    case WindowOp::Fold:
-        return run(out.dtype, "win_fold", n, mem(out), off(out), mem(in), off(in), g, cn);
-    case WindowOp::MaxPool:
-        return run(out.dtype, "win_max", n, mem(out), off(out), mem(in), off(in), mem(aux),
-                   off(aux), g, cn);
-    case WindowOp::MaxPoolBackward:
-        return run(out.dtype, "win_max_back", n, mem(out), off(out), mem(in), off(in), mem(aux),
-                   off(aux), g, cn);
-    case WindowOp::AvgPool:
-        return run(out.dtype, "win_avg", n, mem(out), off(out), mem(in), off(in), g, cn);
-    case WindowOp::AvgPoolBackward:
-        return run(out.dtype, "win_avg_back", n, mem(out), off(out), mem(in), off(in), g, cn);
-    default:
-        return;
+        case WindowOp::Unfold:
+            return run(out.dtype, "win_unfold", n, mem(out), off(out), mem(in), off(in), g, cn);
+        case WindowOp::Fold:
+            return run(out.dtype, "win_fold", n, mem(out), off(out), mem(in), off(in), g, cn);
+        case WindowOp::MaxPool:
+            return run(out.dtype, "win_max", n, mem(out), off(out), mem(in), off(in), mem(aux),
+                       off(aux), g, cn);
+        case WindowOp::MaxPoolBackward:
+            return run(out.dtype, "win_max_back", n, mem(out), off(out), mem(in), off(in), mem(aux),
+                       off(aux), g, cn);
+        case WindowOp::AvgPool:
+            return run(out.dtype, "win_avg", n, mem(out), off(out), mem(in), off(in), g, cn);
+        case WindowOp::AvgPoolBackward:
+            return run(out.dtype, "win_avg_back", n, mem(out), off(out), mem(in), off(in), g, cn);
+        default:
+            return;
     }
 }
 

@@ -22,6 +22,9 @@ typedef struct { long size[TG_MAXD]; long st[4][TG_MAXD]; long nd; } Geo4;
         long c_ = r_ % (g).size[d_]; r_ /= (g).size[d_];                                \
         for (int k_ = 0; k_ < (K); ++k_) off[k_] += c_ * (g).st[k_][d_]; } } while (0)
 #define TG_GID long i = get_global_id(0); if (i >= n) return;
+#ifndef TG_CONV
+#define TG_CONV(x) ((T)(x))
+#endif
 )CL";
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -62,15 +65,16 @@ __kernel void b_@_s(__global T* o, long oo, __global const T* a, long ao, __glob
                        "$", expr);
 }
 
-// Kernels whose input element type S differs from T: copy with conversion and where's mask.
+// Kernels whose input element type SRC_T differs from T: copy with conversion (TG_CONV: a cast,
+// or "nonzero" into bool) and where's mask.
 std::string typed_kernels(const std::string& tag, const std::string& S) {
     return replace_all(replace_all(R"CL(
 __kernel void copy_@_c(__global T* o, long oo, __global const SRC_T* a, long ao, long n) {
-    TG_GID o[oo + i] = (T)a[ao + i];
+    TG_GID o[oo + i] = TG_CONV(a[ao + i]);
 }
 __kernel void copy_@_s(__global T* o, long oo, __global const SRC_T* a, long ao, long n, Geo2 g) {
     TG_GID long off[2] = {oo, ao}; TG_OFFSETS(g, i, 2, off);
-    o[off[0]] = (T)a[off[1]];
+    o[off[0]] = TG_CONV(a[off[1]]);
 }
 __kernel void where_@(__global T* o, long oo, __global const SRC_T* c, long co, __global const T* a,
                       long ao, __global const T* b, long bo, long n, Geo4 g) {
@@ -210,6 +214,16 @@ std::string opencl_program_source(Dtype d, bool fp64) {
     if (fp64)
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     const char* real = fp64 ? "double" : "float";
+    if (d == Dtype::Bool) {  // bool (one byte, 0 or 1) only converts and selects
+        s += "#define T uchar\n#define TG_CONV(x) ((x) != 0 ? (uchar)1 : (uchar)0)\n";
+        s += kPrelude;
+        s += typed_kernels("f32", "float");
+        if (fp64)
+            s += typed_kernels("f64", "double");
+        s += typed_kernels("i64", "long");
+        s += typed_kernels("b8", "uchar");
+        return s;
+    }
     switch (d) {
         case Dtype::Float32:
             s += "#define T float\n#define ACC " + std::string(real) +
@@ -245,6 +259,7 @@ std::string opencl_program_source(Dtype d, bool fp64) {
     if (fp64)
         s += typed_kernels("f64", "double");
     s += typed_kernels("i64", "long");
+    s += typed_kernels("b8", "uchar");
     s += reduce_kernels("sum", "ACC", "0", "(x) + (y)");
     s += reduce_kernels("max", "T", "TG_LOWEST", "(y) > (x) ? (y) : (x)");
     s += reduce_kernels("min", "T", "TG_HIGHEST", "(y) < (x) ? (y) : (x)");
