@@ -19,6 +19,59 @@ static void show(const char* name, const torch::Tensor& t) {
     std::printf("\n");
 }
 
+/// tests/test_bool_tensors.cpp: comparisons, masks, logic, advanced indexing, index_put_.
+static void bool_tensors(const torch::TensorOptions& o) {
+    using namespace torch::indexing;
+    auto x = torch::tensor({0.7, -0.2, 1.3, 0.4, -1.1, 0.9, 0.05, -0.6, 2.2, 0.6, -0.3, 0.8}, o)
+                 .reshape({3, 4});
+    auto m = x > 0.5;
+    std::printf("mask_dtype_is_bool: %d\n", int(m.dtype() == torch::kBool));
+    show("mask", m);
+    show("mask_sum", m.sum());
+    std::printf("mask_sum_dtype_is_long: %d\n", int(m.sum().dtype() == torch::kInt64));
+    show("any_all", torch::stack({m.any().to(torch::kInt64), m.all().to(torch::kInt64)}));
+    show("any_dim1", m.any(1));
+    show("all_dim0_keep", m.all(0, true));
+    show("logic", (m & (x < 1.0)).to(torch::kInt64) * 1 + (m | (x < -0.5)).to(torch::kInt64) * 2 +
+                      (~m).to(torch::kInt64) * 4 + (m ^ (x > 0.0)).to(torch::kInt64) * 8);
+    show("logical_fns", torch::logical_and(x, x > 0.0).to(torch::kInt64) +
+                            torch::logical_not(x - 0.7).to(torch::kInt64) * 2);
+    show("nonzero", torch::nonzero(m));
+    show("masked_select", torch::masked_select(x, x.lt(0)));
+    show("where_bool", torch::where(m, x, -x));
+    show("masked_fill_bool", x.masked_fill(~m, 0.0));
+    show("mask_times_x", m * x);
+    show("int_lt_1.5", torch::tensor({0, 1, 2}) < 1.5);
+    show("eq_bool_bool", m == (x > 0.6));
+    show("index_mask", x.index({m}));
+    show("index_row_mask", x.index({torch::tensor({true, false, true})}));
+    show("index_col_mask", x.index({Slice(), x[0] > 0.0}));
+    show("index_pairs", x.index({torch::tensor({0, 2, -1}), torch::tensor({1, 3, 0})}));
+    show("index_2d", x.index({torch::tensor({{0, 2}, {1, 0}})}));
+    std::printf("index_2d_shape: %s\n",
+                c10::str(x.index({torch::tensor({{0, 2}, {1, 0}})}).sizes()).c_str());
+    show("index_col_neg", x.index({Slice(), torch::tensor({-1, 0})}));
+    auto xr = x.clone().requires_grad_(true);
+    auto sel = xr.index({xr > 0.5});
+    (sel * sel).sum().backward();
+    show("index_mask_grad", xr.grad());
+    auto z = x.clone();
+    z.index_put_({z < 0}, 0.0);
+    show("put_mask_scalar", z);
+    z.index_put_({torch::tensor({0, 2}), torch::tensor({3, 1})}, torch::tensor({-5.0, -6.0}, o));
+    show("put_pairs", z);
+    z.index_put_({Slice(None, None, 2), Slice(1, None, 2)}, 9.0);
+    show("put_steps", z);
+    auto a = x.clone().requires_grad_(true);
+    auto v = torch::tensor({10.0, 20.0, 30.0}, o).requires_grad_(true);
+    auto w = a * 2.0;
+    w.index_put_({Slice(), 1}, v);
+    w.index_put_({w < 0}, torch::tensor(0.5, o));
+    (w * torch::arange(12, o).reshape({3, 4})).sum().backward();
+    show("put_grad_a", a.grad());
+    show("put_grad_v", v.grad());
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -70,5 +123,6 @@ int main() {
     show("round", torch::round(torch::tensor({0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 2.2}, o)));
     show("addmm", torch::addmm(torch::tensor({1.0, -1.0}, o), m, m.t(), 0.5, 2.0));
     show("triu_1", torch::triu(torch::arange(1, 10, o).reshape({3, 3}), 1));
+    bool_tensors(o);
     return 0;
 }

@@ -182,3 +182,31 @@ BOOST_FIXTURE_TEST_CASE(libtorch_spellings, Fixtures) {
                    "binary_cross_entropy"),
         });
 }
+
+BOOST_FIXTURE_TEST_CASE(bool_tensors_and_masks, Fixtures) {
+    const tg::Tensor m = x > 0.0;  // bool [2,3]
+    tg::Tensor y = tg::zeros({2, 3});
+    check_table(
+        "Bool tensors and masks",
+        {
+            TG_BAD(m + m, dtype_error, "add", "bool", "logical_or"),
+            TG_BAD(m * 2.0, dtype_error, "mul_scalar", "[2,3] bool", ".to("),
+            TG_BAD(tg::exp(m), dtype_error, "exp", "bool"),
+            TG_BAD(m.mean(), dtype_error, "mean", "bool"),
+            TG_BAD(tg::rand({2}, tg::kBool), dtype_error, "rand", "bool"),
+            TG_BAD(~x, dtype_error, "bitwise_not", "float32", "logical_not"),
+            TG_BAD(m & x, dtype_error, "bitwise_and", "float32"),
+            TG_BAD(tg::logical_and(m, tg::ones({4})), shape_error, "logical_and", "[2,3]", "[4]"),
+            TG_BAD(tg::any(m, 2), shape_error, "any", "2"),
+            TG_BAD(tg::masked_select(x, tg::ones({4}, tg::kBool)), shape_error, "masked_select"),
+            TG_BAD(x.index({tg::ones({3}, tg::kBool)}), shape_error, "index", "mask [3]",
+                   "dims 0..0", "[2,3]"),
+            TG_BAD(x.index({i64({2})}), shape_error, "index", "index 2", "dim 0 of size 2"),
+            TG_BAD(x.index({i64({0}), tg::indexing::Slice(), i64({0})}), shape_error, "index",
+                   "3 indices"),
+            TG_BAD(x.index({tg::ones({1}, tg::kBool).reshape({})}), value_error, "0-dim bool"),
+            TG_BAD(x.index({tg::zeros({1})}), dtype_error, "index", "int64 or bool", "float32"),
+            TG_BAD(y.index_put_({i64({1, 1})}, 1.0), value_error, "index_put_", "more than once"),
+            TG_BAD(y.index_put_({m}, tg::ones({4})), shape_error, "index_put_", "[0]", "[4]"),
+        });
+}

@@ -7,12 +7,17 @@
 ///     x.index({Ellipsis, Slice(1, None, 2)}); // x[..., 1::2]
 ///     x.index({None, Slice(None, -1)});      // x[None, :-1]
 ///     x.index({Slice(), idx});               // an int64 index tensor along dim 1
+///     x.index({mask});                       // a bool mask: the selected elements, 1-D
 ///     x.index_put_({Slice(), 0}, 0.0);       // x[:, 0] = 0
+///     x.index_put_({x < 0}, 0.0);            // x[x < 0] = 0
 ///
 /// Integers, slices with step 1, None and Ellipsis give views (narrow, squeeze, unsqueeze);
-/// a slice with a step > 1 and an int64 index tensor give copies (index_select). All are
-/// differentiable. Out-of-range integers throw shape_error naming the dim and the size; slices
-/// clamp as Python's do. Boolean masks need a bool dtype, which tapegrad does not have yet.
+/// a slice with a step > 1 and tensor indices give copies (index_select). All are
+/// differentiable. Tensor indices follow PyTorch's advanced indexing: int64 tensors of any shape
+/// (negative from the end) and bool masks (a mask of k dims indexes k dims, as its nonzero
+/// positions) next to each other are broadcast together, and their dims become the broadcast
+/// shape; tensor indices separated by other entries throw value_error. Out-of-range integers
+/// and indices throw shape_error naming the dim and the size; slices clamp as Python's do.
 #include <cstdint>
 #include <optional>
 #include <variant>
@@ -68,8 +73,10 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start = std::n
              std::optional<int64_t> stop = std::nullopt, int64_t step = 1);
 /// x.index({...}) (see above).
 Tensor index(const Tensor& x, const std::vector<indexing::TensorIndex>& indices);
-/// x.index(indices) = value (broadcast), in place. The indexed part must be a view (integers,
-/// step-1 slices, None, Ellipsis). Recorded like copy_ (Note [In-place ops]).
+/// x.index(indices) = value (broadcast), in place, recorded like copy_ (Note [In-place ops]).
+/// A view (integers, step-1 slices, None, Ellipsis) is written directly; tensor indices and
+/// steps go through x's positions (Note [Putting through a copy]); an index that selects an
+/// element twice throws value_error (PyTorch leaves the result undefined).
 Tensor& index_put_(Tensor& x, const std::vector<indexing::TensorIndex>& indices,
                    const Tensor& value);
 Tensor& index_put_(Tensor& x, const std::vector<indexing::TensorIndex>& indices, Scalar value);

@@ -45,12 +45,77 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
 
 namespace {
 
-/// How many dims of x an entry consumes (None 0, Ellipsis the rest).
+/// How many dims of x an entry consumes (None 0, Ellipsis the rest, a bool mask its dims).
 int64_t consumed(const TensorIndex& i) {
     const auto& v = i.get();
+    if (auto* t = std::get_if<Tensor>(&v))
+        return t->dtype() == kBool ? t->dim() : 1;
     return std::holds_alternative<std::monostate>(v) || std::holds_alternative<EllipsisIndexType>(v)
                ? 0
                : 1;
+}
+
+/// The int64 indices into dims d, d+1, ... of y of a run of adjacent tensor entries (a bool
+/// mask gives one per dim it covers: its nonzero positions), checked and wrapped.
+std::vector<Tensor> run_indices(const Tensor& y, int64_t d, const std::vector<Tensor>& run) {
+    std::vector<Tensor> out;
+    for (const Tensor& t : run) {
+        if (t.device() != y.device())
+            throw device_error("index: index tensor on " + t.device().str() + ", input on " +
+                               y.device().str());
+        if (t.dtype() == kBool) {
+            if (t.dim() == 0)
+                throw value_error("index: a 0-dim bool index is not supported (input " +
+                                  shape_str(y.sizes()) + ")");
+            for (int64_t k = 0; k < t.dim(); ++k)
+                if (t.size(k) != y.size(d + k))
+                    throw shape_error("index: mask " + shape_str(t.sizes()) +
+                                      " does not match dims " + std::to_string(d) + ".." +
+                                      std::to_string(d + t.dim() - 1) + " of " +
+                                      shape_str(y.sizes()));
+            const Tensor nz = nonzero(t);  // [n, t.dim()]
+            for (int64_t k = 0; k < t.dim(); ++k)
+                out.push_back(nz.select(1, k));
+            d += t.dim();
+            continue;
+        }
+        if (t.dtype() != kInt64)
+            throw dtype_error("index: a tensor index must be int64 or bool, got " +
+                              std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes()));
+        const double n = double(y.size(d));
+        const Tensor bad = logical_or(lt(t, -n), ge(t, n));
+        if (any(bad).item<bool>())
+            throw shape_error("index: index " +
+                              std::to_string(masked_select(t, bad)[0].item<int64_t>()) +
+                              " is out of range for dim " + std::to_string(d) + " of size " +
+                              std::to_string(y.size(d)) + " of " + shape_str(y.sizes()));
+        out.push_back(where(lt(t, 0.0), t + n, t));
+        ++d;
+    }
+    return out;
+}
+
+/// y indexed at dims d.. by idx (broadcast together, PyTorch's advanced indexing): the dims they
+/// index become the broadcast shape. One index_select over those dims flattened.
+Tensor advanced(const Tensor& y, int64_t d, const std::vector<Tensor>& idx, int64_t& out_dims) {
+    const int64_t m = int64_t(idx.size());
+    Shape b;
+    for (const Tensor& t : idx)
+        b = broadcast_shapes(b, t.sizes(), "index");
+    Tensor lin;
+    int64_t stride = 1;
+    for (int64_t k = m; k-- > 0;) {
+        const Tensor term = stride == 1 ? idx[size_t(k)] : idx[size_t(k)] * double(stride);
+        lin = lin.defined() ? lin + term : term;
+        stride *= y.size(d + k);
+    }
+    const Tensor flat = m > 1 ? flatten(y, d, d + m - 1) : y;
+    const Tensor r = index_select(flat, d, lin.expand(b).reshape({-1}));
+    Shape out(r.sizes().begin(), r.sizes().begin() + d);
+    out.insert(out.end(), b.begin(), b.end());
+    out.insert(out.end(), r.sizes().begin() + d + 1, r.sizes().end());
+    out_dims = int64_t(b.size());
+    return r.reshape(out);
 }
 
 }  // namespace
@@ -68,8 +133,9 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
                           std::to_string(x.dim()) + " dims of " + shape_str(x.sizes()));
     Tensor y = x;
     int64_t d = 0;  // the dim of y the next entry indexes
-    for (const TensorIndex& i : indices) {
-        const auto& v = i.get();
+    bool had_tensors = false;
+    for (size_t j = 0; j < indices.size(); ++j) {
+        const auto& v = indices[j].get();
         if (auto* k = std::get_if<int64_t>(&v)) {
             y = select(y, d, *k);
         } else if (auto* s = std::get_if<Slice>(&v)) {
@@ -81,32 +147,60 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
         } else if (std::holds_alternative<EllipsisIndexType>(v)) {
             d += x.dim() - used;
         } else {
-            const Tensor& t = std::get<Tensor>(v);
-            if (t.dtype() != kInt64 || t.dim() != 1)
-                throw dtype_error("index: a tensor index must be a 1-D int64 tensor, got " +
-                                  std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes()) +
-                                  " (boolean masks need a bool dtype, not yet in tapegrad)");
-            y = index_select(y, d, t);
-            ++d;
+            if (had_tensors)
+                throw value_error(
+                    "index: tensor indices separated by other entries are not "
+                    "supported (index of " +
+                    shape_str(x.sizes()) + ")");
+            had_tensors = true;
+            std::vector<Tensor> run;
+            for (; j < indices.size() && std::holds_alternative<Tensor>(indices[j].get()); ++j)
+                run.push_back(std::get<Tensor>(indices[j].get()));
+            --j;
+            int64_t out_dims = 0;
+            y = advanced(y, d, run_indices(y, d, run), out_dims);
+            d += out_dims;
         }
     }
     return y;
 }
 
 Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& value) {
+    bool is_view = true;  // integers, step-1 slices, None and Ellipsis index a view
     for (const TensorIndex& i : indices) {
         const auto& v = i.get();
         const Slice* s = std::get_if<Slice>(&v);
-        if (std::holds_alternative<Tensor>(v) || (s && s->step != 1))
-            throw value_error(
-                "index_put_: only integers, step-1 slices, None and Ellipsis "
-                "index a part of " +
-                shape_str(x.sizes()) +
-                " in place (a tensor index or a step is "
-                "not supported yet)");
+        is_view = is_view && !std::holds_alternative<Tensor>(v) && !(s && s->step != 1);
     }
-    Tensor part = index(x, indices);
-    part.copy_(value);
+    // A view of a recorded tensor cannot be written in place (the engine does not rebase a
+    // view's history), so with gradients involved x itself is written, through a copy.
+    if (is_view && !x.requires_grad() && !value.requires_grad()) {
+        Tensor part = index(x, indices);
+        part.copy_(value);
+        return x;
+    }
+    // Note [Putting through a copy]: tensor indices and steps select a copy, not a view, so the
+    // positions they select are found by indexing the positions 0..numel-1 of x, and x becomes
+    // where(selected, value scattered to those positions, x): one recorded copy_, whose
+    // gradient is dy where x was kept and, for value, the selected elements of dy.
+    const TensorOptions io = TensorOptions(kInt64).device(x.device());
+    const Tensor pos = index(arange(double(x.numel()), io).reshape(x.sizes()), indices);
+    if (value.device() != x.device())
+        throw device_error("index_put_: value on " + value.device().str() + ", input on " +
+                           x.device().str());
+    if (broadcast_shapes(pos.sizes(), value.sizes(), "index_put_") != pos.sizes())
+        throw shape_error("index_put_: value " + shape_str(value.sizes()) +
+                          " cannot be broadcast to the indexed shape " + shape_str(pos.sizes()));
+    const Shape all{x.numel()};
+    const Tensor p = pos.reshape({-1});
+    const Tensor count = index_add(ones({p.numel()}, io), all, 0, p);
+    if (any(gt(count, 1.0)).item<bool>())  // PyTorch leaves which value wins undefined
+        throw value_error("index_put_: the index selects an element of " + shape_str(x.sizes()) +
+                          " more than once");
+    const Tensor hit = ne(count, 0.0).reshape(x.sizes());
+    const Tensor v = value.to(x.dtype()).expand(pos.sizes()).reshape({-1});
+    const Tensor scattered = index_add(v, all, 0, p).reshape(x.sizes());
+    x.copy_(where(hit, scattered, x));
     return x;
 }
 
