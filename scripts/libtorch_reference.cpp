@@ -72,6 +72,32 @@ static void bool_tensors(const torch::TensorOptions& o) {
     show("put_grad_v", v.grad());
 }
 
+/// tests/test_libtorch_spellings.cpp, ordering: cumsum, sort (ties, NaN), argsort, topk.
+static void ordering(const torch::TensorOptions& o) {
+    auto v = torch::tensor({3.0, 1.0, double(NAN), 1.0, -2.0, 3.0, 0.5, 1.0}, o).reshape({2, 4});
+    auto [sv, si] = v.sort(1);
+    show("sort_values", sv);
+    show("sort_indices", si);
+    auto [dv, di] = v.sort(1, true);
+    show("sort_desc_values", dv);
+    show("sort_desc_indices", di);
+    show("argsort_dim0", torch::argsort(v, int64_t(0), false));
+    auto w = torch::tensor({0.3, 2.5, -1.0, 2.5, 0.7, 4.0}, o);
+    auto [tv, ti] = w.topk(3);
+    show("topk3_values", tv);
+    show("topk3_indices", ti);
+    auto [bv, bi] = w.topk(2, 0, false);
+    show("topk2_smallest_indices", bi);
+    show("cumsum_long", torch::tensor({1, 2, 3, 4, 5}).cumsum(0));
+    std::printf("cumsum_bool_dtype_is_long: %d\n",
+                int((w > 1.0).cumsum(0).dtype() == torch::kInt64));
+    show("cumsum_bool", (w > 1.0).cumsum(0));
+    auto c =
+        torch::tensor({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, o).reshape({2, 3}).requires_grad_(true);
+    (c.cumsum(1) * torch::tensor({1.0, 2.0, 3.0}, o)).sum().backward();
+    show("cumsum_grad", c.grad());
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -124,5 +150,6 @@ int main() {
     show("addmm", torch::addmm(torch::tensor({1.0, -1.0}, o), m, m.t(), 0.5, 2.0));
     show("triu_1", torch::triu(torch::arange(1, 10, o).reshape({3, 3}), 1));
     bool_tensors(o);
+    ordering(o);
     return 0;
 }

@@ -1,5 +1,6 @@
 #pragma once
-/// Op table rows (op_cases.hpp says how to add one): sum, mean, max/min, var, sum_to.
+/// Op table rows (op_cases.hpp says how to add one): sum, mean, max/min, var, sum_to, and the
+/// ordering ops cumsum, sort, argsort, topk.
 /// Included by op_cases.hpp.
 
 namespace opcases {
@@ -42,6 +43,18 @@ inline std::vector<OpCase> reduction_cases() {
         {"norm_composed", {U({3, 4})}, F(tg::sqrt(tg::sum(x[0] * x[0]) + 1e-3))},
         // zero-size dims (op_cases.hpp): a sum over an empty dim is 0; max/min may keep an
         // empty dim but not reduce one (test_sizes.cpp)
+        {"cumsum_dim1", {U({3, 5})}, F(tg::cumsum(x[0], 1))},
+        {"cumsum_dim0_transposed", {UT({4, 3})}, F(x[0].cumsum(0))},
+        {"cumsum_3d", {U({2, 5, 3})}, F(tg::cumsum(x[0], -2) * x[0])},
+        // 2x300: nine log steps
+        {"cumsum_long", {U({2, 300})}, F(tg::cumsum(x[0], 1)), kNoFD},
+        {"sort_values", {U({3, 5})}, F(std::get<0>(tg::sort(x[0], 1)))},
+        {"sort_descending_dim0", {UT({4, 3})}, F(std::get<0>(x[0].sort(0, true)) * x[0])},
+        {"argsort", {U({3, 5})}, F(tg::argsort(x[0], 1, true) * 10 + x[0].argsort(0)), kValuesOnly},
+        {"sort_indices", {U({3, 5})}, F(std::get<1>(tg::sort(x[0], -1))), kValuesOnly},
+        {"topk_largest", {U({3, 6})}, F(std::get<0>(tg::topk(x[0], 2)))},
+        {"topk_smallest_dim0", {U({5, 3})}, F(std::get<0>(x[0].topk(3, 0, false)))},
+        {"topk_indices", {U({3, 6})}, F(std::get<1>(tg::topk(x[0], 4, 1))), kValuesOnly},
         {"sum_empty_all", {U({0, 3})}, F(tg::sum(x[0]) + 1.0)},
         {"sum_empty_dim", {UT({3, 0})}, F(tg::sum(x[0], {1}))},
         {"sum_empty_keepdim", {U({0, 3})}, F(x[0].sum({0}, true))},
@@ -51,6 +64,10 @@ inline std::vector<OpCase> reduction_cases() {
         {"min_empty_kept_dim", {U({2, 0, 3})}, F(tg::min(x[0], 2, true))},
         {"var_empty_kept_dim", {U({0, 4})}, F(tg::var(x[0], Dims{1}))},
         {"sum_to_empty", {U({0, 3})}, F(tg::sum_to(x[0], {1, 3}))},
+        {"cumsum_empty", {U({0, 3})}, F(tg::cumsum(x[0], 0) + tg::cumsum(x[0], 1))},
+        {"sort_empty", {U({2, 0})}, F(std::get<0>(tg::sort(x[0], 1)))},
+        {"topk_empty_kept", {U({0, 4})}, F(std::get<0>(tg::topk(x[0], 2, 1)))},
+        {"topk_zero_k", {U({3, 4})}, F(std::get<0>(tg::topk(x[0], 0, 1)))},
         {"sum_to_empty_col", {U({2, 0})}, F(tg::sum_to(x[0], {2, 1}) * 2.0)},
         // LibTorch's spellings (issue 16)
         {"sum_mean_int_dim",

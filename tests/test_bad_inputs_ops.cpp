@@ -115,6 +115,10 @@ BOOST_FIXTURE_TEST_CASE(reductions_and_comparisons, Fixtures) {
             TG_BAD(tg::eq(x, tg::zeros({4})), shape_error, "eq", "[2,3]", "[4]"),
             TG_BAD(tg::gt(x, d), dtype_error, "gt", "float64"),
             TG_BAD(tg::eq(x, l), dtype_error, "eq", "int64"),
+            TG_BAD(tg::cumsum(x, 2), shape_error, "cumsum", "2"),
+            TG_BAD(tg::sort(x, -3), shape_error, "sort", "-3"),
+            TG_BAD(tg::topk(x, 4), value_error, "topk", "k 4", "dim 1 of size 3", "[2,3]"),
+            TG_BAD(tg::topk(x, -1, 0), value_error, "topk", "k -1", "dim 0 of size 2"),
         });
 }
 

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -304,6 +305,17 @@ Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tenso
 Tensor argmax(const Tensor& x);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
+
+// ---- ordering along a dim (src/ops/sort.cpp)
+/// y_i = Σ_{j <= i} x_j along dim (bool counts in int64);  dx_i = Σ_{j >= i} dy_j
+Tensor cumsum(const Tensor& x, int64_t dim);
+/// (values, int64 indices) of x sorted along dim, ties in their order, NaN above every number;
+/// values = gather(x, dim, indices), so dx = scatter_add(dy, indices)
+std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+/// (values, int64 indices) of the k largest (smallest) along dim, in sorted order;  dx as sort's
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
 
 // ---- normalisation: x [N,C,*] ([N,C], [N,C,L], [N,C,H,W], ...), weight and bias [C] or
 // undefined; one node each, saving x, the statistics and the weight. With xhat = (x - mean)·invstd,

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -245,6 +246,12 @@ public:
     Tensor all(int64_t dim, bool keepdim = false) const;
     Tensor nonzero() const;
     Tensor masked_select(const Tensor& mask) const;
+    // ordering (ops.hpp)
+    Tensor cumsum(int64_t dim) const;
+    std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+    Tensor argsort(int64_t dim = -1, bool descending = false) const;
+    std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
+                                    bool sorted = true) const;
     // one dim, as x.sum(1) in LibTorch (templates, so that x.sum({}) still means all dims)
     template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
     Tensor sum(Int dim, bool keepdim = false) const {

@@ -142,6 +142,18 @@ Tensor Tensor::all() const {
 Tensor Tensor::all(int64_t dim, bool keepdim) const {
     return tg::all(*this, dim, keepdim);
 }
+Tensor Tensor::cumsum(int64_t dim) const {
+    return tg::cumsum(*this, dim);
+}
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
+    return tg::sort(*this, dim, descending);
+}
+Tensor Tensor::argsort(int64_t dim, bool descending) const {
+    return tg::argsort(*this, dim, descending);
+}
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
+    return tg::topk(*this, k, dim, largest, sorted);
+}
 Tensor Tensor::nonzero() const {
     return tg::nonzero(*this);
 }

@@ -1,0 +1,115 @@
+// Ordering along a dim: cumsum (a scan) and sort, argsort, topk. The scan runs on the tensor's
+// device; the sorts order each row on the host (Note [Sorting on the host]).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "autograd/record.hpp"
+#include "runtime/dispatch.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg {
+
+/// Note [Scanning in log steps]: y = x; for s = 1, 2, 4, ... < n: y[s:] = y[s:] + y[:-s]
+/// (Hillis-Steele), each step one elementwise add on the device into a second buffer, so a
+/// cumsum of n along a dim costs log2(n) passes over the tensor on every backend and needs no
+/// scan kernel. Each output is a tree of sums: the same bits for any thread count.
+Tensor cumsum(const Tensor& x_in, int64_t dim) {
+    const Tensor x = x_in.dtype() == kBool ? x_in.to(kInt64) : x_in;  // counts, as PyTorch
+    const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "cumsum");
+    const int64_t n = x.dim() ? x.size(d) : 1;
+    Tensor y = runtime::empty(x.sizes(), x.dtype(), x.device(), "cumsum");
+    runtime::copy_into(y, x);
+    if (n > 1 && x.numel() > 0) {
+        Tensor other = runtime::empty(x.sizes(), x.dtype(), x.device(), "cumsum");
+        for (int64_t s = 1; s < n; s *= 2) {
+            runtime::copy_into(other.narrow(d, 0, s), y.narrow(d, 0, s));
+            runtime::binary_into(runtime::BinaryOp::add, other.narrow(d, s, n - s),
+                                 y.narrow(d, s, n - s), y.narrow(d, 0, n - s), "cumsum", 0, 0);
+            std::swap(y, other);
+        }
+    }
+    if (should_record({&x}))  // dx_i = Σ_{j >= i} dy_j = Σ dy - cumsum(dy) + dy
+        record("cumsum", {&x}, y,
+               [d](const Tensor& dy) { return Grads{sum(dy, {d}, true) - cumsum(dy, d) + dy}; });
+    return y;
+}
+
+namespace {
+
+/// Note [Sorting on the host]: sort, argsort and topk read the tensor back, order each row with
+/// std::stable_sort (ties keep their order, as LibTorch's CPU sort; NaN sorts above every
+/// number, as PyTorch's), and upload the indices; the values are gather(x, indices), which is
+/// what makes them differentiable. A device kernel would save the round trip (not yet).
+template <class T>
+std::vector<int64_t> order_rows(const std::vector<T>& v, int64_t rows, int64_t n, int64_t k,
+                                bool descending) {
+    std::vector<int64_t> out(static_cast<size_t>(rows * k)), idx(static_cast<size_t>(n));
+    for (int64_t r = 0; r < rows; ++r) {
+        const T* row = v.data() + r * n;
+        auto above = [](T a, T b) {  // a sorts after b (NaN last)
+            if constexpr (std::is_floating_point_v<T>)
+                if (std::isnan(a) || std::isnan(b))
+                    return std::isnan(a) && !std::isnan(b);
+            return a > b;
+        };
+        std::iota(idx.begin(), idx.end(), int64_t(0));
+        std::stable_sort(idx.begin(), idx.end(), [&](int64_t i, int64_t j) {
+            return descending ? above(row[i], row[j]) : above(row[j], row[i]);
+        });
+        std::copy(idx.begin(), idx.begin() + k, out.begin() + r * k);
+    }
+    return out;
+}
+
+/// The indices of the first k of each row along dim in sorted order (int64, x's shape with k
+/// along dim).
+Tensor order(const Tensor& x_in, int64_t dim, int64_t k, bool descending, const char* op) {
+    const Tensor x = x_in.dim() ? x_in : x_in.reshape({1});
+    const int64_t d = wrap_dim(dim, x.dim(), op), n = x.size(d);
+    if (k < 0 || k > n)
+        throw value_error(std::string(op) + ": k " + std::to_string(k) +
+                          " is out of range for dim " + std::to_string(d) + " of size " +
+                          std::to_string(n) + " of " + shape_str(x_in.sizes()));
+    const Tensor rows = x.detach().transpose(d, -1).contiguous();  // [..., n]
+    const int64_t nrows = n ? rows.numel() / n : 0;
+    std::vector<int64_t> idx;
+    if (is_floating(x.dtype()))
+        idx = order_rows(rows.to_vector<double>(), nrows, n, k, descending);
+    else
+        idx = order_rows(rows.to_vector<int64_t>(), nrows, n, k, descending);
+    Shape s = rows.sizes();
+    s.back() = k;
+    const Tensor t = tensor(idx, TensorOptions(kInt64).device(x.device())).reshape(s);
+    const Tensor r = t.transpose(d, -1).contiguous();
+    return x_in.dim() ? r : r.reshape({});
+}
+
+std::tuple<Tensor, Tensor> values_and(const Tensor& x, int64_t dim, const Tensor& idx) {
+    if (x.dim() == 0)
+        return {x.clone(), idx};
+    return {gather(x, dim, idx), idx};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
+    const int64_t n = x.dim() ? x.size(wrap_dim(dim, x.dim(), "sort")) : 1;
+    return values_and(x, dim, order(x, dim, n, descending, "sort"));
+}
+
+Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
+    const int64_t n = x.dim() ? x.size(wrap_dim(dim, x.dim(), "argsort")) : 1;
+    return order(x, dim, n, descending, "argsort");
+}
+
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
+                                bool sorted) {
+    (void)sorted;  // always sorted: a valid "unsorted" order too
+    return values_and(x, dim, order(x, dim, k, largest, "topk"));
+}
+
+}  // namespace tg
