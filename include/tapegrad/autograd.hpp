@@ -32,8 +32,9 @@ struct Node : std::enable_shared_from_this<Node> {
         std::shared_ptr<Node> fn;  // null: that input needs no gradient
         uint32_t input_nr = 0;     // which output of fn the input was
     };
-    const char* name_ = "";
-    uint64_t seq_ = 0;  // Note [Tape order] in src/autograd/engine.cpp
+    const char* name_ = "";             // the tapegrad op (what errors and reports name)
+    const char* torch_name_ = nullptr;  // PyTorch's name when not the table's (name())
+    uint64_t seq_ = 0;                  // Note [Tape order] in src/autograd/engine.cpp
     SmallVector<Edge, 2> next_;
     SmallVector<InputMeta, 2> inputs_;
     uint32_t num_outputs_ = 1;
@@ -55,7 +56,12 @@ struct Node : std::enable_shared_from_this<Node> {
     virtual Grads apply(Grads&& dys) = 0;
     /// Frees what was saved for backward (after a backward without retain_graph).
     virtual void release() { released_ = true; }
-    const char* name() const { return name_; }
+    /// PyTorch's name for this node ("AddBackward0", "MeanBackward1", "AccumulateGrad"), as
+    /// LibTorch's grad_fn()->name() gives it: a composed op names the node it returns.
+    const char* name() const;
+    /// The tapegrad op that recorded it ("add", "mean"), as error messages and saved_report name
+    /// it.
+    const char* op() const { return name_; }
     uint64_t sequence_nr() const { return seq_; }
     const SmallVector<Edge, 2>& next_functions() const { return next_; }
 

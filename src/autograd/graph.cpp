@@ -20,6 +20,9 @@ std::atomic<uint64_t> g_seq{1};
 uint64_t next_seq() {
     return g_seq.fetch_add(1, std::memory_order_relaxed);
 }
+uint64_t peek_seq() {
+    return g_seq.load(std::memory_order_relaxed);
+}
 
 // Note [Graph destruction]: a 100,000-op chain is a 100,000-deep chain of shared_ptrs. Releasing
 // it naively recurses once per node and overflows the stack. Instead, a node or tensor that drops

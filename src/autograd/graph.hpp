@@ -10,6 +10,8 @@ namespace tg::autograd::detail {
 
 /// Next tape position (Note [Tape order] in engine.cpp).
 uint64_t next_seq();
+/// The sequence number the next recorded node will get (ComposedName in record.hpp).
+uint64_t peek_seq();
 /// The AccumulateGrad node of a leaf that requires grad (created on first use).
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
 /// Fills edges, input metadata, tape position and scope of n from inputs.

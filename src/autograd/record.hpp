@@ -112,9 +112,37 @@ void record_list(const char* name, const std::vector<Tensor>& inputs, std::vecto
     }
 }
 
+/// Note [Node names]: Node::name() is PyTorch's name for a node, which depends on the call the
+/// user made, not on the kernel that ran: x + 2.0 is AddBackward1, x.mean() is MeanBackward0
+/// although tapegrad composes it as a sum and a mul. Nodes named after their op (add, exp) are
+/// looked up in src/autograd/names.cpp; an overload sets its node's name with torch_name() right
+/// after record(); a composed op names the node it returns with a ComposedName taken on entry,
+/// which renames only a node recorded during the call (never an input's history).
+inline void torch_name(const Tensor& y, const char* name) {
+    if (Node* n = y.grad_fn().get())
+        n->torch_name_ = name;
+}
+class ComposedName {
+public:
+    ComposedName() : since_(peek_seq()) {}
+    /// y, its node (if recorded during this call) renamed to op and PyTorch's `torch`.
+    Tensor operator()(Tensor y, const char* op, const char* torch) const {
+        Node* n = y.defined() ? y.grad_fn().get() : nullptr;
+        if (n && n->sequence_nr() >= since_) {
+            n->name_ = op;
+            n->torch_name_ = torch;
+        }
+        return y;
+    }
+
+private:
+    uint64_t since_;
+};
+
 }  // namespace tg::autograd::detail
 
 namespace tg {
+using autograd::detail::ComposedName;
 using autograd::detail::GradTarget;
 using autograd::detail::in_shape;
 using autograd::detail::needs;
@@ -124,4 +152,5 @@ using autograd::detail::save_intermediate;
 using autograd::detail::save_output;
 using autograd::detail::Saved;
 using autograd::detail::should_record;
+using autograd::detail::torch_name;
 }  // namespace tg

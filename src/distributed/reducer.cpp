@@ -127,7 +127,7 @@ void DdpState::inspect(const Tensor& y, bool find_unused) {
             auto it = param_of.find(e.fn.get());
             if (it != param_of.end()) {
                 ++uses[it->second];
-                by_linear[it->second] = std::string(n->name()) == "linear";
+                by_linear[it->second] = std::string(n->op()) == "linear";
             }
             if (seen.insert(e.fn.get()).second)
                 stack.push_back(e.fn.get());

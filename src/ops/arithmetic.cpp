@@ -67,6 +67,7 @@ Tensor add(const Tensor& a, Scalar s) {
     Tensor y = runtime::unary(UnaryOp::add_scalar, a, s);
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
+    torch_name(y, "AddBackward1");
     return y;
 }
 
@@ -74,6 +75,7 @@ Tensor mul(const Tensor& a, Scalar s) {
     Tensor y = runtime::unary(UnaryOp::mul_scalar, a, s);
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
+    torch_name(y, "MulBackward1");
     return y;
 }
 
@@ -112,6 +114,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
                    return Grads{needs(n, 0) ? grad_for(n, 0, dy * bb * pow(aa, bb - 1)) : Tensor(),
                                 needs(n, 1) ? grad_for(n, 1, dy * sy.get() * log(aa)) : Tensor()};
                });
+    torch_name(y, "PowBackward1");
     return y;
 }
 
@@ -121,6 +124,7 @@ Tensor pow(Scalar s, const Tensor& x) {
         record("pow", {&x}, y, [sy = save_output(y), s](const Tensor& dy) {
             return Grads{dy * sy.get() * std::log(s)};
         });
+    torch_name(y, "PowBackward2");
     return y;
 }
 
@@ -305,7 +309,8 @@ Tensor operator+(const Tensor& a, Scalar s) {
     return add(a, s);
 }
 Tensor operator-(const Tensor& a, Scalar s) {
-    return add(a, -s);
+    const ComposedName named;
+    return named(add(a, -s), "sub", "SubBackward1");
 }
 Tensor operator*(const Tensor& a, Scalar s) {
     return mul(a, s);
@@ -313,7 +318,8 @@ Tensor operator*(const Tensor& a, Scalar s) {
 Tensor operator/(const Tensor& a, Scalar s) {
     if (!is_floating(a.dtype()))  // int64 divides (truncating), never records; by 0 it throws
         return runtime::unary(UnaryOp::div_scalar, a, s);
-    return mul(a, 1.0 / s);
+    const ComposedName named;
+    return named(mul(a, 1.0 / s), "div", "DivBackward1");
 }
 Tensor operator+(Scalar s, const Tensor& a) {
     return add(a, s);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "autograd/record.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -20,7 +21,9 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
         throw shape_error("select: index " + std::to_string(index) + " is out of range for dim " +
                           std::to_string(d) + " of size " + std::to_string(n) + " of " +
                           shape_str(x.sizes()));
-    return squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d);
+    const ComposedName named;
+    return named(squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d), "select",
+                 "SelectBackward0");
 }
 
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
@@ -40,7 +43,8 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
         return narrow(x, d, b, e - b);
     const Tensor idx =
         arange(double(b), double(e), double(step), TensorOptions(kInt64).device(x.device()));
-    return index_select(x, d, idx);
+    const ComposedName named;
+    return named(index_select(x, d, idx), "slice", "SliceBackward0");
 }
 
 namespace {
@@ -131,6 +135,7 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
     if (used > x.dim())
         throw shape_error("index: " + std::to_string(used) + " indices for the " +
                           std::to_string(x.dim()) + " dims of " + shape_str(x.sizes()));
+    const ComposedName named;
     Tensor y = x;
     int64_t d = 0;  // the dim of y the next entry indexes
     bool had_tensors = false;
@@ -162,7 +167,7 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
             d += out_dims;
         }
     }
-    return y;
+    return had_tensors ? named(y, "index", "IndexBackward0") : y;
 }
 
 Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& value) {
@@ -200,7 +205,9 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Ten
     const Tensor hit = ne(count, 0.0).reshape(x.sizes());
     const Tensor v = value.to(x.dtype()).expand(pos.sizes()).reshape({-1});
     const Tensor scattered = index_add(v, all, 0, p).reshape(x.sizes());
+    const ComposedName named;
     x.copy_(where(hit, scattered, x));
+    named(x, "index_put_", "IndexPutBackward0");
     return x;
 }
 

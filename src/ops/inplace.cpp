@@ -111,7 +111,11 @@ Tensor& Tensor::zero_() {
 Tensor& Tensor::copy_(const Tensor& src) {
     return inplace(
         *this, "copy_", &src,
-        [&](const Tensor&) { return tg::expand(src.to(dtype()), sizes()).clone(); },
+        [&](const Tensor&) {
+            const ComposedName named;
+            return named(tg::expand(src.to(dtype()), sizes()).clone(), "copy_",
+                         "torch::autograd::CopyBackwards");
+        },
         [&] { runtime::copy_into(*this, src); });
 }
 

@@ -138,6 +138,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+    const ComposedName named;
     Tensor p = mm(a, b);
     if (alpha != 1)
         p = p * alpha;
@@ -146,7 +147,7 @@ Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, Scalar beta, Sca
     if (broadcast_shapes(c.sizes(), p.sizes(), "addmm") != p.sizes())
         throw shape_error("addmm: input " + shape_str(c.sizes()) + " cannot be broadcast to " +
                           shape_str(p.sizes()));
-    return add(beta == 1 ? c : c * beta, p);
+    return named(add(beta == 1 ? c : c * beta, p), "addmm", "AddmmBackward0");
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
@@ -225,6 +226,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                    }
                    return g;
                });
+        torch_name(y, b.defined() ? "AddmmBackward0" : "MmBackward0");
     }
     return y;
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -208,7 +209,9 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
     const Shape s = broadcast_shapes(x.sizes(), mask.sizes(), "masked_select");
     const std::vector<int64_t> pos = nonzero_positions(mask.expand(s));
     const Tensor index = tensor(pos, TensorOptions(kInt64).device(x.device()));
-    return index_select(x.expand(s).reshape({-1}), 0, index);
+    const ComposedName named;
+    return named(index_select(x.expand(s).reshape({-1}), 0, index), "masked_select",
+                 "MaskedSelectBackward0");
 }
 
 }  // namespace tg

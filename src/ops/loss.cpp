@@ -78,13 +78,14 @@ Tensor l1_loss(const Tensor& x, const Tensor& y, Reduction r) {
 
 Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r) {
     check_labels("nll_loss", logp, labels);
+    const ComposedName named;
     Tensor picked;
     try {
         picked = gather(logp, 1, labels.unsqueeze(1));
     } catch (const shape_error& e) {  // name the op the user called, not the one it is made of
         throw shape_error(std::string("nll_loss: ") + e.what());
     }
-    return reduce(-picked.squeeze(1), r);
+    return named(reduce(-picked.squeeze(1), r), "nll_loss", "NllLossBackward0");
 }
 
 /// loss_i = logsumexp(x_i) - x_i[label_i];  dx = (softmax(x) - onehot) * dy_i  (/N for mean)
@@ -123,6 +124,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
 Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& t, Reduction r) {
     check_pair("binary_cross_entropy_with_logits", x, t);
     runtime::check_floating("binary_cross_entropy_with_logits", x);
+    const ComposedName named;
     Tensor l;
     {
         NoGradGuard g;
@@ -135,7 +137,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& t, Reduct
                    return Grads{needs(n, 0) ? dy * (sigmoid(xx) - st.get()) : Tensor(),
                                 needs(n, 1) ? -dy * xx : Tensor()};
                });
-    return reduce(l, r);
+    return named(reduce(l, r), "binary_cross_entropy_with_logits",
+                 "BinaryCrossEntropyWithLogitsBackward0");
 }
 
 }  // namespace tg

@@ -5,6 +5,7 @@
 // samples that count, and a sample whose label is ignore_index counts for nothing.
 #include <cmath>
 
+#include "autograd/record.hpp"
 #include "ops/loss_checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -33,18 +34,22 @@ Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, Reduction r, double beta
     check_same_shape("smooth_l1_loss", x, y);
     if (!(beta >= 0))
         throw value_error("smooth_l1_loss: beta " + std::to_string(beta) + " must be >= 0");
+    const ComposedName named;
     const Tensor z = abs(x - y);
-    if (beta == 0)
-        return loss::reduce(z, r);
-    return loss::reduce(where(lt(z, beta), z * z * (0.5 / beta), z - 0.5 * beta), r);
+    return named(beta == 0
+                     ? loss::reduce(z, r)
+                     : loss::reduce(where(lt(z, beta), z * z * (0.5 / beta), z - 0.5 * beta), r),
+                 "smooth_l1_loss", "SmoothL1LossBackward0");
 }
 
 Tensor huber_loss(const Tensor& x, const Tensor& y, Reduction r, double delta) {
     check_same_shape("huber_loss", x, y);
     if (!(delta > 0))
         throw value_error("huber_loss: delta " + std::to_string(delta) + " must be > 0");
+    const ComposedName named;
     const Tensor z = abs(x - y);
-    return loss::reduce(where(lt(z, delta), z * z * 0.5, (z - 0.5 * delta) * delta), r);
+    return named(loss::reduce(where(lt(z, delta), z * z * 0.5, (z - 0.5 * delta) * delta), r),
+                 "huber_loss", "HuberLossBackward0");
 }
 
 Tensor kl_div(const Tensor& logp, const Tensor& target, Reduction r, bool log_target) {
@@ -59,6 +64,7 @@ Tensor kl_div(const Tensor& logp, const Tensor& target, Reduction r, bool log_ta
 
 Tensor binary_cross_entropy(const Tensor& p, const Tensor& t, const Tensor& weight, Reduction r) {
     check_same_shape("binary_cross_entropy", p, t);
+    const ComposedName named;
     // PyTorch clamps the logs at -100, so p = 0 or 1 gives a finite loss
     Tensor l = -(t * clamp_min(log(p), -100) + (1.0 - t) * clamp_min(log1p(-p), -100));
     if (weight.defined()) {
@@ -68,7 +74,7 @@ Tensor binary_cross_entropy(const Tensor& p, const Tensor& t, const Tensor& weig
                               " cannot be broadcast to the input " + shape_str(p.sizes()));
         l = l * weight;
     }
-    return loss::reduce(l, r);
+    return named(loss::reduce(l, r), "binary_cross_entropy", "BinaryCrossEntropyBackward0");
 }
 
 namespace {
@@ -109,8 +115,9 @@ Tensor reduce_weighted(const Tensor& l, const Tensor& w, Reduction r) {
 Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r, const Tensor& weight,
                 int64_t ignore_index) {
     check_labels("nll_loss", logp, labels);
+    const ComposedName named;
     const auto [l, w] = weighted_nll("nll_loss", logp, labels, weight, ignore_index);
-    return reduce_weighted(l, w, r);
+    return named(reduce_weighted(l, w, r), "nll_loss", "NllLossBackward0");
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, const Tensor& weight,
@@ -125,11 +132,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, co
         (ignore_index >= C ||
          (ignore_index < 0 && (labels.numel() == 0 || min(labels).item<int64_t>() >= 0))))
         return cross_entropy(logits, labels, r);
+    const ComposedName named;
     const Tensor logp = log_softmax(logits, 1);
     const auto [nll, w] = weighted_nll("cross_entropy", logp, labels, weight, ignore_index);
     const Tensor loss = reduce_weighted(nll, w, r);
-    if (label_smoothing == 0)
-        return loss;
+    if (label_smoothing == 0)  // as LibTorch's: the smoothed loss ends in an add there too
+        return named(loss, "cross_entropy", "NllLossBackward0");
     // PyTorch's smoothing term: -Σ_c w_c logp[n, c] per sample (0 when ignored), reduced as the
     // nll term is (a mean divides by the same summed weights)
     const Tensor valid = ne(labels, full_like(labels, double(ignore_index))).to(logits.dtype());

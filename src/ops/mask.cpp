@@ -1,5 +1,6 @@
 // Masks: masked_fill, triu, tril. Each is a where() over a mask, so its gradient is dy where the
 // input was kept and 0 where it was replaced, recorded by where.
+#include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -12,7 +13,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
     if (broadcast_shapes(mask.sizes(), x.sizes(), "masked_fill") != x.sizes())
         throw shape_error("masked_fill: mask " + shape_str(mask.sizes()) +
                           " cannot be broadcast to the input " + shape_str(x.sizes()));
-    return where(mask, full({}, value, x.options()), x);
+    const ComposedName named;
+    return named(where(mask, full({}, value, x.options()), x), "masked_fill",
+                 "MaskedFillBackward0");
 }
 
 namespace {
@@ -27,7 +30,9 @@ Tensor triangle(const char* op, const Tensor& x, int64_t diagonal, bool upper) {
     const Tensor cols = arange(double(x.size(-1)), o).unsqueeze(0);
     const Tensor offset = cols - rows;  // [rows, cols]: j - i
     const Tensor keep = upper ? gt(offset, double(diagonal) - 1) : lt(offset, double(diagonal) + 1);
-    return where(keep, x, zeros({}, x.options()));
+    const ComposedName named;
+    return named(where(keep, x, zeros({}, x.options())), op,
+                 upper ? "TriuBackward0" : "TrilBackward0");
 }
 
 }  // namespace

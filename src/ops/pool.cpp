@@ -45,7 +45,6 @@ Tensor run(WindowOp op, const Window& g, const Tensor& in, const Shape& shape,
     return out;
 }
 
-
 /// The gather of max pooling's backward, recorded: dx = Σ dy over the windows whose argmax
 /// each element is; its adjoint gathers g at the indices.
 Tensor max_pool_backward(const Tensor& dy, const Tensor& idx, const Window& g, const Shape& xs) {
@@ -117,8 +116,8 @@ Window pool_window(const char* op, const Tensor& x4, const IntArg& kernel, const
     g.h = x4.size(2), g.w = x4.size(3);
     g.kh = k.first, g.kw = k.second, g.sh = s.first, g.sw = s.second;
     g.ph = p.first, g.pw = p.second, g.dh = d.first, g.dw = d.second;
-    const bool fits = g.h + 2 * g.ph >= g.dh * (g.kh - 1) + 1 &&
-                      g.w + 2 * g.pw >= g.dw * (g.kw - 1) + 1;
+    const bool fits =
+        g.h + 2 * g.ph >= g.dh * (g.kh - 1) + 1 && g.w + 2 * g.pw >= g.dw * (g.kw - 1) + 1;
     g.oh = fits ? pool_out(g.h, g.kh, g.sh, g.ph, g.dh, ceil_mode) : 0;
     g.ow = fits ? pool_out(g.w, g.kw, g.sw, g.pw, g.dw, ceil_mode) : 0;
     if (g.oh <= 0 || g.ow <= 0)
@@ -174,7 +173,9 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const IntArg& output_size) {
     Window g;
     g.planes = checked_mul(x4.size(0), x4.size(1), op, x4.sizes());
     g.h = x4.size(2), g.w = x4.size(3), g.oh = o.first, g.ow = o.second, g.adaptive = 1;
-    return unbatched(avg_window(true, x4, g, x4.size(0), x4.size(1)), x);
+    const ComposedName named;
+    return named(unbatched(avg_window(true, x4, g, x4.size(0), x4.size(1)), x), op,
+                 "AdaptiveAvgPool2DBackward0");
 }
 
 }  // namespace tg

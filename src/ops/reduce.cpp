@@ -89,6 +89,8 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
                    (void)n;
                    return Grads{extremum_grad(dyk, sx.get(), syk.get(), dims)};
                });
+    if (dims_in.empty())
+        torch_name(y, is_max ? "MaxBackward1" : "MinBackward1");
     return y;
 }
 }  // namespace
@@ -121,6 +123,8 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
                 ks[size_t(d)] = 1;
             return Grads{expand(dy.reshape(ks), xs)};
         });
+    if (dims_in.empty())
+        torch_name(y, "SumBackward0");
     return y;
 }
 Tensor sum(const Tensor& x) {
@@ -131,7 +135,9 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) 
     runtime::check_floating("mean", x);
     const auto dims = norm_dims(x, dims_in, "mean");
     const double n = double(reduced_count(x, dims));
-    return sum(x, dims, keepdim) * (1.0 / n);  // 0/0 = NaN over an empty dim, as in PyTorch
+    const ComposedName named;
+    return named(sum(x, dims, keepdim) * (1.0 / n),  // 0/0 = NaN over an empty dim, as PyTorch
+                 "mean", dims_in.empty() ? "MeanBackward0" : "MeanBackward1");
 }
 Tensor mean(const Tensor& x) {
     return mean(x, {}, false);
@@ -143,6 +149,7 @@ Tensor max(const Tensor& x) {
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     runtime::check_floating("logsumexp", x);
+    const ComposedName named;
     const auto dims = norm_dims(x, dims_in, "logsumexp");
     const Shape out = keepdim ? kept_shape(x, dims) : dropped_shape(x, dims);
     if (reduced_count(x, dims) == 0)  // the empty sum: log 0
@@ -152,10 +159,11 @@ Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keep
     Tensor m = extremum(x.detach(), dims, true, true);
     m = where(lt(abs(m), std::numeric_limits<double>::infinity()), m, zeros({}, m.options()));
     const Tensor y = log(sum(exp(x - m), dims, true)) + m;
-    return keepdim ? y : y.reshape(out);
+    return named(keepdim ? y : y.reshape(out), "logsumexp", "LogsumexpBackward0");
 }
 
-Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool keepdim) {
+namespace {
+Tensor norm_of(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool keepdim) {
     runtime::check_floating("norm", x);
     const auto dims = norm_dims(x, dims_in, "norm");
     if (std::isinf(p) && p > 0)
@@ -181,7 +189,13 @@ Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool
         });
     return y;
 }
+}  // namespace
 
+Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool keepdim) {
+    const ComposedName named;
+    return named(norm_of(x, p, dims_in, keepdim), "norm",
+                 dims_in.empty() ? "NormBackward0" : "NormBackward1");
+}
 Tensor norm(const Tensor& x, Scalar p) {
     return norm(x, p, {}, false);
 }
@@ -199,10 +213,11 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, 
     runtime::check_floating("var", x);
     const auto dims = norm_dims(x, dims_in, "var");
     const int64_t n = reduced_count(x, dims);
+    const ComposedName named;
     const Tensor c = x - mean(x, dims, true);
     // with no more elements than the correction the divisor is 0: NaN (0/0), as in PyTorch
     const double div = double(std::max<int64_t>(n - (unbiased ? 1 : 0), 0));
-    return sum(c * c, dims, keepdim) * (1.0 / div);
+    return named(sum(c * c, dims, keepdim) * (1.0 / div), "var", "VarBackward0");
 }
 Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) {
     return var(x, std::vector<int64_t>(dims), unbiased, keepdim);

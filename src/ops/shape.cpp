@@ -127,13 +127,15 @@ Tensor squeeze(const Tensor& x, int64_t dim) {
         return x;
     Shape s = x.sizes();
     s.erase(s.begin() + d);
-    return reshape(x, s);
+    const ComposedName named;
+    return named(reshape(x, s), "squeeze", "SqueezeBackward1");
 }
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
     const int64_t d = wrap_dim(dim, x.dim() + 1, "unsqueeze");
     Shape s = x.sizes();
     s.insert(s.begin() + d, 1);
-    return reshape(x, s);
+    const ComposedName named;
+    return named(reshape(x, s), "unsqueeze", "UnsqueezeBackward0");
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
@@ -190,7 +192,8 @@ Tensor t(const Tensor& x) {
     if (x.dim() > 2)
         throw shape_error("t: expects a tensor with <= 2 dims, got " + shape_str(x.sizes()) +
                           "; use transpose");
-    return x.dim() < 2 ? x : transpose(x, 0, 1);
+    const ComposedName named;
+    return named(x.dim() < 2 ? x : transpose(x, 0, 1), "t", "TBackward0");
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
@@ -293,7 +296,8 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
                               shape_str(x.sizes()) + " differ");
         us.push_back(unsqueeze(x, d));
     }
-    return cat(us, d);
+    const ComposedName named;
+    return named(cat(us, d), "stack", "StackBackward0");
 }
 
 }  // namespace tg

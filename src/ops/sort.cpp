@@ -88,17 +88,17 @@ Tensor order(const Tensor& x_in, int64_t dim, int64_t k, bool descending, const 
     return x_in.dim() ? r : r.reshape({});
 }
 
-std::tuple<Tensor, Tensor> values_and(const Tensor& x, int64_t dim, const Tensor& idx) {
-    if (x.dim() == 0)
-        return {x.clone(), idx};
-    return {gather(x, dim, idx), idx};
+std::tuple<Tensor, Tensor> values_and(const Tensor& x, int64_t dim, const Tensor& idx,
+                                      const char* op, const char* torch) {
+    const ComposedName named;
+    return {named(x.dim() ? gather(x, dim, idx) : x.clone(), op, torch), idx};
 }
 
 }  // namespace
 
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
     const int64_t n = x.dim() ? x.size(wrap_dim(dim, x.dim(), "sort")) : 1;
-    return values_and(x, dim, order(x, dim, n, descending, "sort"));
+    return values_and(x, dim, order(x, dim, n, descending, "sort"), "sort", "SortBackward0");
 }
 
 Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
@@ -109,7 +109,7 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {
     (void)sorted;  // always sorted: a valid "unsorted" order too
-    return values_and(x, dim, order(x, dim, k, largest, "topk"));
+    return values_and(x, dim, order(x, dim, k, largest, "topk"), "topk", "TopkBackward0");
 }
 
 }  // namespace tg
