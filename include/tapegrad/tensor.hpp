@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -306,8 +307,14 @@ private:
     std::shared_ptr<TensorImpl> impl_;
 };
 
-/// Prints shape, dtype, device and values, like LibTorch.
+/// Prints the values in LibTorch 1.13's layout (fixed or scientific columns chosen from the
+/// values, one matrix per leading index, "Columns a to b" past `linesize`), then its footer:
+/// "[ CPUFloatType{2,2} ]" (CUDA..., OpenCL...; Long, Double, Bool).
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::ostream& print(std::ostream& os, const Tensor& t, int64_t linesize = 80);
+/// tapegrad's short form: nested brackets with long dims elided, then dtype, shape, device and
+/// grad_fn or requires_grad.
+std::string repr(const Tensor& t);
 
 /// Compound assignment, as LibTorch has it: the in-place ops add_, sub_, mul_, div_ (recorded
 /// and version-checked, Note [In-place ops] in src/ops/inplace.cpp).
