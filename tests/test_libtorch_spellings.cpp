@@ -349,7 +349,18 @@ BOOST_AUTO_TEST_CASE(a_renamed_libtorch_program) {
         (epoch == 0 ? first : last) = loss.item().toDouble();
     }
     BOOST_TEST(last < 1e-4 * first);
-    check_close(fc->bias(), {0.3}, 1e-3, 1e-3);
+    check_close(fc->bias, {0.3}, 1e-3, 1e-3);  // members, as LibTorch's
+    check_close(fc->weight, {1.0, -2.0, 0.5}, 1e-3, 1e-3);
+    BOOST_TEST(fc->weight.grad().defined());
+    BOOST_TEST(fc->weight().impl() == fc->weight.impl());  // the method spelling still works
+    auto conv = tg::nn::Conv2d(tg::nn::Conv2dOptions(1, 2, 3).bias(false));
+    BOOST_TEST(tg::shape_str(conv->weight.sizes()) == "[2,1,3,3]");
+    BOOST_TEST(!conv->bias.defined());
+    {
+        tg::NoGradGuard no_grad;  // LibTorch's way to set a weight: through the member
+        fc->weight.fill_(0.0);
+    }
+    check_close(fc->parameters()[0], {0, 0, 0});  // the registered parameter itself
 }
 
 BOOST_AUTO_TEST_CASE(cumsum_sort_argsort_topk) {

@@ -68,7 +68,7 @@ void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& 
 }  // namespace
 
 ConvBase::ConvBase(const char* name, int64_t in, int64_t out, int64_t groups,
-                   const Shape& weight_shape_, int64_t bias_size, bool bias)
+                   const Shape& weight_shape_, int64_t bias_size, bool has_bias)
     : Module(name), in_(in), out_(out) {
     if (in <= 0 || out <= 0)
         throw shape_error(std::string(name) + "(" + std::to_string(in) + ", " +
@@ -77,17 +77,17 @@ ConvBase::ConvBase(const char* name, int64_t in, int64_t out, int64_t groups,
         throw shape_error(std::string(name) + "(" + std::to_string(in) + ", " +
                           std::to_string(out) + "): groups " + std::to_string(groups) +
                           " must divide both channel counts");
-    weight_ = register_parameter("weight", empty(weight_shape_));
-    if (bias)
-        bias_ = register_parameter("bias", empty({bias_size}));
+    weight = register_parameter("weight", empty(weight_shape_));
+    if (has_bias)
+        bias = register_parameter("bias", empty({bias_size}));
     reset_parameters();
 }
 
 void ConvBase::reset_parameters() {
-    init::kaiming_uniform_(weight_, std::sqrt(5.0));
-    if (bias_.defined()) {
-        const double bound = 1.0 / std::sqrt(double(weight_.numel() / weight_.size(0)));
-        init::uniform_(bias_, -bound, bound);
+    init::kaiming_uniform_(weight, std::sqrt(5.0));
+    if (bias.defined()) {
+        const double bound = 1.0 / std::sqrt(double(weight.numel() / weight.size(0)));
+        init::uniform_(bias, -bound, bound);
     }
 }
 
@@ -104,12 +104,12 @@ Tensor ConvBase::check_input(const Tensor& x, int64_t dims) const {
     const Tensor xb = x.dim() == dims ? x : x.unsqueeze(0);
     if (xb.size(1) != in_)
         throw shape_error(where.str() + ": expected " + std::to_string(in_) + " channels");
-    if (x.dtype() != weight_.dtype())
+    if (x.dtype() != weight.dtype())
         throw dtype_error(where.str() + ": dtype " + dtype_name(x.dtype()) + ", layer has " +
-                          dtype_name(weight_.dtype()));
-    if (x.device() != weight_.device())
+                          dtype_name(weight.dtype()));
+    if (x.device() != weight.device())
         throw device_error(where.str() + ": on " + x.device().str() + ", layer on " +
-                           weight_.device().str());
+                           weight.device().str());
     return xb;
 }
 
@@ -125,8 +125,8 @@ Tensor Conv1dImpl::forward(const Tensor& x) {
     const auto& o = options_;
     const Tensor y =
         o.padding_mode()
-            ? conv1d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
-            : conv1d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(), o.groups());
+            ? conv1d(xb, weight, bias, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
+            : conv1d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
     return x.dim() == 3 ? y : y.squeeze(0);
 }
 
@@ -150,8 +150,8 @@ Tensor Conv2dImpl::forward(const Tensor& x) {
     const auto& o = options_;
     const Tensor y =
         o.padding_mode()
-            ? conv2d(xb, weight_, bias_, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
-            : conv2d(xb, weight_, bias_, o.stride(), o.padding(), o.dilation(), o.groups());
+            ? conv2d(xb, weight, bias, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
+            : conv2d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
     return x.dim() == 4 ? y : y.squeeze(0);
 }
 
@@ -173,8 +173,8 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 4);
     const auto& o = options_;
-    const Tensor y = conv_transpose2d(xb, weight_, bias_, o.stride(), o.padding(),
-                                      o.output_padding(), o.groups(), o.dilation());
+    const Tensor y = conv_transpose2d(xb, weight, bias, o.stride(), o.padding(), o.output_padding(),
+                                      o.groups(), o.dilation());
     return x.dim() == 4 ? y : y.squeeze(0);
 }
 

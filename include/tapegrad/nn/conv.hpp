@@ -81,20 +81,21 @@ private:
 /// The parameters and checks Conv1d, Conv2d and ConvTranspose2d share.
 class ConvBase : public Module {
 public:
-    Tensor& weight() { return weight_; }
-    Tensor& bias() { return bias_; }  // undefined when built with bias(false)
     /// Re-draws weight and bias with the default initialisation.
     void reset_parameters();
 
 protected:
     /// Checks the channel counts and groups, registers weight [w0, w1, kernel...] and bias [nb].
     ConvBase(const char* name, int64_t in, int64_t out, int64_t groups, const Shape& weight_shape,
-             int64_t bias_size, bool bias);
+             int64_t bias_size, bool has_bias);
     /// Throws shape_error naming the layer unless x is [N, in, ...] with `dims` dims (or one
     /// fewer, unbatched) and matches the layer's dtype and device; returns x batched.
     Tensor check_input(const Tensor& x, int64_t dims) const;
     int64_t in_, out_;
-    Tensor weight_, bias_;
+
+public:
+    Parameter weight;  // [w0, w1, kernel...]; conv->weight() works too
+    Parameter bias;    // undefined when built with bias(false)
 };
 
 class Conv1dImpl : public ConvBase {

@@ -19,15 +19,15 @@ public:
     /// Re-draws weight and bias with the default initialisation.
     void reset_parameters();
 
-    Tensor& weight() { return weight_; }
-    Tensor& bias() { return bias_; }  // undefined when built with bias = false
     int64_t in_features() const { return in_; }
     int64_t out_features() const { return out_; }
     void pretty_print(std::ostream& os) const override;
 
+    Parameter weight;  // [out,in]; fc->weight() works too
+    Parameter bias;    // [out], undefined when built with bias = false
+
 private:
     int64_t in_, out_;
-    Tensor weight_, bias_;
 };
 TG_MODULE(Linear);
 

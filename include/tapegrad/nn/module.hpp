@@ -32,6 +32,20 @@ namespace tg::nn {
 template <class Impl>
 class ModuleHolder;
 
+/// A layer's parameter member as LibTorch spells it: fc->weight is the tensor (copy it, pass it,
+/// assign to it), and fc->weight() still returns it, tapegrad's earlier spelling.
+class Parameter : public Tensor {
+public:
+    Parameter() = default;
+    Parameter(Tensor t) : Tensor(std::move(t)) {}  // NOLINT: implicit, a tensor member
+    Parameter& operator=(const Tensor& t) {
+        Tensor::operator=(t);
+        return *this;
+    }
+    Tensor& operator()() { return *this; }
+    const Tensor& operator()() const { return *this; }
+};
+
 class Module : public std::enable_shared_from_this<Module> {
 public:
     /// `name` is the type name ("Linear"), used in error messages and record scopes.
