@@ -72,7 +72,7 @@ static void bool_tensors(const torch::TensorOptions& o) {
     show("put_grad_v", v.grad());
 }
 
-/// tests/test_libtorch_spellings.cpp, ordering: cumsum, sort (ties, NaN), argsort, topk.
+/// tests/test_ordering.cpp: cumsum, sort (ties, NaN), argsort, topk.
 static void ordering(const torch::TensorOptions& o) {
     auto v = torch::tensor({3.0, 1.0, double(NAN), 1.0, -2.0, 3.0, 0.5, 1.0}, o).reshape({2, 4});
     auto [sv, si] = v.sort(1);

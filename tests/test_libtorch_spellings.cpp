@@ -363,28 +363,25 @@ BOOST_AUTO_TEST_CASE(a_renamed_libtorch_program) {
     check_close(fc->parameters()[0], {0, 0, 0});  // the registered parameter itself
 }
 
-BOOST_AUTO_TEST_CASE(cumsum_sort_argsort_topk) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    const tg::Tensor v = f64({3.0, 1.0, nan, 1.0, -2.0, 3.0, 0.5, 1.0}, {2, 4});
-    auto [sv, si] = v.sort(1);  // ties keep their order, NaN sorts last
-    check_close(si, {1, 3, 0, 2, 0, 2, 3, 1});
-    BOOST_TEST(std::isnan(sv[0][3].item<double>()));
-    check_close(sv.index({1}), {-2, 0.5, 1, 3});
-    auto [dv, di] = v.sort(1, true);
-    check_close(di, {2, 0, 1, 3, 1, 3, 2, 0});
-    check_close(dv.index({1}), {3, 1, 0.5, -2});
-    check_close(tg::argsort(v, 0), {1, 0, 1, 0, 0, 1, 0, 1});
-    const tg::Tensor w = tg::tensor({0.3, 2.5, -1.0, 2.5, 0.7, 4.0}, tg::kFloat64);
-    auto [tv, ti] = w.topk(3);
-    check_close(tv, {4, 2.5, 2.5});
-    BOOST_TEST(ti[0].item<int64_t>() == 5);  // LibTorch gives 5 3 1: the order of ties is
-    BOOST_TEST(ti[1].item<int64_t>() + ti[2].item<int64_t>() == 4);  // unspecified
-    check_close(std::get<1>(w.topk(2, 0, false)), {2, 0});
-    BOOST_CHECK_THROW(w.topk(7), tg::value_error);
-    check_close(tg::tensor(std::vector<int64_t>{1, 2, 3, 4, 5}).cumsum(0), {1, 3, 6, 10, 15});
-    BOOST_TEST((w > 1.0).cumsum(0).dtype() == tg::kInt64);
-    check_close((w > 1.0).cumsum(0), {0, 1, 1, 2, 2, 3});
-    const tg::Tensor c = f64({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, {2, 3}).requires_grad_(true);
-    (c.cumsum(1) * tg::tensor({1.0, 2.0, 3.0}, tg::kFloat64)).sum().backward();
-    check_close(c.grad(), {6, 5, 3, 6, 5, 3});
+BOOST_AUTO_TEST_CASE(method_spellings_and_scalar_tensors) {
+    const tg::Tensor x = f64({0.5, -1.5, 2.0, 3.0, -0.25, 1.0}, {2, 3});
+    check_close(x.clamp(-1, 1), {0.5, -1, 1, 1, -0.25, 1});
+    check_close(x.clamp_min(0), {0.5, 0, 2, 3, 0, 1});
+    check_close(x.clamp_max(0), {0, -1.5, 0, 0, -0.25, 0});
+    check_close(x.var({1}), tg::var(x, {1}));
+    check_close(x.var(false), tg::var(x, false));
+    check_close(x.softmax(1), tg::softmax(x, 1));
+    check_close(x.log_softmax(0), tg::log_softmax(x, 0));
+    const tg::Tensor idx = tg::tensor(std::vector<int64_t>{2, 0});
+    check_close(x.index_select(1, idx), {2, 0.5, 1, 3});
+    check_close(x.gather(1, idx.reshape({1, 2}).expand({2, 2}).contiguous()), {2, 0.5, 1, 3});
+    check_close(x.abs().pow(f64({2, 1, 0.5, 1, 2, 3}, {2, 3})),
+                {0.25, 1.5, std::sqrt(2.0), 3, 0.0625, 1});
+    const tg::Tensor s = tg::tensor(3.5), i = tg::tensor(7);
+    BOOST_TEST(s.dim() == 0);
+    BOOST_TEST(s.dtype() == tg::kFloat32);
+    BOOST_TEST(s.item<double>() == 3.5);
+    BOOST_TEST(i.dtype() == tg::kInt64);  // as LibTorch's torch::tensor(7)
+    BOOST_TEST(i.item<int64_t>() == 7);
+    BOOST_TEST(tg::tensor({3.5}).dim() == 1);  // a braced list is still a 1-D tensor
 }

@@ -286,6 +286,19 @@ public:
     Tensor reshape_as(const Tensor& other) const;
     Tensor type_as(const Tensor& other) const;
     Tensor masked_fill(const Tensor& mask, Scalar value) const;
+    Tensor clamp(Scalar lo, Scalar hi) const;
+    Tensor clamp_min(Scalar lo) const;
+    Tensor clamp_max(Scalar hi) const;
+    Tensor var(bool unbiased = true) const;
+    Tensor var(std::vector<int64_t> dims, bool unbiased = true, bool keepdim = false) const;
+    // (so that x.var({1}) means dim 1, not unbiased = true)
+    Tensor var(std::initializer_list<int64_t> dims, bool unbiased = true,
+               bool keepdim = false) const;
+    Tensor softmax(int64_t dim) const;
+    Tensor log_softmax(int64_t dim) const;
+    Tensor index_select(int64_t dim, const Tensor& index) const;
+    Tensor gather(int64_t dim, const Tensor& index) const;
+    Tensor pow(const Tensor& e) const;
     Tensor triu(int64_t diagonal = 0) const;
     Tensor tril(int64_t diagonal = 0) const;
     // indexing (tapegrad/indexing.hpp): x[i], select, slice, index({...}), index_put_
@@ -327,69 +340,8 @@ Tensor& operator*=(Tensor& a, Scalar s);
 Tensor& operator/=(Tensor& a, const Tensor& b);
 Tensor& operator/=(Tensor& a, Scalar s);
 
-// ---- factories. A shape with a negative size, more than 16 dims, or whose element or byte
-// count overflows int64 throws shape_error naming the factory and the shape; one the device
-// cannot hold throws out_of_memory.
-Tensor empty(const Shape& s, const TensorOptions& o = {});
-Tensor zeros(const Shape& s, const TensorOptions& o = {});
-Tensor ones(const Shape& s, const TensorOptions& o = {});
-// LibTorch's 1-D spellings with a bare size: zeros(3) is zeros({3}). Templates, so that a braced
-// list ({} or {3}) still means a Shape.
-template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
-Tensor empty(Int n, const TensorOptions& o = {}) {
-    return empty(Shape{int64_t(n)}, o);
-}
-template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
-Tensor zeros(Int n, const TensorOptions& o = {}) {
-    return zeros(Shape{int64_t(n)}, o);
-}
-template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
-Tensor ones(Int n, const TensorOptions& o = {}) {
-    return ones(Shape{int64_t(n)}, o);
-}
-Tensor full(const Shape& s, Scalar value, const TensorOptions& o = {});
-Tensor zeros_like(const Tensor& t, const TensorOptions& o);
-Tensor zeros_like(const Tensor& t);
-Tensor ones_like(const Tensor& t);
-Tensor empty_like(const Tensor& t);
-/// ceil((end - start) / step) values start + i*step. A NaN or infinite bound or step throws
-/// value_error; a zero step or one pointing away from end, or too many values, shape_error.
-Tensor arange(Scalar end, const TensorOptions& o = {});
-Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
-/// Standard normal samples from the calling thread's default generator (see manual_seed), or
-/// from g.
-Tensor randn(const Shape& s, const TensorOptions& o = {});
-template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
-Tensor randn(Int n, const TensorOptions& o = {}) {
-    return randn(Shape{int64_t(n)}, o);
-}
-Tensor randn(const Shape& s, const Generator& g, const TensorOptions& o = {});
-/// Uniform samples in [0, 1).
-Tensor rand(const Shape& s, const TensorOptions& o = {});
-template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
-Tensor rand(Int n, const TensorOptions& o = {}) {
-    return rand(Shape{int64_t(n)}, o);
-}
-Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o = {});
-/// Uniform integers in [low, high), int64 unless o says otherwise.
-Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o = kInt64);
-Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
-               const TensorOptions& o = kInt64);
-/// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
-Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
-/// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
-Tensor tensor(const std::vector<double>& values, const TensorOptions& o = {});
-Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
-Tensor tensor(const std::vector<float>& values, const TensorOptions& o = {});
-Tensor tensor(const std::vector<int64_t>& values, const TensorOptions& o = kInt64);
-/// A 0-dim tensor.
-Tensor scalar_tensor(Scalar v, const TensorOptions& o = {});
-
-/// Seeds the calling thread's default generator (randn, rand, randint, normal_, uniform_,
-/// dropout) and the one of every thread that has not drawn yet (Note [Per-thread generators] in
-/// tapegrad/generator.hpp).
-void manual_seed(uint64_t seed);
-
 }  // namespace tg
 
 #pragma GCC visibility pop
+
+#include "tapegrad/factories.hpp"  // zeros, ones, randn, tensor, ...: in a header of their own

@@ -254,4 +254,38 @@ Tensor& operator/=(Tensor& a, Scalar s) {
     return a.div_(s);
 }
 
+Tensor Tensor::clamp(Scalar lo, Scalar hi) const {
+    return tg::clamp(*this, lo, hi);
+}
+Tensor Tensor::clamp_min(Scalar lo) const {
+    return tg::clamp_min(*this, lo);
+}
+Tensor Tensor::clamp_max(Scalar hi) const {
+    return tg::clamp_max(*this, hi);
+}
+Tensor Tensor::var(bool unbiased) const {
+    return tg::var(*this, unbiased);
+}
+Tensor Tensor::var(std::vector<int64_t> dims, bool unbiased, bool keepdim) const {
+    return tg::var(*this, dims, unbiased, keepdim);
+}
+Tensor Tensor::var(std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) const {
+    return tg::var(*this, std::vector<int64_t>(dims), unbiased, keepdim);
+}
+Tensor Tensor::softmax(int64_t dim) const {
+    return tg::softmax(*this, dim);
+}
+Tensor Tensor::log_softmax(int64_t dim) const {
+    return tg::log_softmax(*this, dim);
+}
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
+    return tg::index_select(*this, dim, index);
+}
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
+    return tg::gather(*this, dim, index);
+}
+Tensor Tensor::pow(const Tensor& e) const {
+    return tg::pow(*this, e);
+}
+
 }  // namespace tg

@@ -1,0 +1,88 @@
+#pragma once
+/// Factories: tensors made from a shape, a range, random draws or host values. Included by
+/// tensor.hpp.
+#include <cstdint>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+#include "tapegrad/tensor.hpp"
+#pragma GCC visibility push(default)
+
+namespace tg {
+
+// ---- factories. A shape with a negative size, more than 16 dims, or whose element or byte
+// count overflows int64 throws shape_error naming the factory and the shape; one the device
+// cannot hold throws out_of_memory.
+Tensor empty(const Shape& s, const TensorOptions& o = {});
+Tensor zeros(const Shape& s, const TensorOptions& o = {});
+Tensor ones(const Shape& s, const TensorOptions& o = {});
+// LibTorch's 1-D spellings with a bare size: zeros(3) is zeros({3}). Templates, so that a braced
+// list ({} or {3}) still means a Shape.
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor empty(Int n, const TensorOptions& o = {}) {
+    return empty(Shape{int64_t(n)}, o);
+}
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor zeros(Int n, const TensorOptions& o = {}) {
+    return zeros(Shape{int64_t(n)}, o);
+}
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor ones(Int n, const TensorOptions& o = {}) {
+    return ones(Shape{int64_t(n)}, o);
+}
+Tensor full(const Shape& s, Scalar value, const TensorOptions& o = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& o);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor empty_like(const Tensor& t);
+/// ceil((end - start) / step) values start + i*step. A NaN or infinite bound or step throws
+/// value_error; a zero step or one pointing away from end, or too many values, shape_error.
+Tensor arange(Scalar end, const TensorOptions& o = {});
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
+/// Standard normal samples from the calling thread's default generator (see manual_seed), or
+/// from g.
+Tensor randn(const Shape& s, const TensorOptions& o = {});
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor randn(Int n, const TensorOptions& o = {}) {
+    return randn(Shape{int64_t(n)}, o);
+}
+Tensor randn(const Shape& s, const Generator& g, const TensorOptions& o = {});
+/// Uniform samples in [0, 1).
+Tensor rand(const Shape& s, const TensorOptions& o = {});
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor rand(Int n, const TensorOptions& o = {}) {
+    return rand(Shape{int64_t(n)}, o);
+}
+Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o = {});
+/// Uniform integers in [low, high), int64 unless o says otherwise.
+Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o = kInt64);
+Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
+               const TensorOptions& o = kInt64);
+/// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
+Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
+/// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
+Tensor tensor(const std::vector<double>& values, const TensorOptions& o = {});
+Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
+Tensor tensor(const std::vector<float>& values, const TensorOptions& o = {});
+Tensor tensor(const std::vector<int64_t>& values, const TensorOptions& o = kInt64);
+/// A 0-dim tensor.
+Tensor scalar_tensor(Scalar v, const TensorOptions& o = {});
+/// LibTorch's tensor(3.5) and tensor(7): a 0-dim float32 (int64 for an integer) tensor.
+inline Tensor tensor(double v, const TensorOptions& o = {}) {
+    return scalar_tensor(v, o);
+}
+template <class Int,
+          std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
+Tensor tensor(Int v, const TensorOptions& o = kInt64) {
+    return scalar_tensor(double(v), o);
+}
+
+/// Seeds the calling thread's default generator (randn, rand, randint, normal_, uniform_,
+/// dropout) and the one of every thread that has not drawn yet (Note [Per-thread generators] in
+/// tapegrad/generator.hpp).
+void manual_seed(uint64_t seed);
+
+}  // namespace tg
+
+#pragma GCC visibility pop
