@@ -115,6 +115,27 @@ inline std::vector<OpCase> shape_cases() {
          {U({2, 3, 6})},
          F(x[0].index({tg::indexing::Ellipsis, tg::indexing::Slice(1, tg::indexing::None, 2)}))},
         {"index_tensor", {U({3, 4})}, F(x[0].index({tg::indexing::Slice(), on(idx_rows, x[0])}))},
+        // advanced indexing: pairs broadcast together (repeats add), a bool mask, 2-D indices
+        {"index_pairs",
+         {U({3, 4})},
+         F(x[0].index({on(idx_rows, x[0]), on(labels({1, 3, 1}), x[0])}) * 2.0)},
+        {"index_mask", {U({3, 4})}, F(x[0].index({on(fill_mask, x[0]) > 0.5}))},
+        {"index_2d", {U({4, 3})}, F(x[0].index({on(idx_gather, x[0])}))},
+        // index_put_ through a mask and through a step: a copy written into x (Note [Putting
+        // through a copy]); both the kept elements and the values get gradients
+        {"index_put_mask", {U({3, 4}), U({3})}, F([&] {
+             tg::Tensor y = x[0] * 1.0;
+             y.index_put_({tg::indexing::Slice(), on(row_mask, x[0]) > 0.5},
+                          x[1].reshape({3, 1}).expand({3, 2}));
+             return y;
+         }())},
+        {"index_put_step", {U({4, 3}), U({3})}, F([&] {
+             tg::Tensor y = x[0] * 1.0;
+             y.index_put_({tg::indexing::Slice(tg::indexing::None, tg::indexing::None, 2)}, x[1]);
+             return y;
+         }())},
+        {"constant_pad", {U({2, 3})}, F(tg::constant_pad_nd(x[0], {1, 2, -1, 0}, 0.5))},
+        {"constant_pad_empty", {U({0, 3})}, F(tg::constant_pad_nd(x[0], {1, 1, 1, 0}))},
     };
 }
 

@@ -213,6 +213,12 @@ Tensor avg_pool2d(const Tensor& x, const IntArg& kernel_size, const IntArg& stri
 /// y [N,C,oh,ow] = means over windows [⌊i·H/oh⌋, ⌈(i+1)·H/oh⌉) (and likewise columns);  dx as
 /// avg_pool2d's
 Tensor adaptive_avg_pool2d(const Tensor& x, const IntArg& output_size);
+/// x padded with `value` (F::pad's constant mode): pad = {before, after} pairs from the last
+/// dim backwards, negative ones cropping;  dx = the middle of dy
+Tensor constant_pad_nd(const Tensor& x, const std::vector<int64_t>& pad, Scalar value = 0);
+/// int64 labels of any shape -> labels.shape + [num_classes] of 0/1 (int64, as LibTorch's);
+/// num_classes -1: the largest label + 1. Negative or too large labels throw value_error.
+Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);
 
 // ---- reductions (dims may be negative; keepdim keeps them as size 1)
 /// y = Σ x;  dx = expand(dy)

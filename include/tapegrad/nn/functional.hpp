@@ -15,6 +15,13 @@
 #include "tapegrad/arg.hpp"
 #include "tapegrad/ops.hpp"
 
+namespace tg {
+/// F::pad's modes, as LibTorch spells them (tg::kConstant, ...).
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+constexpr PadMode kConstant = PadMode::Constant, kReflect = PadMode::Reflect,
+                  kReplicate = PadMode::Replicate, kCircular = PadMode::Circular;
+}  // namespace tg
+
 namespace tg::nn::functional {
 
 // ---- activations
@@ -123,6 +130,65 @@ struct AvgPool2dFuncOptions {
 inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
     return tg::avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(),
                           o.count_include_pad());
+}
+
+struct AdaptiveAvgPool2dFuncOptions {
+    AdaptiveAvgPool2dFuncOptions(IntArg output_size)  // NOLINT: implicit, as LibTorch's
+        : output_size_(std::move(output_size)) {}
+    TG_ARG(IntArg, output_size);
+};
+inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
+    return tg::adaptive_avg_pool2d(x, o.output_size());
+}
+
+// ---- normalisation and padding
+struct BatchNormFuncOptions {
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(Tensor, bias) = {};
+    TG_ARG(bool, training) = false;
+    TG_ARG(double, momentum) = 0.1;
+    TG_ARG(double, eps) = 1e-5;
+};
+inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                         const BatchNormFuncOptions& o = {}) {
+    return tg::batch_norm(x, running_mean, running_var, o.weight(), o.bias(), o.training(),
+                          o.momentum(), o.eps());
+}
+struct GroupNormFuncOptions {
+    GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT
+    TG_ARG(int64_t, num_groups);
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(Tensor, bias) = {};
+    TG_ARG(double, eps) = 1e-5;
+};
+inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& o) {
+    return tg::group_norm(x, o.num_groups(), o.weight(), o.bias(), o.eps());
+}
+/// x / max(‖x‖_p along dim, eps)
+struct NormalizeFuncOptions {
+    TG_ARG(double, p) = 2.0;
+    TG_ARG(int64_t, dim) = 1;
+    TG_ARG(double, eps) = 1e-12;
+};
+inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o = {}) {
+    return x / clamp_min(norm(x, o.p(), {o.dim()}, true), o.eps());
+}
+/// F::pad's constant mode (LibTorch's kConstant, the default); reflect, replicate and circular
+/// are not there yet (value_error).
+struct PadFuncOptions {
+    PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT
+    TG_ARG(std::vector<int64_t>, pad);
+    TG_ARG(PadMode, mode) = kConstant;
+    TG_ARG(double, value) = 0;
+};
+inline Tensor pad(const Tensor& x, const PadFuncOptions& o) {
+    if (o.mode() != kConstant)
+        throw value_error("pad: only the constant mode is supported (input " +
+                          shape_str(x.sizes()) + ")");
+    return constant_pad_nd(x, o.pad(), o.value());
+}
+inline Tensor one_hot(const Tensor& labels, int64_t num_classes = -1) {
+    return tg::one_hot(labels, num_classes);
 }
 
 // ---- losses
