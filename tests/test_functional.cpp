@@ -9,16 +9,11 @@
 #include "test_util.hpp"
 
 using tgtest::check_close;
-
-namespace {
-tg::Tensor f64(std::vector<double> v, const tg::Shape& s) {
-    return tg::tensor(v, tg::kFloat64).reshape(s);
-}
-}  // namespace
+using tgtest::from_values;
 
 BOOST_AUTO_TEST_CASE(functional_pad_normalize_one_hot_and_norms) {
     namespace F = tg::nn::functional;
-    const tg::Tensor x = f64({1, 2, 3, 4, 5, 6}, {2, 3});
+    const tg::Tensor x = from_values({1, 2, 3, 4, 5, 6}, {2, 3});
     const tg::Tensor p = F::pad(x, F::PadFuncOptions({1, 0, 0, 1}).mode(tg::kConstant).value(-1));
     BOOST_TEST(tg::shape_str(p.sizes()) == "[3,4]");
     check_close(p, {-1, 1, 2, 3, -1, 4, 5, 6, -1, -1, -1, -1});

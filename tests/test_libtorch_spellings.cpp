@@ -13,13 +13,11 @@
 #include "test_util.hpp"
 
 using tgtest::check_close;
+using tgtest::from_values;
 using tgtest::values_of;
 
 namespace {
 const double kInf = std::numeric_limits<double>::infinity();
-tg::Tensor f64(std::vector<double> v, const tg::Shape& s) {
-    return tg::tensor(v, tg::kFloat64).reshape(s);
-}
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(bare_sizes_and_int_dims) {
@@ -31,7 +29,7 @@ BOOST_AUTO_TEST_CASE(bare_sizes_and_int_dims) {
     // a braced list is still a shape: {} a 0-dim tensor, {3} one dim of 3
     BOOST_TEST(tg::shape_str(tg::zeros({}).sizes()) == "[]");
     BOOST_TEST(tg::shape_str(tg::zeros({3}).sizes()) == "[3]");
-    const tg::Tensor x = f64({1, 2, 3, 4, 5, 6}, {2, 3});
+    const tg::Tensor x = from_values({1, 2, 3, 4, 5, 6}, {2, 3});
     check_close(x.sum(0), {5, 7, 9});
     check_close(x.sum(1, true), {6, 15});
     BOOST_TEST(tg::shape_str(x.sum(1, true).sizes()) == "[2,1]");
@@ -42,14 +40,14 @@ BOOST_AUTO_TEST_CASE(bare_sizes_and_int_dims) {
 }
 
 BOOST_AUTO_TEST_CASE(reduction_constants) {
-    const tg::Tensor x = f64({1, 2, 3}, {3}), y = f64({0, 0, 0}, {3});
+    const tg::Tensor x = from_values({1, 2, 3}, {3}), y = from_values({0, 0, 0}, {3});
     check_close(tg::mse_loss(x, y, tg::kSum), {14});
     check_close(tg::mse_loss(x, y, tg::kMean), {14.0 / 3});
     check_close(tg::mse_loss(x, y, tg::kNone), {1, 4, 9});
 }
 
 BOOST_AUTO_TEST_CASE(compound_assignment_records_and_is_version_checked) {
-    tg::Tensor w = f64({1, 2, 3}, {3}).requires_grad_(true);
+    tg::Tensor w = from_values({1, 2, 3}, {3}).requires_grad_(true);
     tg::Tensor a = w * 1.0;  // not a leaf: in-place ops on it are recorded
     a += w;                  // 2w
     a *= 3.0;                // 6w
@@ -57,7 +55,7 @@ BOOST_AUTO_TEST_CASE(compound_assignment_records_and_is_version_checked) {
     a /= 2.0;                // 3w - 1/2
     a += 0.5;                // 3w
     a *= w;                  // 3w²
-    a /= f64({1, 2, 4}, {3});
+    a /= from_values({1, 2, 4}, {3});
     a -= w;  // 3w²/c - w
     check_close(a, {2, 4, 3.75});
     a.sum().backward();
@@ -65,7 +63,7 @@ BOOST_AUTO_TEST_CASE(compound_assignment_records_and_is_version_checked) {
 
     // an in-place op on a tensor an op saved for backward is refused (LibTorch refuses at
     // backward; tapegrad at the write already, as the storage is shared with the saved copy)
-    tg::Tensor v = f64({1, 2}, {2}).requires_grad_(true);
+    tg::Tensor v = from_values({1, 2}, {2}).requires_grad_(true);
     tg::Tensor h = v * 2.0;
     tg::Tensor e = h.exp();  // saves its output e
     BOOST_CHECK_THROW(
@@ -77,51 +75,52 @@ BOOST_AUTO_TEST_CASE(compound_assignment_records_and_is_version_checked) {
 }
 
 BOOST_AUTO_TEST_CASE(rounding_as_libtorch) {
-    const tg::Tensor x = f64({0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 2.2}, {7});
+    const tg::Tensor x = from_values({0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 2.2}, {7});
     check_close(tg::round(x), {0, 2, 2, -0.0, -2, -3, 2});  // half to even
     check_close(x.floor(), {0, 1, 2, -1, -2, -3, 2});
     check_close(x.ceil(), {1, 2, 3, -0.0, -1, -2, 3});
     check_close(tg::trunc(x), {0, 1, 2, -0.0, -1, -2, 2});
-    check_close(tg::sign(f64({-3, 0, 2}, {3})), {-1, 0, 1});
+    check_close(tg::sign(from_values({-3, 0, 2}, {3})), {-1, 0, 1});
     // int64: the rounding ops copy (no trip through double), sign keeps the type
     const tg::Tensor big = tg::tensor(std::vector<int64_t>{(int64_t(1) << 62) + 1, -7});
     BOOST_TEST(tg::floor(big).to_vector<int64_t>() == big.to_vector<int64_t>(),
                boost::test_tools::per_element());
     BOOST_TEST((tg::sign(big).to_vector<int64_t>() == std::vector<int64_t>{1, -1}));
     // zero gradients, and the graph stays connected
-    tg::Tensor w = f64({0.3, 1.7}, {2}).requires_grad_(true);
+    tg::Tensor w = from_values({0.3, 1.7}, {2}).requires_grad_(true);
     (tg::floor(w) + tg::round(w) * w).sum().backward();
     check_close(w.grad(), {0, 2});
 }
 
 BOOST_AUTO_TEST_CASE(logsumexp_and_norm_as_libtorch) {
-    const tg::Tensor x = f64({1, 2, 3, 1000, 1000, -kInf}, {2, 3});
+    const tg::Tensor x = from_values({1, 2, 3, 1000, 1000, -kInf}, {2, 3});
     const double l3 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
     check_close(tg::logsumexp(x, 1), {l3, 1000 + std::log(2.0)});
-    const tg::Tensor neg = f64({-kInf, -kInf}, {1, 2});
+    const tg::Tensor neg = from_values({-kInf, -kInf}, {1, 2});
     BOOST_TEST(values_of(tg::logsumexp(neg, 1))[0] == -kInf);  // not NaN
     BOOST_TEST(values_of(tg::logsumexp(tg::zeros({0, 2}, tg::kFloat64), 0)) ==
                    std::vector<double>({-kInf, -kInf}),
                boost::test_tools::per_element());
 
-    const tg::Tensor y = f64({3, -4, 0, 0}, {2, 2});
+    const tg::Tensor y = from_values({3, -4, 0, 0}, {2, 2});
     check_close(tg::norm(y), {5});
     check_close(y.norm(2, {1}), {5, 0});
     check_close(y.norm(1, {1}, true), {7, 0});
     check_close(tg::norm(y, kInf, {0}), {3, 4});
-    check_close(tg::norm(f64({1, 2, 2}, {3}), 3), {std::cbrt(17.0)});
+    check_close(tg::norm(from_values({1, 2, 2}, {3}), 3), {std::cbrt(17.0)});
     BOOST_CHECK_THROW(tg::norm(y, 0), tg::value_error);
     // the 2-norm's gradient is x / |x|, and 0 (not NaN) where the norm is 0
-    tg::Tensor w = f64({3, -4, 0, 0}, {2, 2}).requires_grad_(true);
+    tg::Tensor w = from_values({3, -4, 0, 0}, {2, 2}).requires_grad_(true);
     w.norm(2, {1}).sum().backward();
     check_close(w.grad(), {0.6, -0.8, 0, 0});
 }
 
 BOOST_AUTO_TEST_CASE(matrix_spellings_as_libtorch) {
-    const tg::Tensor a = f64({1, 2, 3, 4, 5, 6}, {2, 3}), b = f64({1, 0, 0, 1, 1, 1}, {3, 2});
+    const tg::Tensor a = from_values({1, 2, 3, 4, 5, 6}, {2, 3}),
+                     b = from_values({1, 0, 0, 1, 1, 1}, {3, 2});
     check_close(tg::mm(a, b), {4, 5, 10, 11});
-    check_close(tg::addmm(f64({1, -1}, {2}), a, b, 0.5, 2.0), {8.5, 9.5, 20.5, 21.5});
-    const tg::Tensor nan_c = f64({std::nan(""), 1}, {2});
+    check_close(tg::addmm(from_values({1, -1}, {2}), a, b, 0.5, 2.0), {8.5, 9.5, 20.5, 21.5});
+    const tg::Tensor nan_c = from_values({std::nan(""), 1}, {2});
     check_close(tg::addmm(nan_c, a, b, 0.0), {4, 5, 10, 11});  // beta = 0: c is not read
     check_close(tg::bmm(a.reshape({1, 2, 3}), b.reshape({1, 3, 2})), {4, 5, 10, 11});
     BOOST_CHECK_THROW(tg::mm(a, a), tg::shape_error);
@@ -132,7 +131,7 @@ BOOST_AUTO_TEST_CASE(matrix_spellings_as_libtorch) {
 }
 
 BOOST_AUTO_TEST_CASE(masks_and_likes_as_libtorch) {
-    const tg::Tensor x = f64({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+    const tg::Tensor x = from_values({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
     check_close(x.triu(), {1, 2, 3, 0, 5, 6, 0, 0, 9});
     check_close(x.triu(1), {0, 2, 3, 0, 0, 6, 0, 0, 0});
     check_close(tg::tril(x), {1, 0, 0, 4, 5, 0, 7, 8, 9});
@@ -150,8 +149,8 @@ BOOST_AUTO_TEST_CASE(masks_and_likes_as_libtorch) {
     BOOST_TEST(tg::shape_str(tg::randn_like(f).sizes()) == "[2,3]");
     BOOST_TEST((tg::rand_like(x).dtype() == tg::kFloat64));
     BOOST_TEST((x.type_as(f).dtype() == tg::kFloat32));
-    BOOST_TEST(tg::shape_str(f64({1, 2, 3}, {3}).expand_as(x).sizes()) == "[3,3]");
-    BOOST_TEST(tg::shape_str(f64({1, 2, 3, 4, 5, 6}, {6}).view_as(f).sizes()) == "[2,3]");
+    BOOST_TEST(tg::shape_str(from_values({1, 2, 3}, {3}).expand_as(x).sizes()) == "[3,3]");
+    BOOST_TEST(tg::shape_str(from_values({1, 2, 3, 4, 5, 6}, {6}).view_as(f).sizes()) == "[2,3]");
     BOOST_TEST(tg::shape_str(x.t().reshape_as(tg::zeros({9})).sizes()) == "[9]");
 }
 
@@ -182,10 +181,10 @@ BOOST_AUTO_TEST_CASE(devices_as_libtorch_spells_them) {
 BOOST_AUTO_TEST_CASE(values_recorded_from_libtorch) {
     const double tol = 1e-13;
     tg::Tensor logits =
-        f64({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, {4, 3})
+        from_values({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, {4, 3})
             .requires_grad_(true);
     const tg::Tensor labels = tg::tensor(std::vector<int64_t>{0, -100, 1, 2});
-    const tg::Tensor w = f64({0.5, 2.0, 1.25}, {3});
+    const tg::Tensor w = from_values({0.5, 2.0, 1.25}, {3});
     tg::Tensor ce = tg::cross_entropy(logits, labels, tg::kMean, w, -100, 0.1);
     check_close(ce, {1.0832165249757124}, tol, tol);
     ce.backward();
@@ -204,29 +203,29 @@ BOOST_AUTO_TEST_CASE(values_recorded_from_libtorch) {
     check_close(tg::nll_loss(logp, tg::tensor(std::vector<int64_t>{0, 2, 1, 1}), tg::kSum, {}, 1),
                 {3.5472943078093211}, tol, tol);
 
-    const tg::Tensor x = f64({0.1, -0.4, 1.5, -2.0, 0.3, 0.9}, {6}),
-                     y = f64({0.0, 0.2, -0.5, -1.0, 0.35, 0.0}, {6});
+    const tg::Tensor x = from_values({0.1, -0.4, 1.5, -2.0, 0.3, 0.9}, {6}),
+                     y = from_values({0.0, 0.2, -0.5, -1.0, 0.35, 0.0}, {6});
     check_close(tg::smooth_l1_loss(x, y, tg::kMean, 0.5), {0.5854166666666667}, tol, tol);
     check_close(tg::smooth_l1_loss(x, y, tg::kNone),
                 {0.005000000000000001, 0.18000000000000005, 1.5, 0.5, 0.0012499999999999994,
                  0.40500000000000003},
                 tol, tol);
     check_close(tg::huber_loss(x, y, tg::kSum, 0.7), {2.1812499999999999}, tol, tol);
-    const tg::Tensor t = f64({0.2, 0.0, 0.8, 0.5, 0.5, 0.0}, {2, 3});
+    const tg::Tensor t = from_values({0.2, 0.0, 0.8, 0.5, 0.5, 0.0}, {2, 3});
     const tg::Tensor lp = tg::log_softmax(x.reshape({2, 3}), 1);
     check_close(tg::kl_div(lp, t, tg::kMean), {0.27376292540360042}, tol, tol);
     check_close(tg::kl_div(lp, lp * 0.5, tg::kSum, true), {1.6835781158670611}, tol, tol);
-    const tg::Tensor p = f64({0.1, 0.9, 0.5, 0.0, 1.0, 0.3}, {6}),
-                     q = f64({0.0, 1.0, 0.25, 1.0, 1.0, 0.6}, {6});
+    const tg::Tensor p = from_values({0.1, 0.9, 0.5, 0.0, 1.0, 0.3}, {6}),
+                     q = from_values({0.0, 1.0, 0.25, 1.0, 1.0, 0.6}, {6});
     check_close(tg::binary_cross_entropy(p, q), {16.96148697867444}, tol, tol);
     check_close(tg::binary_cross_entropy(p, q, tg::full({6}, 0.5, tg::kFloat64), tg::kSum),
                 {50.884460936023324}, tol, tol);
 
-    const tg::Tensor m = f64({1.0, 2.0, 3.0, -1.0, 0.5, 4.0}, {2, 3});
+    const tg::Tensor m = from_values({1.0, 2.0, 3.0, -1.0, 0.5, 4.0}, {2, 3});
     check_close(tg::logsumexp(m, 1), {3.4076059644443806, 4.0362695651247789}, tol, tol);
     check_close(m.norm(3, {1}), {3.3019272488946263, 4.0233014964867353}, tol, tol);
-    check_close(tg::addmm(f64({1.0, -1.0}, {2}), m, m.t(), 0.5, 2.0), {28.5, 23.5, 24.5, 34}, tol,
-                tol);
+    check_close(tg::addmm(from_values({1.0, -1.0}, {2}), m, m.t(), 0.5, 2.0),
+                {28.5, 23.5, 24.5, 34}, tol, tol);
 }
 
 /// namespace F = tg::nn::functional: LibTorch's functional spellings with their options.
@@ -234,7 +233,7 @@ BOOST_AUTO_TEST_CASE(functional_namespace) {
     namespace F = tg::nn::functional;
     const tg::Tensor x = tgtest::make_const({4, 3}, 30);
     const tg::Tensor labels = tg::tensor(std::vector<int64_t>{0, 2, -100, 1});
-    const tg::Tensor w = f64({0.5, 2.0, 1.25}, {3});
+    const tg::Tensor w = from_values({0.5, 2.0, 1.25}, {3});
     check_close(
         F::cross_entropy(x, labels, F::CrossEntropyFuncOptions().weight(w).label_smoothing(0.1)),
         tg::cross_entropy(x, labels, tg::kMean, w, -100, 0.1));
@@ -364,7 +363,7 @@ BOOST_AUTO_TEST_CASE(a_renamed_libtorch_program) {
 }
 
 BOOST_AUTO_TEST_CASE(method_spellings_and_scalar_tensors) {
-    const tg::Tensor x = f64({0.5, -1.5, 2.0, 3.0, -0.25, 1.0}, {2, 3});
+    const tg::Tensor x = from_values({0.5, -1.5, 2.0, 3.0, -0.25, 1.0}, {2, 3});
     check_close(x.clamp(-1, 1), {0.5, -1, 1, 1, -0.25, 1});
     check_close(x.clamp_min(0), {0.5, 0, 2, 3, 0, 1});
     check_close(x.clamp_max(0), {0, -1.5, 0, 0, -0.25, 0});
@@ -375,7 +374,7 @@ BOOST_AUTO_TEST_CASE(method_spellings_and_scalar_tensors) {
     const tg::Tensor idx = tg::tensor(std::vector<int64_t>{2, 0});
     check_close(x.index_select(1, idx), {2, 0.5, 1, 3});
     check_close(x.gather(1, idx.reshape({1, 2}).expand({2, 2}).contiguous()), {2, 0.5, 1, 3});
-    check_close(x.abs().pow(f64({2, 1, 0.5, 1, 2, 3}, {2, 3})),
+    check_close(x.abs().pow(from_values({2, 1, 0.5, 1, 2, 3}, {2, 3})),
                 {0.25, 1.5, std::sqrt(2.0), 3, 0.0625, 1});
     const tg::Tensor s = tg::tensor(3.5), i = tg::tensor(7);
     BOOST_TEST(s.dim() == 0);

@@ -11,16 +11,11 @@
 #include "test_util.hpp"
 
 using tgtest::check_close;
-
-namespace {
-tg::Tensor f64(std::vector<double> v, const tg::Shape& s) {
-    return tg::tensor(v, tg::kFloat64).reshape(s);
-}
-}  // namespace
+using tgtest::from_values;
 
 BOOST_AUTO_TEST_CASE(cumsum_sort_argsort_topk) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const tg::Tensor v = f64({3.0, 1.0, nan, 1.0, -2.0, 3.0, 0.5, 1.0}, {2, 4});
+    const tg::Tensor v = from_values({3.0, 1.0, nan, 1.0, -2.0, 3.0, 0.5, 1.0}, {2, 4});
     auto [sv, si] = v.sort(1);  // ties keep their order, NaN sorts last
     check_close(si, {1, 3, 0, 2, 0, 2, 3, 1});
     BOOST_TEST(std::isnan(sv[0][3].item<double>()));
@@ -39,7 +34,8 @@ BOOST_AUTO_TEST_CASE(cumsum_sort_argsort_topk) {
     check_close(tg::tensor(std::vector<int64_t>{1, 2, 3, 4, 5}).cumsum(0), {1, 3, 6, 10, 15});
     BOOST_TEST((w > 1.0).cumsum(0).dtype() == tg::kInt64);
     check_close((w > 1.0).cumsum(0), {0, 1, 1, 2, 2, 3});
-    const tg::Tensor c = f64({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, {2, 3}).requires_grad_(true);
+    const tg::Tensor c =
+        from_values({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, {2, 3}).requires_grad_(true);
     (c.cumsum(1) * tg::tensor({1.0, 2.0, 3.0}, tg::kFloat64)).sum().backward();
     check_close(c.grad(), {6, 5, 3, 6, 5, 3});
 }

@@ -64,8 +64,8 @@ public:
             cudaGetLastError();  // clear it: the allocator may free its cache and try again
         if (e == cudaErrorMemoryAllocation)
             throw out_of_memory(device().str() + ": out of memory allocating " +
-                                std::to_string(nbytes) + " bytes (cudaMalloc: " +
-                                cudaGetErrorString(e) + ")");
+                                std::to_string(nbytes) +
+                                " bytes (cudaMalloc: " + cudaGetErrorString(e) + ")");
         check(e, "cudaMalloc");
         return p;
     }
@@ -297,7 +297,8 @@ public:
             return;
         int64_t* arg = aux.data ? ptr<int64_t>(aux) : nullptr;
         if (out.dtype == Dtype::Float32)
-            window_k<float><<<blocks(n), kThreads>>>(op, g, ptr<float>(out), ptr<float>(in), arg, n);
+            window_k<float>
+                <<<blocks(n), kThreads>>>(op, g, ptr<float>(out), ptr<float>(in), arg, n);
         else
             window_k<double>
                 <<<blocks(n), kThreads>>>(op, g, ptr<double>(out), ptr<double>(in), arg, n);
