@@ -1,5 +1,6 @@
 // Indexing: index_select / index_add and gather / scatter_add, each the other's backward.
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -14,9 +15,7 @@ void check_index(const char* op, const Tensor& x, const Tensor& index, size_t nd
     if (index.dtype() != kInt64)
         throw dtype_error(std::string(op) + ": index must be int64, got " +
                           dtype_name(index.dtype()) + " " + shape_str(index.sizes()));
-    if (index.device() != x.device())
-        throw device_error(std::string(op) + ": index on " + index.device().str() + ", input on " +
-                           x.device().str());
+    checks::same_device(op, "index", index, x);
 }
 
 Tensor run_index(backend::IndexOp op, const char* name, Tensor out, const Tensor& src, int64_t dim,

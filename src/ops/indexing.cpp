@@ -6,6 +6,7 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -64,9 +65,7 @@ int64_t consumed(const TensorIndex& i) {
 std::vector<Tensor> run_indices(const Tensor& y, int64_t d, const std::vector<Tensor>& run) {
     std::vector<Tensor> out;
     for (const Tensor& t : run) {
-        if (t.device() != y.device())
-            throw device_error("index: index tensor on " + t.device().str() + ", input on " +
-                               y.device().str());
+        checks::same_device("index", "index tensor", t, y);
         if (t.dtype() == kBool) {
             if (t.dim() == 0)
                 throw value_error("index: a 0-dim bool index is not supported (input " +
@@ -190,12 +189,8 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Ten
     // gradient is dy where x was kept and, for value, the selected elements of dy.
     const TensorOptions io = TensorOptions(kInt64).device(x.device());
     const Tensor pos = index(arange(double(x.numel()), io).reshape(x.sizes()), indices);
-    if (value.device() != x.device())
-        throw device_error("index_put_: value on " + value.device().str() + ", input on " +
-                           x.device().str());
-    if (broadcast_shapes(pos.sizes(), value.sizes(), "index_put_") != pos.sizes())
-        throw shape_error("index_put_: value " + shape_str(value.sizes()) +
-                          " cannot be broadcast to the indexed shape " + shape_str(pos.sizes()));
+    checks::same_device("index_put_", "value", value, x);
+    checks::broadcasts_to("index_put_", "value", value, pos.sizes(), "indexed shape");
     const Shape all{x.numel()};
     const Tensor p = pos.reshape({-1});
     const Tensor count = index_add(ones({p.numel()}, io), all, 0, p);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -144,9 +145,7 @@ Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, Scalar beta, Sca
         p = p * alpha;
     if (beta == 0)  // as in PyTorch, c is not read (NaNs in it do not propagate)
         return p;
-    if (broadcast_shapes(c.sizes(), p.sizes(), "addmm") != p.sizes())
-        throw shape_error("addmm: input " + shape_str(c.sizes()) + " cannot be broadcast to " +
-                          shape_str(p.sizes()));
+    checks::broadcasts_to("addmm", "input", c, p.sizes(), "product");
     return named(add(beta == 1 ? c : c * beta, p), "addmm", "AddmmBackward0");
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -203,9 +204,7 @@ Tensor nonzero(const Tensor& x) {
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
-    if (mask.device() != x.device())
-        throw device_error("masked_select: mask on " + mask.device().str() + ", input on " +
-                           x.device().str());
+    checks::same_device("masked_select", "mask", mask, x);
     const Shape s = broadcast_shapes(x.sizes(), mask.sizes(), "masked_select");
     const std::vector<int64_t> pos = nonzero_positions(mask.expand(s));
     const Tensor index = tensor(pos, TensorOptions(kInt64).device(x.device()));

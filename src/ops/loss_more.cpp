@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "ops/loss_checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -69,9 +70,7 @@ Tensor binary_cross_entropy(const Tensor& p, const Tensor& t, const Tensor& weig
     Tensor l = -(t * clamp_min(log(p), -100) + (1.0 - t) * clamp_min(log1p(-p), -100));
     if (weight.defined()) {
         runtime::check_same("binary_cross_entropy", p, weight);
-        if (broadcast_shapes(weight.sizes(), p.sizes(), "binary_cross_entropy") != p.sizes())
-            throw shape_error("binary_cross_entropy: weight " + shape_str(weight.sizes()) +
-                              " cannot be broadcast to the input " + shape_str(p.sizes()));
+        checks::broadcasts_to("binary_cross_entropy", "weight", weight, p.sizes(), "input");
         l = l * weight;
     }
     return named(loss::reduce(l, r), "binary_cross_entropy", "BinaryCrossEntropyBackward0");

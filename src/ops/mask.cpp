@@ -1,18 +1,15 @@
 // Masks: masked_fill, triu, tril. Each is a where() over a mask, so its gradient is dy where the
 // input was kept and 0 where it was replaced, recorded by where.
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
-    if (mask.device() != x.device())
-        throw device_error("masked_fill: mask on " + mask.device().str() + ", input on " +
-                           x.device().str());
-    if (broadcast_shapes(mask.sizes(), x.sizes(), "masked_fill") != x.sizes())
-        throw shape_error("masked_fill: mask " + shape_str(mask.sizes()) +
-                          " cannot be broadcast to the input " + shape_str(x.sizes()));
+    checks::same_device("masked_fill", "mask", mask, x);
+    checks::broadcasts_to("masked_fill", "mask", mask, x.sizes(), "input");
     const ComposedName named;
     return named(where(mask, full({}, value, x.options()), x), "masked_fill",
                  "MaskedFillBackward0");

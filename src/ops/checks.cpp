@@ -1,0 +1,20 @@
+#include "ops/checks.hpp"
+
+#include <string>
+
+namespace tg::checks {
+
+void same_device(const char* op, const char* what, const Tensor& t, const Tensor& x) {
+    if (t.device() != x.device())
+        throw device_error(std::string(op) + ": " + what + " on " + t.device().str() +
+                           ", input on " + x.device().str());
+}
+
+void broadcasts_to(const char* op, const char* what, const Tensor& t, const Shape& target,
+                   const char* target_name) {
+    if (broadcast_shapes(t.sizes(), target, op) != target)
+        throw shape_error(std::string(op) + ": " + what + " " + shape_str(t.sizes()) +
+                          " cannot be broadcast to the " + target_name + " " + shape_str(target));
+}
+
+}  // namespace tg::checks

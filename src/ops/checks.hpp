@@ -1,0 +1,16 @@
+#pragma once
+// Argument checks several ops share, so the same mistake gets the same message everywhere.
+#include "tapegrad/ops.hpp"
+
+namespace tg::checks {
+
+/// t, the argument `what` of op, on the device of the input x; else a device_error
+/// "op: what on opencl:0, input on cpu".
+void same_device(const char* op, const char* what, const Tensor& t, const Tensor& x);
+
+/// t, the argument `what` of op, broadcasts to target without growing it; else a shape_error
+/// "op: what [3] cannot be broadcast to the <target_name> [2,4]".
+void broadcasts_to(const char* op, const char* what, const Tensor& t, const Shape& target,
+                   const char* target_name);
+
+}  // namespace tg::checks
