@@ -96,6 +96,20 @@ static void ordering(const torch::TensorOptions& o) {
         torch::tensor({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, o).reshape({2, 3}).requires_grad_(true);
     (c.cumsum(1) * torch::tensor({1.0, 2.0, 3.0}, o)).sum().backward();
     show("cumsum_grad", c.grad());
+    auto e = torch::tensor({1.0, double(NAN), 3.0, 2.0, 2.0, -1.0}, o).reshape({2, 3});
+    auto [mv, mi] = e.max(1);
+    show("max_dim1_values", mv);
+    show("max_dim1_indices", mi);
+    auto [nv, ni] = e.min(0, true);
+    show("min_dim0_keepdim_values", nv);
+    show("min_dim0_keepdim_indices", ni);
+    auto g = torch::tensor({1.0, 3.0, 3.0, 2.0, 2.0, 1.0}, o).reshape({2, 3}).requires_grad_(true);
+    std::get<0>(g.max(1)).sum().backward();
+    show("max_dim1_grad_ties", g.grad());
+    g.grad().zero_();
+    g.amax(1).sum().backward();
+    show("amax_dim1_grad_ties", g.grad());
+    show("max_two_tensors", torch::max(e, torch::tensor({0.0, 2.5, 2.5}, o)));
 }
 
 int main() {

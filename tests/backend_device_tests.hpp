@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(int64_ops_and_conversions, *boost::unit_test::precondition(
     const tg::Tensor d = a.to(kDev);
     tgtest::check_close((d * 2 + d).to(tg::Device::cpu()), {9, -3, 12, 3, -15, 27}, 0, 0);
     tgtest::check_close(d.sum({1}).to(tg::Device::cpu()), {6, 5}, 0, 0);
-    tgtest::check_close(tg::max(d, 0).to(tg::Device::cpu()), {3, -1, 9}, 0, 0);
+    tgtest::check_close(tg::amax(d, {0}).to(tg::Device::cpu()), {3, -1, 9}, 0, 0);
     tgtest::check_close(d.to(tg::kFloat64).t().contiguous().to(tg::Device::cpu()),
                         {3, 1, -1, -5, 4, 9}, 0, 0);
     tgtest::check_close(tg::tensor({1.7, -2.2}).to(kDev).to(tg::kInt64).to(tg::Device::cpu()),

@@ -66,7 +66,9 @@ BOOST_AUTO_TEST_CASE(every_op_reports_libtorchs_node_name) {
     N("mean", x.mean(), "MeanBackward0");
     N("mean_dim", x.mean(1), "MeanBackward1");
     N("max", x.max(), "MaxBackward1");
-    N("max_dim", tg::max(x, 1), "MaxBackward0");
+    N("max_dim", std::get<0>(tg::max(x, 1)), "MaxBackward0");
+    N("min_dim", std::get<0>(x.min(0)), "MinBackward0");
+    N("amax", x.amax({1}), "AmaxBackward0");
     N("min", x.min(), "MinBackward1");
     N("var", tg::var(x), "VarBackward0");
     N("logsumexp", x.logsumexp(1), "LogsumexpBackward0");

@@ -119,10 +119,19 @@ BOOST_AUTO_TEST_CASE(max_ties_share_gradient_evenly) {
 
     tg::Tensor y = tg::tensor({1.0, 3.0, 3.0, 2.0, 2.0, 0.0}, tg::kFloat64).reshape({2, 3});
     y.requires_grad_();
-    tg::Tensor my = tg::max(y, 1);
+    tg::Tensor my = tg::amax(y, {1});
     check_close(my, {3.0, 2.0});
     my.sum().backward();
     check_close(y.grad(), {0.0, 0.5, 0.5, 0.5, 0.5, 0.0});
+
+    // max(x, dim) selects a value, as in LibTorch: the first max takes the whole gradient
+    y.grad().zero_();
+    auto [values, indices] = y.max(1);
+    check_close(values, {3.0, 2.0});
+    BOOST_TEST(indices.to(tg::kFloat64).to_vector<double>() == std::vector<double>({1, 0}),
+               boost::test_tools::per_element());
+    values.sum().backward();
+    check_close(y.grad(), {0.0, 1.0, 0.0, 1.0, 0.0, 0.0});
 
     tg::Tensor z = tg::tensor({1.0, 1.0, 1.0}, tg::kFloat64);
     z.requires_grad_();
@@ -222,8 +231,8 @@ BOOST_AUTO_TEST_CASE(reduction_and_index_values) {
     check_close(tg::sum(x, {1}, true), {6.0, 22.0, 38.0});
     BOOST_TEST(tg::shape_str(tg::sum(x, {1}, true).sizes()) == "[3,1]");
     BOOST_TEST(tg::mean(x).item<double>() == 5.5);
-    check_close(tg::max(x, 0), {8.0, 9.0, 10.0, 11.0});
-    check_close(tg::min(x, 1), {0.0, 4.0, 8.0});
+    check_close(std::get<0>(tg::max(x, 0)), {8.0, 9.0, 10.0, 11.0});
+    check_close(std::get<0>(tg::min(x, 1)), {0.0, 4.0, 8.0});
     check_close(tg::sum_to(x, {1, 4}), {12.0, 15.0, 18.0, 21.0});
     check_close(tg::index_select(x, 0, tg::tensor(std::vector<int64_t>{2, 0})),
                 {8.0, 9.0, 10.0, 11.0, 0.0, 1.0, 2.0, 3.0});

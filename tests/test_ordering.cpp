@@ -1,6 +1,6 @@
-/// cumsum, sort, argsort and topk as LibTorch 1.13 gives them (issue 16): the expected values are
-/// LibTorch's output for the same calls (scripts/libtorch_reference.cpp, ordering()). Gradients
-/// and devices are checked by the op table (tests/op_cases_reductions.hpp).
+/// cumsum, sort, argsort, topk and max/min along a dim as LibTorch 1.13 gives them (issue 16): the
+/// expected values are LibTorch's output for the same calls (scripts/libtorch_reference.cpp,
+/// ordering()). Gradients and devices are checked by the op table (tests/op_cases_reductions.hpp).
 #define BOOST_TEST_MODULE test_ordering
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -38,4 +38,27 @@ BOOST_AUTO_TEST_CASE(cumsum_sort_argsort_topk) {
         from_values({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, {2, 3}).requires_grad_(true);
     (c.cumsum(1) * tg::tensor({1.0, 2.0, 3.0}, tg::kFloat64)).sum().backward();
     check_close(c.grad(), {6, 5, 3, 6, 5, 3});
+}
+
+BOOST_AUTO_TEST_CASE(max_min_along_a_dim_return_values_and_indices) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const tg::Tensor e = from_values({1.0, nan, 3.0, 2.0, 2.0, -1.0}, {2, 3});
+    auto [mv, mi] = e.max(1);  // a NaN wins, as in LibTorch
+    BOOST_TEST(std::isnan(mv[0].item<double>()));
+    BOOST_TEST(mv[1].item<double>() == 2.0);
+    check_close(mi, {1, 0});
+    auto [nv, ni] = tg::min(e, 0, true);
+    BOOST_TEST(nv.sizes() == tg::Shape({1, 3}));
+    BOOST_TEST(std::isnan(nv[0][1].item<double>()));
+    check_close(ni, {0, 0, 1});
+    const tg::Tensor g = from_values({1.0, 3.0, 3.0, 2.0, 2.0, 1.0}, {2, 3}).requires_grad_(true);
+    std::get<0>(g.max(1)).sum().backward();  // the first max takes the gradient
+    check_close(g.grad(), {0, 1, 0, 1, 0, 0});
+    g.grad().zero_();
+    g.amax({1}).sum().backward();  // amax shares it among ties
+    check_close(g.grad(), {0, 0.5, 0.5, 0.5, 0.5, 0});
+    const tg::Tensor m = tg::max(e, tg::tensor({0.0, 2.5, 2.5}, tg::kFloat64));
+    BOOST_TEST(std::isnan(m[0][1].item<double>()));
+    check_close(m.index({1}), {2, 2.5, 2.5});
+    check_close(m[0][0], {1});
 }

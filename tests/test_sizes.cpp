@@ -263,7 +263,7 @@ BOOST_AUTO_TEST_CASE(reductions_over_empty_dims) {
                 BOOST_TEST(std::isnan(m));  // 0/0, as in PyTorch
             for (double v : tgtest::values_of(tg::var(y, {1}, false)))
                 BOOST_TEST(std::isnan(v));
-            BOOST_TEST(tg::max(x, 1).sizes() == tg::Shape({0}));
+            BOOST_TEST(std::get<0>(tg::max(x, 1)).sizes() == tg::Shape({0}));
             BOOST_TEST(tg::argmin(y, 0).sizes() == tg::Shape({0}));
             check_throws<tg::shape_error>([&] { tg::max(x, 0); }, {"max", "dim 0", "[0,3]"});
             check_throws<tg::shape_error>([&] { tg::min(x); }, {"min", "[0,3]"});

@@ -251,10 +251,20 @@ Tensor norm(const Tensor& x, Scalar p = 2);
 /// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
 /// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);
-Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
 /// y = min x;  as max
 Tensor min(const Tensor& x);
-Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
+/// The max over dims (all when empty), ties sharing the gradient evenly, as max(x): LibTorch's
+/// amax / amin
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// (values, indices) of the max along dim, as LibTorch's max(x, dim): the index of the first
+/// max (a NaN wins), values gathered there, so the whole gradient goes to that element.
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+/// (values, indices) of the min along dim; as max
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+/// The elementwise maximum (minimum) of a and b, as LibTorch's max(a, b)
+Tensor max(const Tensor& a, const Tensor& b);
+Tensor min(const Tensor& a, const Tensor& b);
 /// Variance, unbiased (n-1) unless unbiased=false (composed); NaN when n <= the correction
 Tensor var(const Tensor& x, bool unbiased = true);
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = true,

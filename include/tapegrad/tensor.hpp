@@ -204,7 +204,14 @@ public:
     Tensor mean(std::vector<int64_t> dims, bool keepdim = false) const;
     Tensor max() const;
     Tensor min() const;
+    std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // (values, indices)
+    std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+    Tensor max(const Tensor& other) const;  // elementwise, as maximum
+    Tensor min(const Tensor& other) const;
+    Tensor amax(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+    Tensor amin(std::vector<int64_t> dims = {}, bool keepdim = false) const;
     Tensor argmax(int64_t dim, bool keepdim = false) const;
+    Tensor argmin(int64_t dim, bool keepdim = false) const;
     Tensor reshape(Shape s) const;
     Tensor view(Shape s) const;
     Tensor flatten(int64_t start = 0, int64_t end = -1) const;

@@ -93,14 +93,15 @@ TG_KERNEL_FN void softmax_row(T* y, const T* x, int64_t cols, bool lg) {
     }
 }
 
-/// The index of the first largest (smallest) of len elements `stride` apart.
+/// The index of the first largest (smallest) of len elements `stride` apart; the first NaN wins,
+/// as in PyTorch (so max(x, dim) can gather its values from these indices).
 template <class T>
 TG_KERNEL_FN int64_t arg_best(const T* p, int64_t len, int64_t stride, bool is_max) {
     int64_t best = 0;
     T bv = p[0];
-    for (int64_t j = 1; j < len; ++j) {
+    for (int64_t j = 1; j < len && bv == bv; ++j) {
         const T x = p[j * stride];
-        if (is_max ? x > bv : x < bv)
+        if (x != x || (is_max ? x > bv : x < bv))
             bv = x, best = j;
     }
     return best;

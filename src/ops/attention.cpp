@@ -132,7 +132,7 @@ void forward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor& 
     for (int64_t blk = 0; blk < g.blocks(); ++blk) {
         const int64_t i0 = blk * g.block, nb = std::min(g.block, g.L - i0), c = g.cols(i0, nb);
         Tensor s = scores(g, b, q, k, bh, i0, nb);
-        const Tensor m = max(s, 1, true);  // [nb, 1]
+        const Tensor m = amax(s, {1}, true);  // [nb, 1]
         runtime::binary_into(BinaryOp::exp_sub, s, s, m, kOp, 0, 0);
         Tensor z = sum(s, {1}, true);
         runtime::binary_into(BinaryOp::div, s, s, z, kOp, 0, 0);  // P

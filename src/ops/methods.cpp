@@ -52,8 +52,29 @@ Tensor Tensor::max() const {
 Tensor Tensor::min() const {
     return tg::min(*this);
 }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool k) const {
+    return tg::max(*this, d, k);
+}
+std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool k) const {
+    return tg::min(*this, d, k);
+}
+Tensor Tensor::max(const Tensor& o) const {
+    return tg::max(*this, o);
+}
+Tensor Tensor::min(const Tensor& o) const {
+    return tg::min(*this, o);
+}
+Tensor Tensor::amax(std::vector<int64_t> d, bool k) const {
+    return tg::amax(*this, d, k);
+}
+Tensor Tensor::amin(std::vector<int64_t> d, bool k) const {
+    return tg::amin(*this, d, k);
+}
 Tensor Tensor::argmax(int64_t d, bool k) const {
     return tg::argmax(*this, d, k);
+}
+Tensor Tensor::argmin(int64_t d, bool k) const {
+    return tg::argmin(*this, d, k);
 }
 Tensor Tensor::matmul(const Tensor& o) const {
     return tg::matmul(*this, o);

@@ -89,8 +89,6 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
                    (void)n;
                    return Grads{extremum_grad(dyk, sx.get(), syk.get(), dims)};
                });
-    if (dims_in.empty())
-        torch_name(y, is_max ? "MaxBackward1" : "MinBackward1");
     return y;
 }
 }  // namespace
@@ -144,7 +142,9 @@ Tensor mean(const Tensor& x) {
 }
 
 Tensor max(const Tensor& x) {
-    return extremum(x, {}, false, true);
+    Tensor y = extremum(x, {}, false, true);
+    torch_name(y, "MaxBackward1");
+    return y;
 }
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
@@ -199,14 +199,26 @@ Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool
 Tensor norm(const Tensor& x, Scalar p) {
     return norm(x, p, {}, false);
 }
-Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
-    return extremum(x, {dim}, keepdim, true);
-}
 Tensor min(const Tensor& x) {
-    return extremum(x, {}, false, false);
+    Tensor y = extremum(x, {}, false, false);
+    torch_name(y, "MinBackward1");
+    return y;
 }
-Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
-    return extremum(x, {dim}, keepdim, false);
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+    Tensor y = extremum(x, dims, keepdim, true);
+    torch_name(y, "AmaxBackward0");
+    return y;
+}
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+    Tensor y = extremum(x, dims, keepdim, false);
+    torch_name(y, "AminBackward0");
+    return y;
+}
+Tensor max(const Tensor& a, const Tensor& b) {
+    return maximum(a, b);
+}
+Tensor min(const Tensor& a, const Tensor& b) {
+    return minimum(a, b);
 }
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, bool keepdim) {
@@ -249,7 +261,7 @@ Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
         return arg_reduce(x.to(kInt64), dim, keepdim, is_max);
     const int64_t d = wrap_dim(dim, x.dim(), op);
     if (x.dim() == 0)
-        return zeros({}, kInt64);
+        return zeros({}, TensorOptions(kInt64).device(x.device()));
     if (x.size(d) == 0)
         throw shape_error(std::string(op) + ": empty dim " + std::to_string(d) + " of " +
                           shape_str(x.sizes()));
@@ -272,6 +284,37 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
 }
 Tensor argmax(const Tensor& x) {
     return argmax(x.detach().reshape({-1}), 0, false);
+}
+
+namespace {
+/// max(x, dim) / min(x, dim): the first best index, and the values gathered there (gather's
+/// gradient puts dy at that index alone, as PyTorch's value-selecting reductions do).
+std::tuple<Tensor, Tensor> value_index(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+    const char* name = is_max ? "max" : "min";
+    if (x.dtype() == kBool) {  // Note [Bool tensors]
+        auto [v, i] = value_index(x.to(kInt64), dim, keepdim, is_max);
+        return {v.to(kBool), i};
+    }
+    const int64_t d = wrap_dim(dim, x.dim(), name);
+    if (x.dim() > 0 && x.size(d) == 0)
+        throw shape_error(std::string(name) + ": cannot reduce over dim " + std::to_string(d) +
+                          " of size 0 of the empty tensor " + shape_str(x.sizes()));
+    const ComposedName named;
+    if (x.dim() == 0)
+        return {named(x.reshape({}), name, is_max ? "MaxBackward0" : "MinBackward0"),
+                arg_reduce(x, d, keepdim, is_max)};
+    const Tensor i = arg_reduce(x.detach(), d, true, is_max);
+    const Tensor v = gather(x, d, i);
+    return {named(keepdim ? v : v.squeeze(d), name, is_max ? "MaxBackward0" : "MinBackward0"),
+            keepdim ? i : i.squeeze(d)};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+    return value_index(x, dim, keepdim, true);
+}
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+    return value_index(x, dim, keepdim, false);
 }
 
 }  // namespace tg

@@ -127,15 +127,16 @@ __kernel void reduce_@_s(__global T* o, long oo, __global const T* a, long ao, l
 }
 
 const char* kStructural = R"CL(
-// one work-item per output: the first index of the max (min) along a dim of length len
+// one work-item per output: the first index of the max (min) along a dim of length len; a NaN
+// wins, as in PyTorch
 __kernel void argreduce(__global long* o, long oo, __global const T* a, long ao, long len,
                         long sd, int is_max, long n, Geo2 g) {
     TG_GID long off[2] = {oo, ao}; TG_OFFSETS(g, i, 2, off);
     __global const T* p = a + off[1];
     long best = 0; T bv = p[0];
-    for (long j = 1; j < len; ++j) {
+    for (long j = 1; j < len && bv == bv; ++j) {
         T x = p[j * sd];
-        if (is_max ? x > bv : x < bv) { bv = x; best = j; }
+        if (x != x || (is_max ? x > bv : x < bv)) { bv = x; best = j; }
     }
     o[off[0]] = best;
 }
