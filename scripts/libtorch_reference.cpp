@@ -112,6 +112,39 @@ static void ordering(const torch::TensorOptions& o) {
     show("max_two_tensors", torch::max(e, torch::tensor({0.0, 2.5, 2.5}, o)));
 }
 
+static void resampling(const torch::TensorOptions& o) {
+    auto x = torch::arange(1, 13, o).reshape({1, 2, 6});
+    auto x2 = torch::arange(1, 13, o).reshape({1, 1, 3, 4}).requires_grad_(true);
+    show("reflect_1d", F::pad(x, F::PadFuncOptions({2, 3}).mode(torch::kReflect)));
+    show("reflect_1d_crop", F::pad(x, F::PadFuncOptions({-1, 2}).mode(torch::kReflect)));
+    show("replicate_1d_crop", F::pad(x, F::PadFuncOptions({-2, 1}).mode(torch::kReplicate)));
+    show("circular_1d_crop", F::pad(x, F::PadFuncOptions({-2, 3}).mode(torch::kCircular)));
+    show("reflect_2d", F::pad(x2, F::PadFuncOptions({1, 2, 2, 1}).mode(torch::kReflect)));
+    show("replicate_2d", F::pad(x2, F::PadFuncOptions({1, 2, 2, 1}).mode(torch::kReplicate)));
+    show("circular_2d", F::pad(x2, F::PadFuncOptions({1, 2, 2, 1}).mode(torch::kCircular)));
+    using IO = F::InterpolateFuncOptions;
+    using Sz = std::vector<int64_t>;
+    using Sf = std::vector<double>;
+    show("nearest_5x7", F::interpolate(x2, IO().size(Sz{5, 7})));
+    show("nearest_scale", F::interpolate(x2, IO().scale_factor(Sf{1.5, 0.5})));
+    show("nearest_exact_4", F::interpolate(x, IO().size(Sz{4}).mode(torch::kNearestExact)));
+    show("linear_9", F::interpolate(x, IO().size(Sz{9}).mode(torch::kLinear).align_corners(false)));
+    show("linear_4", F::interpolate(x, IO().size(Sz{4}).mode(torch::kLinear).align_corners(false)));
+    auto bl = F::interpolate(x2, IO().size(Sz{5, 7}).mode(torch::kBilinear).align_corners(false));
+    show("bilinear_5x7", bl);
+    show("bilinear_corners",
+         F::interpolate(x2, IO().size(Sz{5, 7}).mode(torch::kBilinear).align_corners(true)));
+    show("bilinear_scale",
+         F::interpolate(
+             x2, IO().scale_factor(Sf{1.5, 2.5}).mode(torch::kBilinear).align_corners(false)));
+    show("trilinear",
+         F::interpolate(x2.unsqueeze(0),
+                        IO().size(Sz{2, 2, 3}).mode(torch::kTrilinear).align_corners(false)));
+    show("area_2x3", F::interpolate(x2, IO().size(Sz{2, 3}).mode(torch::kArea)));
+    (bl * torch::arange(35, o).reshape({5, 7})).sum().backward();
+    show("bilinear_grad", x2.grad());
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -165,5 +198,6 @@ int main() {
     show("triu_1", torch::triu(torch::arange(1, 10, o).reshape({3, 3}), 1));
     bool_tensors(o);
     ordering(o);
+    resampling(o);
     return 0;
 }

@@ -111,6 +111,22 @@ inline std::vector<OpCase> conv_cases() {
         {"max_pool2d_empty", {U({0, 2, 4, 4})}, F(tg::max_pool2d(x[0], 2))},
         {"avg_pool2d_empty", {U({2, 0, 4, 4})}, F(tg::avg_pool2d(x[0], 2, 1, 1))},
         {"adaptive_avg_pool2d_empty", {U({0, 2, 4, 4})}, F(tg::adaptive_avg_pool2d(x[0], 2))},
+        // interpolate: the gradient adds dy back to the sources it read (weighted)
+        {"interpolate_nearest_2d", {U({1, 2, 3, 4})}, F(tg::interpolate(x[0], {5, 3}, {}))},
+        {"interpolate_nearest_exact_1d",
+         {U({2, 1, 5})},
+         F(tg::interpolate(x[0], {}, {1.7}, tg::kNearestExact))},
+        {"interpolate_linear", {U({2, 2, 4})}, F(tg::interpolate(x[0], {7}, {}, tg::kLinear))},
+        {"interpolate_bilinear",
+         {U({1, 2, 3, 4})},
+         F(tg::interpolate(x[0], {}, {1.5, 0.75}, tg::kBilinear, false))},
+        {"interpolate_bilinear_corners",
+         {U({2, 1, 3, 3})},
+         F(tg::interpolate(x[0], {4, 5}, {}, tg::kBilinear, true))},
+        {"interpolate_trilinear",
+         {U({1, 1, 2, 3, 2})},
+         F(tg::interpolate(x[0], {3, 2, 4}, {}, tg::kTrilinear))},
+        {"interpolate_area", {U({1, 2, 5, 4})}, F(tg::interpolate(x[0], {2, 3}, {}, tg::kArea))},
     };
 }
 

@@ -136,6 +136,12 @@ inline std::vector<OpCase> shape_cases() {
          }())},
         {"constant_pad", {U({2, 3})}, F(tg::constant_pad_nd(x[0], {1, 2, -1, 0}, 0.5))},
         {"constant_pad_empty", {U({0, 3})}, F(tg::constant_pad_nd(x[0], {1, 1, 1, 0}))},
+        {"reflect_pad_1d", {U({2, 2, 5})}, F(tg::pad(x[0], {3, -1}, tg::kReflect))},
+        {"reflect_pad_2d", {U({1, 3, 4})}, F(tg::pad(x[0], {1, 2, 2, 1}, tg::kReflect))},
+        {"replicate_pad_3d",
+         {U({1, 1, 2, 3, 2})},
+         F(tg::pad(x[0], {1, 0, 2, -1, 0, 1}, tg::kReplicate))},
+        {"circular_pad_2d", {U({2, 1, 3, 3})}, F(tg::pad(x[0], {3, 1, -1, 2}, tg::kCircular))},
     };
 }
 

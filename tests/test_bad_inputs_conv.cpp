@@ -115,6 +115,43 @@ BOOST_FIXTURE_TEST_CASE(modules, Fixtures) {
         });
 }
 
+BOOST_FIXTURE_TEST_CASE(padding_and_resampling, Fixtures) {
+    const tg::Tensor x3 = tg::zeros({2, 4, 6});  // [N, C, L]
+    check_table(
+        "Padding and resampling",
+        {
+            TG_BAD(tg::constant_pad_nd(x, {1, 1, 1}), shape_error, "pad", "3 padding sizes"),
+            TG_BAD(tg::constant_pad_nd(x, {-3, -3}), shape_error, "pad", "negative size"),
+            TG_BAD(tg::pad(x3, {6, 0}, tg::kReflect), shape_error, "pad", "reflect",
+                   "(6, 0)", "dim 2", "below the dim's size"),
+            TG_BAD(tg::pad(x3, {7, 0}, tg::kCircular), shape_error, "pad", "circular",
+                   "more than once"),
+            TG_BAD(tg::pad(x, {1, 1}, tg::kReplicate), shape_error, "pad", "replicate",
+                   "[2,4,5,5]"),
+            TG_BAD(tg::pad(tg::zeros({6}), {1, 1}, tg::kReflect), shape_error, "pad", "[6]"),
+            TG_BAD(tg::pad(x3, {-4, -3}, tg::kReplicate), shape_error, "pad", "(-4, -3)",
+                   "no elements"),
+            TG_BAD(tg::interpolate(x3, {5}, {}, tg::kBilinear), shape_error, "interpolate",
+                   "bilinear", "[2,4,6]", "4-dim"),
+            TG_BAD(tg::interpolate(x3, {5}, {2.0}), value_error, "interpolate",
+                   "exactly one of size and scale_factor"),
+            TG_BAD(tg::interpolate(x3, {5}, {}, tg::kNearest, true), value_error, "interpolate",
+                   "align_corners"),
+            TG_BAD(tg::interpolate(x, {5}, {}), shape_error, "interpolate", "size has 1",
+                   "expected 2"),
+            TG_BAD(tg::interpolate(x3, {0}, {}), shape_error, "interpolate", "output size 0"),
+            TG_BAD(tg::interpolate(x3, {}, {-1.0}), value_error, "interpolate",
+                   "scale_factor"),
+            TG_BAD(tg::interpolate(x3, {}, {0.1}), shape_error, "interpolate", "output size 0"),
+            TG_BAD(tg::interpolate(xl, {3, 3}, {}, tg::kBilinear), dtype_error, "interpolate",
+                   "int64"),
+            TG_BAD(tg::interpolate(x, {3, 3}, {}, tg::kBicubic), value_error, "interpolate",
+                   "bicubic"),
+            TG_BAD(tg::interpolate(tg::zeros({2, 3}), {3}, {}), shape_error, "interpolate",
+                   "[2,3]"),
+        });
+}
+
 BOOST_FIXTURE_TEST_CASE(normalisation, Fixtures) {
     namespace nn = tg::nn;
     const tg::Tensor c4 = tg::zeros({4}), c3 = tg::zeros({3});

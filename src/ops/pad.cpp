@@ -1,6 +1,9 @@
-// constant_pad_nd (F::pad's constant mode) and one_hot: compositions of cat, narrow and
-// comparisons, so they record, and run on every device, as those do.
+// pad (F::pad: constant_pad_nd, and the reflect, replicate and circular modes) and one_hot:
+// compositions of cat, narrow, index_select and comparisons, so they record, and run on every
+// device, as those do.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
@@ -40,6 +43,66 @@ Tensor constant_pad_nd(const Tensor& x, const std::vector<int64_t>& pad, Scalar 
             y = cat(parts, d);
     }
     return named(y, "constant_pad_nd", "ConstantPadNdBackward0");
+}
+
+namespace {
+/// The source index in [0, n) of each of the n + lo + hi outputs of dim padded as mode says.
+std::vector<int64_t> pad_sources(PadMode mode, int64_t n, int64_t lo, int64_t hi) {
+    std::vector<int64_t> src(size_t(n + lo + hi));
+    for (int64_t j = 0; j < int64_t(src.size()); ++j) {
+        int64_t i = j - lo;
+        if (mode == kReflect)
+            i = i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);
+        else if (mode == kReplicate)
+            i = std::min(std::max<int64_t>(i, 0), n - 1);
+        else
+            i = ((i % n) + n) % n;
+        src[size_t(j)] = i;
+    }
+    return src;
+}
+}  // namespace
+
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, PadMode mode, double value) {
+    if (mode == kConstant)
+        return constant_pad_nd(x, pad, value);
+    const char* what = mode == kReflect ? "reflect" : mode == kReplicate ? "replicate" : "circular";
+    const int64_t k = int64_t(pad.size() / 2);
+    if (pad.size() % 2 != 0 || k < 1 || k > 3 || x.dim() < k + 1 || x.dim() > k + 2)
+        throw shape_error(std::string("pad: ") + what + " mode pads the last 1, 2 or 3 dims of " +
+                          "a 2- to 5-dim input; got " + std::to_string(pad.size()) +
+                          " padding sizes for the input " + shape_str(x.sizes()));
+    const ComposedName named;
+    Tensor y = x;
+    for (int64_t p = 0; p < k; ++p) {
+        const int64_t d = x.dim() - 1 - p;
+        int64_t n = x.size(d), lo = pad[size_t(2 * p)], hi = pad[size_t(2 * p + 1)];
+        const std::string where = std::string("pad: ") + what + " padding (" + std::to_string(lo) +
+                                  ", " + std::to_string(hi) + ") of dim " + std::to_string(d) +
+                                  " of " + shape_str(x.sizes());
+        if ((mode == kReflect && (lo >= n || hi >= n)) || (mode == kCircular && (lo > n || hi > n)))
+            throw shape_error(where + (mode == kReflect ? " must be below the dim's size"
+                                                        : " wraps around more than once"));
+        if (n + lo + hi < 1 || n == 0)
+            throw shape_error(where + " leaves no elements");
+        if (mode == kCircular && (lo < 0 || hi < 0)) {  // LibTorch crops, then wraps what is left
+            const int64_t start = std::max<int64_t>(-lo, 0);
+            const int64_t kept = n - start - std::max<int64_t>(-hi, 0);
+            if (kept < 1)
+                throw shape_error(where + " leaves no elements to wrap");
+            y = narrow(y, d, start, kept);
+            n = kept, lo = std::max<int64_t>(lo, 0), hi = std::max<int64_t>(hi, 0);
+        }
+        y = index_select(
+            y, d, tensor(pad_sources(mode, n, lo, hi), TensorOptions(kInt64).device(x.device())));
+    }
+    static const char* const kNames[3][3] = {
+        {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
+        {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"},
+        {"CopySlices", "CopySlices", "CopySlices"}};  // LibTorch 1.13 composes the circular mode
+    const int m = mode == kReflect ? 0 : mode == kReplicate ? 1 : 2;
+    static const char* const kOps[3] = {"reflection_pad", "replication_pad", "circular_pad"};
+    return named(y, kOps[m], kNames[m][k - 1]);
 }
 
 Tensor one_hot(const Tensor& labels, int64_t num_classes) {

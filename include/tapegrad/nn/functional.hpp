@@ -15,13 +15,6 @@
 #include "tapegrad/arg.hpp"
 #include "tapegrad/ops.hpp"
 
-namespace tg {
-/// F::pad's modes, as LibTorch spells them (tg::kConstant, ...).
-enum class PadMode { Constant, Reflect, Replicate, Circular };
-constexpr PadMode kConstant = PadMode::Constant, kReflect = PadMode::Reflect,
-                  kReplicate = PadMode::Replicate, kCircular = PadMode::Circular;
-}  // namespace tg
-
 namespace tg::nn::functional {
 
 // ---- activations
@@ -173,8 +166,7 @@ struct NormalizeFuncOptions {
 inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o = {}) {
     return x / clamp_min(norm(x, o.p(), {o.dim()}, true), o.eps());
 }
-/// F::pad's constant mode (LibTorch's kConstant, the default); reflect, replicate and circular
-/// are not there yet (value_error).
+/// F::pad: tg::pad with LibTorch's options (mode kConstant by default)
 struct PadFuncOptions {
     PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT
     TG_ARG(std::vector<int64_t>, pad);
@@ -182,10 +174,19 @@ struct PadFuncOptions {
     TG_ARG(double, value) = 0;
 };
 inline Tensor pad(const Tensor& x, const PadFuncOptions& o) {
-    if (o.mode() != kConstant)
-        throw value_error("pad: only the constant mode is supported (input " +
-                          shape_str(x.sizes()) + ")");
-    return constant_pad_nd(x, o.pad(), o.value());
+    return tg::pad(x, o.pad(), o.mode(), o.value());
+}
+/// F::interpolate: tg::interpolate with LibTorch's options (mode kNearest by default)
+struct InterpolateFuncOptions {
+    TG_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+    TG_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+    TG_ARG(InterpolateMode, mode) = kNearest;
+    TG_ARG(std::optional<bool>, align_corners) = std::nullopt;
+};
+inline Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o = {}) {
+    return tg::interpolate(x, o.size().value_or(std::vector<int64_t>{}),
+                           o.scale_factor().value_or(std::vector<double>{}), o.mode(),
+                           o.align_corners());
 }
 inline Tensor one_hot(const Tensor& labels, int64_t num_classes = -1) {
     return tg::one_hot(labels, num_classes);
