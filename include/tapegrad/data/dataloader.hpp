@@ -49,8 +49,9 @@ public:
         drop_last_ = d;
         return *this;
     }
-    /// Accepted for LibTorch programs (make_data_loader's options); batches are made on the
-    /// thread that iterates.
+    /// make_data_loader's worker threads (LibTorch's option): n threads make the batches ahead
+    /// of the loop; 0 makes them on the iterating thread. tg::data::DataLoader (below) batches
+    /// two tensors with index_select on the iterating thread and ignores it.
     DataLoaderOptions& workers(int64_t n) {
         workers_ = n;
         return *this;

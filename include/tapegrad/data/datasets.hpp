@@ -13,8 +13,11 @@
 /// transform (Normalize, Lambda) applies to each example, a collation (Stack) turns a batch's
 /// std::vector<Example> into one Example. make_data_loader<Sampler> visits the indices in the
 /// sampler's order (RandomSampler by default, reshuffled every epoch from the options' seed;
-/// SequentialSampler) and yields what the dataset's get_batch returns. DataLoaderOptions'
-/// workers(n) is accepted for LibTorch programs; batches are made on the iterating thread.
+/// SequentialSampler) and yields what the dataset's get_batch returns. With
+/// DataLoaderOptions().workers(n), n threads make the batches ahead of the loop (at most 2n
+/// ahead, handed out in order, prefetch.hpp), so get and the transforms must be safe to call
+/// from several threads at once, as in LibTorch; workers(0), the default, makes each batch on
+/// the iterating thread.
 /// tg::data::DataLoader (dataloader.hpp) is the faster path for data already in two tensors.
 #include <algorithm>
 #include <cstdint>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "tapegrad/data/dataloader.hpp"
+#include "tapegrad/data/prefetch.hpp"
 #include "tapegrad/ops.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
@@ -156,7 +160,7 @@ public:
     public:
         Batch& operator*() {
             if (!built_) {
-                current_ = loader_->batch(i_);
+                current_ = loader_->prefetch_ ? loader_->prefetch_->take(i_) : loader_->batch(i_);
                 built_ = true;
             }
             return current_;
@@ -179,19 +183,30 @@ public:
         Batch current_{};
     };
 
-    /// value_error for a batch size < 1 or a dataset without a size.
+    /// value_error for a batch size < 1, negative workers or a dataset without a size.
     StatelessDataLoader(Dataset dataset, DataLoaderOptions options)
         : dataset_(std::move(dataset)), options_(options) {
         if (options_.batch_size() < 1)
             throw value_error("make_data_loader: batch_size must be positive, got " +
                               std::to_string(options_.batch_size()));
+        if (options_.workers() < 0)
+            throw value_error("make_data_loader: workers must be >= 0, got " +
+                              std::to_string(options_.workers()));
         if (!dataset_.size())
             throw value_error("make_data_loader: the dataset has no size");
         n_ = int64_t(*dataset_.size());
         order_ = samplers::SequentialSampler::order(n_, 0, 0);
     }
+    // the workers call batch() on this object: it stays where it was made
+    StatelessDataLoader(const StatelessDataLoader&) = delete;
+    StatelessDataLoader& operator=(const StatelessDataLoader&) = delete;
+    /// Starts an epoch (the previous epoch's workers finish their batch and stop first).
     Iterator begin() {
+        prefetch_.reset();
         order_ = Sampler::order(n_, options_.seed(), epoch_++);
+        if (const int64_t w = options_.workers(); w > 0)
+            prefetch_ = std::make_unique<Prefetcher<Batch>>(size(), w, 2 * w,
+                                                            [this](int64_t i) { return batch(i); });
         return Iterator(this, 0);
     }
     Iterator end() const { return Iterator(this, size()); }
@@ -216,6 +231,7 @@ private:
     DataLoaderOptions options_;
     int64_t n_ = 0, epoch_ = 0;
     std::vector<int64_t> order_;
+    std::unique_ptr<Prefetcher<Batch>> prefetch_;  // last: its workers read the members above
 };
 
 /// LibTorch's make_data_loader: a loader over dataset visiting indices in Sampler's order

@@ -1,0 +1,131 @@
+/// make_data_loader's worker threads (DataLoaderOptions().workers(n), LibTorch's option): the
+/// batches are the ones the iterating thread would make, in the same order, made on other
+/// threads; errors reach the loop; leaving an epoch early, starting the next one and dropping
+/// the loader mid-epoch stop the workers cleanly. Runs under ThreadSanitizer (scripts/tsan.sh).
+#define BOOST_TEST_MODULE test_data_workers
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "tapegrad/tapegrad.hpp"
+
+namespace data = tg::data;
+
+namespace {
+
+/// A dataset of your own, as a LibTorch user writes one: example i is ([i, 2i], i); it notes
+/// which threads called get, and throws at `bad`.
+class Numbers : public data::datasets::Dataset<Numbers> {
+public:
+    Numbers(size_t n, int64_t bad = -1) : n_(n), bad_(bad), seen_(std::make_shared<Seen>()) {}
+    data::Example get(size_t i) const {
+        {
+            std::lock_guard<std::mutex> lock(seen_->mu);
+            seen_->threads.insert(std::this_thread::get_id());
+        }
+        if (int64_t(i) == bad_)
+            throw std::runtime_error("Numbers: example " + std::to_string(i) + " is broken");
+        const double v = double(i);
+        return {tg::tensor({v, 2 * v}, tg::kFloat64), tg::tensor(int64_t(i))};
+    }
+    std::optional<size_t> size() const { return n_; }
+    std::set<std::thread::id> threads() const {
+        std::lock_guard<std::mutex> lock(seen_->mu);
+        return seen_->threads;
+    }
+
+private:
+    struct Seen {
+        std::mutex mu;
+        std::set<std::thread::id> threads;
+    };
+    size_t n_;
+    int64_t bad_;
+    std::shared_ptr<Seen> seen_;  // shared by the copies map() makes
+};
+
+/// Every epoch's batches, as the targets they hold.
+template <class Loader>
+std::vector<std::vector<int64_t>> epochs(Loader& loader, int n) {
+    std::vector<std::vector<int64_t>> out;
+    for (int e = 0; e < n; ++e)
+        for (auto& batch : loader) {
+            out.emplace_back();
+            for (int64_t k = 0; k < batch.target.size(0); ++k)
+                out.back().push_back(batch.target[k].template item<int64_t>());
+            // the data came with its target
+            BOOST_TEST(batch.data[0][1].template item<double>() == 2.0 * double(out.back()[0]));
+        }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(workers_give_the_batches_of_the_iterating_thread_in_order) {
+    const auto options = data::DataLoaderOptions().batch_size(3).seed(7);
+    auto inline_loader = data::make_data_loader(Numbers(20).map(data::transforms::Stack<>()),
+                                                data::DataLoaderOptions(options).workers(0));
+    const auto want = epochs(*inline_loader, 3);
+    BOOST_TEST(want.size() == 21u);  // 7 batches (the last of 2) in each of 3 epochs
+    for (int64_t w : {1, 2, 5}) {
+        Numbers ds(20);
+        auto loader = data::make_data_loader(Numbers(ds).map(data::transforms::Stack<>()),
+                                             data::DataLoaderOptions(options).workers(w));
+        const auto got = epochs(*loader, 3);
+        BOOST_TEST(got == want);
+        const auto threads = ds.threads();
+        BOOST_TEST(threads.count(std::this_thread::get_id()) == 0u);  // made on the workers
+        BOOST_TEST(threads.size() >= 1u);
+        BOOST_TEST(threads.size() <= size_t(3 * w));  // w threads per epoch
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_error_reaches_the_loop_at_its_batch) {
+    auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+        Numbers(10, /*bad=*/7).map(data::transforms::Stack<>()),
+        data::DataLoaderOptions().batch_size(2).workers(2));
+    int64_t good = 0;
+    try {
+        for (auto& batch : *loader) {
+            BOOST_TEST(batch.target.size(0) == 2);
+            ++good;
+        }
+        BOOST_FAIL("the broken example did not throw");
+    } catch (const std::runtime_error& e) {
+        BOOST_TEST(std::string(e.what()).find("example 7 is broken") != std::string::npos);
+    }
+    BOOST_TEST(good == 3);  // batches 0-2 came before batch 3, which holds example 7
+}
+
+BOOST_AUTO_TEST_CASE(leaving_early_restarting_and_dropping_the_loader_stop_the_workers) {
+    auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+        Numbers(50).map(data::transforms::Stack<>()),
+        data::DataLoaderOptions().batch_size(4).workers(3));
+    for (int e = 0; e < 3; ++e) {  // leave each epoch after 2 batches; the next starts afresh
+        int64_t k = 0;
+        for (auto& batch : *loader) {
+            BOOST_TEST(batch.target[0].item<int64_t>() == 4 * k);
+            if (++k == 2)
+                break;
+        }
+    }
+    // skipping batches without reading them, then reading a later one
+    auto it = loader->begin();
+    ++it;
+    ++it;
+    ++it;
+    BOOST_TEST((*it).target[0].item<int64_t>() == 12);
+    BOOST_TEST(it->target.size(0) == 4);  // the same batch, not made again
+    loader.reset();  // mid-epoch: the workers finish their batch and are joined
+    BOOST_TEST(!loader);
+}
+
+BOOST_AUTO_TEST_CASE(negative_workers_are_refused) {
+    BOOST_CHECK_THROW(data::make_data_loader(Numbers(4).map(data::transforms::Stack<>()),
+                                             data::DataLoaderOptions().workers(-1)),
+                      tg::value_error);
+}
