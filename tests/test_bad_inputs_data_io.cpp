@@ -76,6 +76,10 @@ BOOST_FIXTURE_TEST_CASE(loaders_and_data_sets, Fixtures) {
             TG_BAD(data::FashionMNIST(true, "/nonexistent"), io_error, "FashionMNIST",
                    "/nonexistent/train-images-idx3-ubyte", "not found"),
             TG_BAD(data::read_idx("/nonexistent.idx"), io_error, "read_idx", "/nonexistent.idx"),
+            TG_BAD(data::samplers::DistributedRandomSampler(20, 2, 2), value_error,
+                   "DistributedRandomSampler", "rank 2"),
+            TG_BAD(data::samplers::DistributedSequentialSampler(20, 0), value_error,
+                   "DistributedRandomSampler", "num_replicas 0"),
         });
 }
 

@@ -2,6 +2,7 @@
 /// batches are the ones the iterating thread would make, in the same order, made on other
 /// threads; errors reach the loop; leaving an epoch early, starting the next one and dropping
 /// the loader mid-epoch stop the workers cleanly. Runs under ThreadSanitizer (scripts/tsan.sh).
+/// And make_data_loader with a sampler object: LibTorch's distributed samplers.
 #define BOOST_TEST_MODULE test_data_workers
 #include <atomic>
 #include <boost/test/unit_test.hpp>
@@ -128,4 +129,43 @@ BOOST_AUTO_TEST_CASE(negative_workers_are_refused) {
     BOOST_CHECK_THROW(data::make_data_loader(Numbers(4).map(data::transforms::Stack<>()),
                                              data::DataLoaderOptions().workers(-1)),
                       tg::value_error);
+}
+
+BOOST_AUTO_TEST_CASE(libtorch_distributed_samplers_split_each_epoch_between_ranks) {
+    namespace samplers = data::samplers;
+    const auto options = data::DataLoaderOptions().batch_size(4).seed(3);
+    auto rows_of = [&](auto sampler, int n_epochs) {
+        auto loader = data::make_data_loader(Numbers(20).map(data::transforms::Stack<>()),
+                                             std::move(sampler), options);
+        std::vector<std::vector<int64_t>> per_epoch;
+        for (int e = 0; e < n_epochs; ++e) {
+            per_epoch.emplace_back();
+            for (auto& batch : *loader)
+                for (int64_t k = 0; k < batch.target.size(0); ++k)
+                    per_epoch.back().push_back(batch.target[k].template item<int64_t>());
+        }
+        return per_epoch;
+    };
+    for (bool dup : {true, false}) {
+        std::vector<std::vector<int64_t>> ranks;
+        for (size_t r = 0; r < 3; ++r)
+            ranks.push_back(rows_of(samplers::DistributedRandomSampler(20, 3, r, dup), 2)[1]);
+        std::multiset<int64_t> all;
+        for (const auto& mine : ranks) {
+            BOOST_TEST(mine.size() == (dup ? 7u : 6u));  // ceil or floor of 20 / 3
+            all.insert(mine.begin(), mine.end());
+        }
+        BOOST_TEST(std::set<int64_t>(all.begin(), all.end()).size() == (dup ? 20u : 18u));
+    }
+    const auto r0 = rows_of(samplers::DistributedRandomSampler(20, 2, 0), 2);
+    BOOST_TEST(r0[0] != r0[1]);  // a new shuffle every epoch
+    BOOST_TEST(rows_of(samplers::DistributedRandomSampler(20, 2, 0), 1)[0] == r0[0]);
+    const auto seq = rows_of(samplers::DistributedSequentialSampler(20, 3, 1), 1)[0];
+    BOOST_TEST(seq == (std::vector<int64_t>{1, 4, 7, 10, 13, 16, 19}),
+               boost::test_tools::per_element());
+    BOOST_CHECK_THROW(samplers::DistributedRandomSampler(20, 2, 2), tg::value_error);
+    BOOST_CHECK_THROW(samplers::DistributedRandomSampler(20, 0, 0), tg::value_error);
+    BOOST_CHECK_THROW(data::make_data_loader(Numbers(19).map(data::transforms::Stack<>()),
+                                             samplers::DistributedRandomSampler(20, 2, 0)),
+                      tg::value_error);  // made for another size
 }

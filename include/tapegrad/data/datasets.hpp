@@ -147,6 +147,34 @@ struct SequentialSampler {
 struct RandomSampler {
     static std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch);
 };
+/// LibTorch's distributed samplers, passed to make_data_loader(dataset, sampler, options): rank
+/// `rank` of `num_replicas` visits its share of each epoch's rows (tg::data::DistributedSampler:
+/// rows rank, rank + num_replicas, ... of the epoch's order), padded from the start so every
+/// rank gets ceil(size / num_replicas) when allow_duplicates, else floor. The random one
+/// permutes from (the loader's seed, epoch): the same on every rank, new every epoch (LibTorch
+/// reshuffles only after set_epoch, which here sets the first epoch's number, for resuming).
+/// value_error for a bad rank or a dataset of another size than `size`.
+class DistributedRandomSampler {
+public:
+    DistributedRandomSampler(size_t size, size_t num_replicas = 1, size_t rank = 0,
+                             bool allow_duplicates = true);
+    void set_epoch(size_t epoch) { first_epoch_ = epoch; }
+    std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch) const;
+
+protected:
+    std::vector<int64_t> share(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) const;
+
+private:
+    size_t size_, replicas_, rank_;
+    bool duplicates_;
+    size_t first_epoch_ = 0;
+};
+/// As DistributedRandomSampler, each rank's share of 0..size-1 in order.
+class DistributedSequentialSampler : public DistributedRandomSampler {
+public:
+    using DistributedRandomSampler::DistributedRandomSampler;
+    std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch) const;
+};
 }  // namespace samplers
 
 /// What make_data_loader returns: iterate it (`for (auto& batch : *loader)`); each begin()
@@ -184,8 +212,8 @@ public:
     };
 
     /// value_error for a batch size < 1, negative workers or a dataset without a size.
-    StatelessDataLoader(Dataset dataset, DataLoaderOptions options)
-        : dataset_(std::move(dataset)), options_(options) {
+    StatelessDataLoader(Dataset dataset, DataLoaderOptions options, Sampler sampler = {})
+        : dataset_(std::move(dataset)), options_(options), sampler_(std::move(sampler)) {
         if (options_.batch_size() < 1)
             throw value_error("make_data_loader: batch_size must be positive, got " +
                               std::to_string(options_.batch_size()));
@@ -195,7 +223,7 @@ public:
         if (!dataset_.size())
             throw value_error("make_data_loader: the dataset has no size");
         n_ = int64_t(*dataset_.size());
-        order_ = samplers::SequentialSampler::order(n_, 0, 0);
+        order_ = sampler_.order(n_, options_.seed(), 0);  // checks the sampler, sets size()
     }
     // the workers call batch() on this object: it stays where it was made
     StatelessDataLoader(const StatelessDataLoader&) = delete;
@@ -203,7 +231,7 @@ public:
     /// Starts an epoch (the previous epoch's workers finish their batch and stop first).
     Iterator begin() {
         prefetch_.reset();
-        order_ = Sampler::order(n_, options_.seed(), epoch_++);
+        order_ = sampler_.order(n_, options_.seed(), epoch_++);
         if (const int64_t w = options_.workers(); w > 0)
             prefetch_ = std::make_unique<Prefetcher<Batch>>(size(), w, 2 * w,
                                                             [this](int64_t i) { return batch(i); });
@@ -212,15 +240,15 @@ public:
     Iterator end() const { return Iterator(this, size()); }
     /// Batches per epoch.
     int64_t size() const {
-        const int64_t b = options_.batch_size();
-        return options_.drop_last() ? n_ / b : (n_ + b - 1) / b;
+        const int64_t b = options_.batch_size(), rows = int64_t(order_.size());
+        return options_.drop_last() ? rows / b : (rows + b - 1) / b;
     }
     const Dataset& dataset() const { return dataset_; }
 
 private:
     Batch batch(int64_t i) const {
         const int64_t b = options_.batch_size(), start = i * b;
-        const int64_t len = std::min(b, n_ - start);
+        const int64_t len = std::min(b, int64_t(order_.size()) - start);
         std::vector<size_t> idx;
         idx.reserve(size_t(len));
         for (int64_t k = start; k < start + len; ++k)
@@ -229,6 +257,7 @@ private:
     }
     Dataset dataset_;
     DataLoaderOptions options_;
+    Sampler sampler_;
     int64_t n_ = 0, epoch_ = 0;
     std::vector<int64_t> order_;
     std::unique_ptr<Prefetcher<Batch>> prefetch_;  // last: its workers read the members above
@@ -245,6 +274,14 @@ template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset,
                                                                         int64_t batch_size) {
     return make_data_loader<Sampler>(std::move(dataset), DataLoaderOptions(batch_size));
+}
+/// With a sampler object, as LibTorch's make_data_loader(dataset, sampler, options):
+/// make_data_loader(ds, samplers::DistributedRandomSampler(n, world, rank), options).
+template <class Dataset, class Sampler>
+std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
+    Dataset dataset, Sampler sampler, DataLoaderOptions options = {}) {
+    return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), options,
+                                                                   std::move(sampler));
 }
 
 }  // namespace tg::data
