@@ -3,6 +3,7 @@
 /// bool_tensors()); each check runs on the CPU and, when there is one, on the OpenCL device.
 #define BOOST_TEST_MODULE test_bool_tensors
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -99,10 +100,36 @@ BOOST_AUTO_TEST_CASE(bool_conversions_factories_and_printing) {
     BOOST_TEST(os.str() == " 1\n 0\n[ CPUBoolType{2} ]");
 }
 
+BOOST_AUTO_TEST_CASE(bool_arithmetic_as_libtorch) {
+    for (tg::Device dev : devices()) {
+        BOOST_TEST_CONTEXT(dev.str()) {
+            const tg::Tensor m = tg::tensor({1.0, 0.0, 1.0}, tg::kBool).to(dev);
+            const tg::Tensor n = tg::tensor({1.0, 1.0, 0.0}, tg::kBool).to(dev);
+            BOOST_TEST((m + n).dtype() == tg::kBool);  // or
+            check_close(m + n, {1, 1, 1});
+            BOOST_TEST((m * n).dtype() == tg::kBool);  // and
+            check_close(m * n, {1, 0, 0});
+            const tg::Tensor f = m * 2.0;  // a number: float32 (LibTorch: int64 for 2)
+            BOOST_TEST(f.dtype() == tg::kFloat32);
+            check_close(f, {2, 0, 2});
+            check_close(m + 1.0, {2, 1, 2});
+            check_close(m / 2.0, {0.5, 0, 0.5});
+            const tg::Tensor q = m / n;
+            BOOST_TEST(q.dtype() == tg::kFloat32);
+            check_close(q.narrow(0, 0, 2), {1, 0});
+            BOOST_TEST(std::isinf(q[2].item<double>()));
+            const tg::Tensor x = tg::tensor({1.5, 2.5, -1.0}, tg::kFloat64).to(dev);
+            check_close(x * m + m, {2.5, 0, 0});  // with a tensor: the tensor's dtype
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(bool_tensors_refuse_what_has_no_meaning) {
     const tg::Tensor m = tg::tensor({1.0, 0.0}, tg::kBool);
-    BOOST_CHECK_THROW(m + m, tg::dtype_error);
-    BOOST_CHECK_THROW(m * 2.0, tg::dtype_error);
+    BOOST_CHECK_THROW(m - m, tg::dtype_error);  // as LibTorch: ~ or ^ are meant
+    BOOST_CHECK_THROW(m - 1.0, tg::dtype_error);
+    BOOST_CHECK_THROW(tg::tensor({1.0, 2.0}) - m, tg::dtype_error);
+    BOOST_CHECK_THROW(-m, tg::dtype_error);
     BOOST_CHECK_THROW(tg::exp(m), tg::dtype_error);
     BOOST_CHECK_THROW(m.mean(), tg::dtype_error);
     BOOST_CHECK_THROW(tg::Tensor(m).requires_grad_(true), tg::error);

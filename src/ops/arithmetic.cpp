@@ -17,9 +17,34 @@ namespace {
 Tensor grad_for(const Node& n, size_t i, const Tensor& g) {
     return needs(n, i) ? sum_to(g, in_shape(n, i)) : Tensor();
 }
+
+// Note [Bool arithmetic]: a bool tensor with a number is taken as float32 (mask * 2.0; PyTorch
+// gives int64 for an integral number, but tg::Scalar is a double and cannot tell 2 from 2.0);
+// two bool tensors add as logical_or and multiply as logical_and, as in PyTorch, and divide as
+// float32. With a tensor of another dtype, the kernel converts the bool operand (Note [Bool
+// tensors] in src/runtime/dispatch.cpp).
+const Tensor& number(const Tensor& a, Tensor& keep) {
+    if (a.dtype() != kBool)
+        return a;
+    keep = a.to(kFloat32);
+    return keep;
+}
+bool both_bool(const Tensor& a, const Tensor& b) {
+    return a.dtype() == kBool && b.dtype() == kBool;
+}
+/// PyTorch refuses subtraction with a bool tensor, pointing to the mask operators.
+void check_no_bool_sub(const Tensor& a, const Tensor* b = nullptr) {
+    const Tensor& t = a.dtype() == kBool || !b ? a : *b;
+    if (t.dtype() == kBool)
+        throw dtype_error("sub: " + shape_str(t.sizes()) +
+                          " bool: subtraction with a bool tensor is not supported (invert a mask "
+                          "with ~ or logical_not(), compare two with ^ or logical_xor())");
+}
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
+    if (both_bool(a, b))
+        return logical_or(a, b);
     Tensor y = runtime::binary(BinaryOp::add, a, b, "add");
     if (should_record({&a, &b}))
         record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
@@ -29,6 +54,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
+    check_no_bool_sub(a, &b);
     Tensor y = runtime::binary(BinaryOp::sub, a, b, "sub");
     if (should_record({&a, &b}))
         record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
@@ -38,6 +64,8 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
+    if (both_bool(a, b))
+        return logical_and(a, b);
     Tensor y = runtime::binary(BinaryOp::mul, a, b, "mul");
     if (should_record({&a, &b}))  // each input is saved only if the other needs its gradient
         record("mul", {&a, &b}, y,
@@ -50,6 +78,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
+    if (both_bool(a, b))
+        return div(a.to(kFloat32), b.to(kFloat32));
     Tensor y = runtime::binary(BinaryOp::div, a, b, "div");
     if (should_record({&a, &b}))
         record("div", {&a, &b}, y,
@@ -63,7 +93,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
     return y;
 }
 
-Tensor add(const Tensor& a, Scalar s) {
+Tensor add(const Tensor& a_in, Scalar s) {
+    Tensor keep;
+    const Tensor& a = number(a_in, keep);
     Tensor y = runtime::unary(UnaryOp::add_scalar, a, s);
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
@@ -71,7 +103,9 @@ Tensor add(const Tensor& a, Scalar s) {
     return y;
 }
 
-Tensor mul(const Tensor& a, Scalar s) {
+Tensor mul(const Tensor& a_in, Scalar s) {
+    Tensor keep;
+    const Tensor& a = number(a_in, keep);
     Tensor y = runtime::unary(UnaryOp::mul_scalar, a, s);
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
@@ -79,7 +113,9 @@ Tensor mul(const Tensor& a, Scalar s) {
     return y;
 }
 
-Tensor rdiv(Scalar s, const Tensor& a) {
+Tensor rdiv(Scalar s, const Tensor& a_in) {
+    Tensor keep;
+    const Tensor& a = number(a_in, keep);
     Tensor y = runtime::unary(UnaryOp::rdiv_scalar, a, s);
     if (should_record({&a}))
         record("rdiv", {&a}, y, [sa = save(a), sy = save_output(y)](const Tensor& dy) {
@@ -309,13 +345,16 @@ Tensor operator+(const Tensor& a, Scalar s) {
     return add(a, s);
 }
 Tensor operator-(const Tensor& a, Scalar s) {
+    check_no_bool_sub(a);
     const ComposedName named;
     return named(add(a, -s), "sub", "SubBackward1");
 }
 Tensor operator*(const Tensor& a, Scalar s) {
     return mul(a, s);
 }
-Tensor operator/(const Tensor& a, Scalar s) {
+Tensor operator/(const Tensor& a_in, Scalar s) {
+    Tensor keep;
+    const Tensor& a = number(a_in, keep);
     if (!is_floating(a.dtype()))  // int64 divides (truncating), never records; by 0 it throws
         return runtime::unary(UnaryOp::div_scalar, a, s);
     const ComposedName named;
@@ -325,6 +364,7 @@ Tensor operator+(Scalar s, const Tensor& a) {
     return add(a, s);
 }
 Tensor operator-(Scalar s, const Tensor& a) {
+    check_no_bool_sub(a);
     Tensor y = runtime::unary(UnaryOp::rsub_scalar, a, s);
     if (should_record({&a}))
         record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
