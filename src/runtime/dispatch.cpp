@@ -136,7 +136,8 @@ void check_divisor(BinaryOp op, const char* name, const Tensor& a, const Tensor&
 // Note [Bool tensors]: bool is a storage type for masks. The backends copy to and from it and
 // select with it (where), nothing else: arithmetic and reductions see numbers. So unary kernels
 // refuse a bool input; a binary kernel converts a bool operand to the other operand's dtype, as
-// PyTorch promotes (mask * x), and refuses two bools (logical_and/or exist for those); compare,
+// PyTorch promotes (mask * x), and refuses two bools (the ops above send mask + mask to
+// logical_or, mask * 2.0 to float32: Note [Bool arithmetic] in src/ops/arithmetic.cpp); compare,
 // sum, max/min and the index ops convert bool to int64 and back where the result is bool.
 void check_not_bool(const char* op, const Tensor& t) {
     if (t.dtype() == Dtype::Bool)
