@@ -70,6 +70,13 @@ static void bool_tensors(const torch::TensorOptions& o) {
     (w * torch::arange(12, o).reshape({3, 4})).sum().backward();
     show("put_grad_a", a.grad());
     show("put_grad_v", v.grad());
+    auto acc = x.clone().requires_grad_(true);
+    auto u = torch::tensor({1.0, 2.0, 4.0}, o).requires_grad_(true);
+    auto c = acc * 1.0;
+    c.index_put_({torch::tensor({0, 2, 0}), torch::tensor({1, 1, 1})}, u, /*accumulate=*/true);
+    show("put_accumulate", c);
+    (c * torch::arange(12, o).reshape({3, 4})).sum().backward();
+    show("put_accumulate_grad_u", u.grad());
 }
 
 /// tests/test_ordering.cpp: cumsum, sort (ties, NaN), argsort, topk.

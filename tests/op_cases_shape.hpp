@@ -134,6 +134,12 @@ inline std::vector<OpCase> shape_cases() {
              y.index_put_({tg::indexing::Slice(tg::indexing::None, tg::indexing::None, 2)}, x[1]);
              return y;
          }())},
+        {"index_put_accumulate", {U({4, 3}), U({3})}, F([&] {
+             tg::Tensor y = x[0] * 1.0;
+             const tg::Tensor rows = tg::tensor(std::vector<int64_t>{2, 0, 2}).to(x[0].device());
+             y.index_put_({rows}, x[1].reshape({1, 3}) * x[1].reshape({3, 1}), true);
+             return y;
+         }())},
         {"constant_pad", {U({2, 3})}, F(tg::constant_pad_nd(x[0], {1, 2, -1, 0}, 0.5))},
         {"constant_pad_empty", {U({0, 3})}, F(tg::constant_pad_nd(x[0], {1, 1, 1, 0}))},
         {"reflect_pad_1d", {U({2, 2, 5})}, F(tg::pad(x[0], {3, -1}, tg::kReflect))},

@@ -200,6 +200,17 @@ BOOST_AUTO_TEST_CASE(index_put_through_masks_tensors_and_steps) {
             (w * tg::arange(12.0, tg::kFloat64).to(dev).reshape({3, 4})).sum().backward();
             check_close(a.grad(), {0, 0, 4, 6, 0, 0, 12, 0, 16, 0, 0, 22});
             check_close(v.grad(), {1, 5, 9});
+            // accumulate: repeated positions add every time
+            const tg::Tensor acc = input(dev).requires_grad_(true);
+            const tg::Tensor u =
+                tg::tensor({1.0, 2.0, 4.0}, tg::kFloat64).to(dev).requires_grad_(true);
+            tg::Tensor c = acc * 1.0;
+            c.index_put_({longs({0, 2, 0}, dev), longs({1, 1, 1}, dev)}, u, /*accumulate=*/true);
+            check_close(c, {0.7, 4.8, 1.3, 0.4, -1.1, 0.9, 0.05, -0.6, 2.2, 2.6, -0.3, 0.8}, 1e-14,
+                        1e-14);
+            (c * tg::arange(12.0, tg::kFloat64).to(dev).reshape({3, 4})).sum().backward();
+            check_close(u.grad(), {1, 9, 1});
+            check_close(acc.grad(), tg::arange(12.0, tg::kFloat64).to_vector<double>());
         }
     }
 }

@@ -76,10 +76,12 @@ Tensor index(const Tensor& x, const std::vector<indexing::TensorIndex>& indices)
 /// x.index(indices) = value (broadcast), in place, recorded like copy_ (Note [In-place ops]).
 /// A view (integers, step-1 slices, None, Ellipsis) is written directly; tensor indices and
 /// steps go through x's positions (Note [Putting through a copy]); an index that selects an
-/// element twice throws value_error (PyTorch leaves the result undefined).
+/// element twice throws value_error (PyTorch leaves the result undefined). accumulate adds value
+/// instead (x.index(indices) += value), repeated elements adding every time, as PyTorch's.
 Tensor& index_put_(Tensor& x, const std::vector<indexing::TensorIndex>& indices,
-                   const Tensor& value);
-Tensor& index_put_(Tensor& x, const std::vector<indexing::TensorIndex>& indices, Scalar value);
+                   const Tensor& value, bool accumulate = false);
+Tensor& index_put_(Tensor& x, const std::vector<indexing::TensorIndex>& indices, Scalar value,
+                   bool accumulate = false);
 
 }  // namespace tg
 

@@ -314,8 +314,10 @@ public:
     Tensor slice(int64_t dim, std::optional<int64_t> start = std::nullopt,
                  std::optional<int64_t> stop = std::nullopt, int64_t step = 1) const;
     Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
-    Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value);
-    Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value);
+    Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value,
+                       bool accumulate = false);
+    Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value,
+                       bool accumulate = false);
 
 private:
     TensorImpl* check() const {

@@ -169,7 +169,8 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
     return had_tensors ? named(y, "index", "IndexBackward0") : y;
 }
 
-Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& value) {
+Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& value,
+                   bool accumulate) {
     bool is_view = true;  // integers, step-1 slices, None and Ellipsis index a view
     for (const TensorIndex& i : indices) {
         const auto& v = i.get();
@@ -178,7 +179,7 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Ten
     }
     // A view of a recorded tensor cannot be written in place (the engine does not rebase a
     // view's history), so with gradients involved x itself is written, through a copy.
-    if (is_view && !x.requires_grad() && !value.requires_grad()) {
+    if (is_view && !accumulate && !x.requires_grad() && !value.requires_grad()) {
         Tensor part = index(x, indices);
         part.copy_(value);
         return x;
@@ -193,21 +194,27 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Ten
     checks::broadcasts_to("index_put_", "value", value, pos.sizes(), "indexed shape");
     const Shape all{x.numel()};
     const Tensor p = pos.reshape({-1});
+    const Tensor v = value.to(x.dtype()).expand(pos.sizes()).reshape({-1});
+    const ComposedName named;
+    if (accumulate) {  // x + the values added at their positions: dx = dy, dvalue = dy there
+        x.copy_(x + index_add(v, all, 0, p).reshape(x.sizes()));
+        named(x, "index_put_", "IndexPutBackward0");
+        return x;
+    }
     const Tensor count = index_add(ones({p.numel()}, io), all, 0, p);
     if (any(gt(count, 1.0)).item<bool>())  // PyTorch leaves which value wins undefined
         throw value_error("index_put_: the index selects an element of " + shape_str(x.sizes()) +
                           " more than once");
     const Tensor hit = ne(count, 0.0).reshape(x.sizes());
-    const Tensor v = value.to(x.dtype()).expand(pos.sizes()).reshape({-1});
     const Tensor scattered = index_add(v, all, 0, p).reshape(x.sizes());
-    const ComposedName named;
     x.copy_(where(hit, scattered, x));
     named(x, "index_put_", "IndexPutBackward0");
     return x;
 }
 
-Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, Scalar value) {
-    return index_put_(x, indices, full({}, value, x.options()));
+Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, Scalar value,
+                   bool accumulate) {
+    return index_put_(x, indices, full({}, value, x.options()), accumulate);
 }
 
 // ---- Tensor method spellings
@@ -224,11 +231,13 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
 Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
     return tg::index(*this, indices);
 }
-Tensor& Tensor::index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& v) {
-    return tg::index_put_(*this, indices, v);
+Tensor& Tensor::index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& v,
+                           bool accumulate) {
+    return tg::index_put_(*this, indices, v, accumulate);
 }
-Tensor& Tensor::index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar v) {
-    return tg::index_put_(*this, indices, v);
+Tensor& Tensor::index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar v,
+                           bool accumulate) {
+    return tg::index_put_(*this, indices, v, accumulate);
 }
 
 }  // namespace tg
