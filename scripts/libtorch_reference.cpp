@@ -70,6 +70,17 @@ static void bool_tensors(const torch::TensorOptions& o) {
     (w * torch::arange(12, o).reshape({3, 4})).sum().backward();
     show("put_grad_a", a.grad());
     show("put_grad_v", v.grad());
+    auto t3 = torch::arange(24, o).reshape({2, 3, 4}).requires_grad_(true);
+    auto sep = t3.index({torch::tensor({1, 0, 1}), Slice(), torch::tensor({3, 0, 2})});
+    std::printf("index_separated_shape: %d %d\n", int(sep.size(0)), int(sep.size(1)));
+    show("index_separated", sep);
+    (sep * torch::arange(9, o).reshape({3, 3})).sum().backward();
+    show("index_separated_grad", t3.grad());
+    auto sep2 = t3.index({torch::tensor({1, 0}), None, Slice(1, 3), torch::tensor({2, 2})});
+    std::printf("index_separated_none_shape: %d %d %d\n", int(sep2.size(0)), int(sep2.size(1)),
+                int(sep2.size(2)));
+    show("index_separated_none", sep2);
+    show("index_int_between", t3.index({torch::tensor({1, 0}), 1, torch::tensor({3, 0})}));
     auto acc = x.clone().requires_grad_(true);
     auto u = torch::tensor({1.0, 2.0, 4.0}, o).requires_grad_(true);
     auto c = acc * 1.0;

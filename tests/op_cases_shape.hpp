@@ -121,6 +121,9 @@ inline std::vector<OpCase> shape_cases() {
          F(x[0].index({on(idx_rows, x[0]), on(labels({1, 3, 1}), x[0])}) * 2.0)},
         {"index_mask", {U({3, 4})}, F(x[0].index({on(fill_mask, x[0]) > 0.5}))},
         {"index_2d", {U({4, 3})}, F(x[0].index({on(idx_gather, x[0])}))},
+        {"index_separated",  // a slice between: the broadcast dims go first
+         {U({3, 2, 4})},
+         F(x[0].index({on(idx_rows, x[0]), tg::indexing::Slice(), on(labels({1, 3, 1}), x[0])}))},
         // index_put_ through a mask and through a step: a copy written into x (Note [Putting
         // through a copy]); both the kept elements and the values get gradients
         {"index_put_mask", {U({3, 4}), U({3})}, F([&] {

@@ -159,6 +159,21 @@ BOOST_AUTO_TEST_CASE(advanced_indexing_follows_pytorch) {
             check_close(x.index({i2}), {0.7, -0.2, 1.3, 0.4, 2.2, 0.6, -0.3, 0.8, -1.1, 0.9, 0.05,
                                         -0.6, 0.7, -0.2, 1.3, 0.4});
             check_close(x.index({Slice(), longs({-1, 0}, dev)}), {0.4, 0.7, -0.6, -1.1, 0.8, 2.2});
+            // tensor indices separated by a slice or None: their broadcast dims go first
+            const tg::Tensor t3 =
+                tg::arange(24.0, tg::kFloat64).to(dev).reshape({2, 3, 4}).requires_grad_(true);
+            const tg::Tensor sep =
+                t3.index({longs({1, 0, 1}, dev), Slice(), longs({3, 0, 2}, dev)});
+            BOOST_TEST(tg::shape_str(sep.sizes()) == "[3,3]");
+            check_close(sep, {15, 19, 23, 0, 4, 8, 14, 18, 22});
+            (sep * tg::arange(9.0, tg::kFloat64).to(dev).reshape({3, 3})).sum().backward();
+            check_close(t3.grad(),
+                        {3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 0, 0, 6, 0, 0, 0, 7, 1, 0, 0, 8, 2});
+            const tg::Tensor sep2 = t3.detach().index(
+                {longs({1, 0}, dev), tg::indexing::None, Slice(1, 3), longs({2, 2}, dev)});
+            BOOST_TEST(tg::shape_str(sep2.sizes()) == "[2,1,2]");
+            check_close(sep2, {18, 22, 6, 10});
+            check_close(t3.detach().index({longs({1, 0}, dev), 1, longs({3, 0}, dev)}), {19, 4});
             // gradients flow to the selected elements
             const tg::Tensor xr = x.detach().clone().requires_grad_(true);
             const tg::Tensor sel = xr.index({xr > 0.5});
@@ -170,6 +185,9 @@ BOOST_AUTO_TEST_CASE(advanced_indexing_follows_pytorch) {
             BOOST_CHECK_THROW(x.index({x[0] > 0.0}), tg::shape_error);  // [4] mask on dim of 3
             BOOST_CHECK_THROW(x.index({longs({0}, dev), Slice(), longs({0}, dev)}),
                               tg::shape_error);  // 3 indices for 2 dims
+            BOOST_CHECK_THROW(
+                t3.detach().index({longs({0, 1}, dev), Slice(), longs({0, 1, 2}, dev)}),
+                tg::shape_error);  // [2] and [3] do not broadcast
             BOOST_CHECK_THROW(x.index({tg::tensor({1.0}, tg::kBool).to(dev).reshape({})}),
                               tg::value_error);
         }

@@ -15,8 +15,9 @@
 /// a slice with a step > 1 and tensor indices give copies (index_select). All are
 /// differentiable. Tensor indices follow PyTorch's advanced indexing: int64 tensors of any shape
 /// (negative from the end) and bool masks (a mask of k dims indexes k dims, as its nonzero
-/// positions) next to each other are broadcast together, and their dims become the broadcast
-/// shape; tensor indices separated by other entries throw value_error. Out-of-range integers
+/// positions) are broadcast together, and their dims become the broadcast shape, where they
+/// stood when they are next to each other, first when a slice or None separates them (as in
+/// PyTorch, integers are applied before and do not separate). Out-of-range integers
 /// and indices throw shape_error naming the dim and the size; slices clamp as Python's do.
 #include <cstdint>
 #include <optional>

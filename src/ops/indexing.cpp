@@ -137,9 +137,11 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
     const ComposedName named;
     Tensor y = x;
     int64_t d = 0;  // the dim of y the next entry indexes
-    bool had_tensors = false;
-    for (size_t j = 0; j < indices.size(); ++j) {
-        const auto& v = indices[j].get();
+    // The basic entries first (as PyTorch does); tensor entries keep their dims, noted here.
+    std::vector<Tensor> tensors;
+    std::vector<int64_t> first_dim, covered;
+    for (const TensorIndex& i : indices) {
+        const auto& v = i.get();
         if (auto* k = std::get_if<int64_t>(&v)) {
             y = select(y, d, *k);
         } else if (auto* s = std::get_if<Slice>(&v)) {
@@ -151,22 +153,37 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
         } else if (std::holds_alternative<EllipsisIndexType>(v)) {
             d += x.dim() - used;
         } else {
-            if (had_tensors)
-                throw value_error(
-                    "index: tensor indices separated by other entries are not "
-                    "supported (index of " +
-                    shape_str(x.sizes()) + ")");
-            had_tensors = true;
-            std::vector<Tensor> run;
-            for (; j < indices.size() && std::holds_alternative<Tensor>(indices[j].get()); ++j)
-                run.push_back(std::get<Tensor>(indices[j].get()));
-            --j;
-            int64_t out_dims = 0;
-            y = advanced(y, d, run_indices(y, d, run), out_dims);
-            d += out_dims;
+            tensors.push_back(std::get<Tensor>(v));
+            first_dim.push_back(d);
+            covered.push_back(consumed(i));
+            d += covered.back();
         }
     }
-    return had_tensors ? named(y, "index", "IndexBackward0") : y;
+    if (tensors.empty())
+        return y;
+    // Adjacent tensor indices put their broadcast shape where they stood; separated ones (a
+    // slice or None between them) put it first, their dims moved to the front (PyTorch's rule).
+    bool adjacent = true;
+    for (size_t k = 1; k < tensors.size(); ++k)
+        adjacent = adjacent && first_dim[k] == first_dim[k - 1] + covered[k - 1];
+    int64_t at = first_dim[0];
+    if (!adjacent) {
+        std::vector<int64_t> order, rest;
+        std::vector<bool> indexed(size_t(y.dim()), false);
+        for (size_t k = 0; k < tensors.size(); ++k)
+            for (int64_t c = 0; c < covered[k]; ++c) {
+                order.push_back(first_dim[k] + c);
+                indexed[size_t(first_dim[k] + c)] = true;
+            }
+        for (int64_t e = 0; e < y.dim(); ++e)
+            if (!indexed[size_t(e)])
+                order.push_back(e);
+        y = permute(y, order);
+        at = 0;
+    }
+    int64_t out_dims = 0;
+    y = advanced(y, at, run_indices(y, at, tensors), out_dims);
+    return named(y, "index", "IndexBackward0");
 }
 
 Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& value,
