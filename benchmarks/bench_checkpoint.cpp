@@ -1,7 +1,7 @@
 // bench_checkpoint: peak memory and step time of a deep MLP trained without
 // checkpointing, with √n segments and with the memory-budget planner (docs/checkpointing.md).
 //
-//   bench_checkpoint [--layers 64] [--width 1024] [--batch 256] [--reps 9] [--out DIR]
+//   bench_checkpoint [--layers 64] [--width 1024] [--batch 256] [--reps 9] [--out DIR] [--tag HOST]
 //
 // Memory is tapegrad's allocator statistics: peak_bytes during one training step (forward,
 // backward, SGD step) minus current_bytes when the step starts, with the gradients allocated
@@ -31,6 +31,7 @@ namespace {
 struct Args {
     int layers = 64, width = 1024, batch = 256, reps = 9;
     std::string out = "benchmarks/results";
+    std::string name = "checkpoint";  // the files' name: checkpoint_<host> with --tag
 };
 
 double mib(int64_t b) {
@@ -195,6 +196,8 @@ Args parse(int argc, char** argv, bool& child) {
             a.reps = std::stoi(next());
         else if (s == "--out")
             a.out = next();
+        else if (s == "--tag")
+            a.name = "checkpoint_" + next();
         else
             throw std::runtime_error("unknown option " + s);
     }
@@ -260,7 +263,7 @@ int main(int argc, char** argv) {
 
     // ------------------------------------------------------------ outputs
     const double t_none = none.median_s;
-    std::ofstream csv(a.out + "/checkpoint.csv");
+    std::ofstream csv(a.out + "/" + a.name + ".csv");
     csv << "config,budget_B,budget_frac,segments,checkpointed_segments,recomputed_layers,"
            "recompute_frac,predicted_peak_B,predicted_saved_B,measured_peak_B,"
            "measured_over_predicted,within_budget,peak_reduction,median_step_s,min_step_s,"
@@ -351,8 +354,8 @@ int main(int argc, char** argv) {
        << bench::fmt(mib(min_budget), 1) << " MiB ("
        << bench::fmt(100.0 * double(min_budget) / double(unplanned), 1)
        << "% of the unplanned peak)\n\n"
-       << kBarNote << "\nPlot: checkpoint.png (scripts/plot_checkpoint.gp).\n";
-    std::ofstream(a.out + "/checkpoint.md") << md.str();
+       << kBarNote << "\nPlot: " << a.name << ".png (scripts/plot_checkpoint.gp).\n";
+    std::ofstream(a.out + "/" + a.name + ".md") << md.str();
     std::cout << md.str();
     return 0;
 }

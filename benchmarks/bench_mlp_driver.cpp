@@ -79,8 +79,10 @@ int main(int argc, char** argv) {
         plot.header = {"threads", "tapegrad"};
         if (step)
             plot.header.push_back("bare GEMM");
-        plot.header.push_back("LibTorch best");
-        plot.header.push_back("LibTorch default");
+        if (!seed) {  // --seed-size runs tapegrad and the bare GEMMs only
+            plot.header.push_back("LibTorch best");
+            plot.header.push_back("LibTorch default");
+        }
         std::string bars, mixed_md;
         for (double bd : budgets) {
             const int T = int(bd);
@@ -150,10 +152,15 @@ int main(int argc, char** argv) {
             }
             const double tgm = tg->c.med(field);
             if (seed) {  // tapegrad and the bare GEMMs only
-                for (const Run* r : {tg, gemm})
+                for (const Run* r : {tg, gemm}) {
                     table.add({t, r->c.side, r->c.variant, fmt(r->c.med(field), 1),
                                fmt(min_of(r->c.pooled(field)), 1), r->c.round_medians(field),
                                fmt(r->c.med(field) / gemm->c.med(field), 3), "", r->c.get("loss")});
+                    all.add({t, r->c.side, r->c.variant, fmt(r->c.med(field), 4),
+                             fmt(min_of(r->c.pooled(field)), 4), r->c.round_medians(field),
+                             r->c.get("loss")});
+                }
+                plot.add({t + " threads", fmt(tgm, 3), fmt(gemm->c.med(field), 3)});
                 bars += "- " + t + " threads: tapegrad " + fmt(tgm, 0) + " ms per step, " +
                         fmt(tgm / gemm->c.med(field), 3) +
                         "x its bare GEMMs. The Neanderthal article reports 7.5 s per step for "

@@ -90,6 +90,20 @@ finish() {
     bars "$1" "$2" "$3"
 }
 
+# autograd_plot CSV: bench_autograd's CSV as a plot table, fwd+bwd ns per op of each side.
+autograd_plot() {
+    awk -F, 'NR == 1 { print "chain,tapegrad,LibTorch"; next }
+             { k = $1 " elem " ($2 == "const" ? "const" : "requires grad") }
+             $3 == "tapegrad" { tg[k] = $6; keys[++n] = k }
+             $3 == "libtorch" { lt[k] = $6 }
+             END { for (i = 1; i <= n; ++i) print keys[i] "," tg[keys[i]] "," lt[keys[i]] }' "$1"
+}
+# opencl_plot CSV: bench_mlp_opencl's CSV as a plot table, step ms of tapegrad and raw CLBlast.
+opencl_plot() {
+    awk -F, 'NR == 1 { print "batch,tapegrad,CLBlast GEMMs alone"; next }
+             { print "batch " $2 "," $3 "," $4 }' "$1"
+}
+
 # bars NAME TITLE YLABEL: benchmarks/results/NAME.png from NAME.plot.csv (kept beside it).
 bars() {
     if command -v gnuplot >/dev/null && [ -f "$RES/$1.plot.csv" ]; then
@@ -105,7 +119,10 @@ for w in $WHAT; do
         OPENBLAS_NUM_THREADS=1 "$B/bench_autograd" --threads 1 --reps "${REPS_AUTOGRAD:-10}" \
             --csv "$RES/autograd_$tag.csv" --md "$RES/autograd_$tag.part.md" >/dev/null
         { machine; echo; cat "$RES/autograd_$tag.part.md"; } > "$RES/autograd_$tag.md"
-        rm "$RES/autograd_$tag.part.md" ;;
+        rm "$RES/autograd_$tag.part.md"
+        autograd_plot "$RES/autograd_$tag.csv" > "$RES/autograd_$tag.plot.csv"
+        bars "autograd_$tag" "10k-op chain, forward + backward, 1 thread ($tag)" \
+            "ns per op (median)" ;;
     mlp)  # about 5 minutes: 14 processes per round
         tag=$(host_tag)
         "$B/bench_mlp" --what step --threads-list 1,2 --rounds "${ROUNDS_MLP:-3}" \
@@ -113,11 +130,13 @@ for w in $WHAT; do
             --md "$RES/mlp_step_$tag.part.md" --plot "$RES/mlp_step_$tag.plot.csv" >/dev/null
         finish "mlp_step_$tag" "MLP training step 2048x2048 ($tag)" "ms per step (median)" ;;
     deep-memory)
+        tag=$(host_tag)
         OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_memory" --threads 1 \
-            --csv "$RES/mlp_deep_memory.csv" --md "$RES/mlp_deep_memory.md" >/dev/null ;;
+            --csv "$RES/mlp_deep_memory_$tag.csv" --md "$RES/mlp_deep_memory_$tag.md" >/dev/null ;;
     deep-memory-rss)
-        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_rss" --threads 1 \
-            --csv "$RES/mlp_deep_memory_rss.csv" --md "$RES/mlp_deep_memory_rss.md" >/dev/null ;;
+        tag=$(host_tag)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_rss" --threads 1 --csv "$RES/mlp_deep_memory_rss_$tag.csv" \
+            --md "$RES/mlp_deep_memory_rss_$tag.md" >/dev/null ;;
     fmnist)  # about 4 minutes: 11 processes per round, an epoch each
         tag=$(host_tag)
         "$B/bench_mlp" --what epoch --threads-list 1,2 --rounds "${ROUNDS_FMNIST:-3}" \
@@ -127,11 +146,14 @@ for w in $WHAT; do
     seed-size)
         tag=$(host_tag)
         "$B/bench_mlp" --seed-size --tag "$tag" --csv "$RES/mlp_seed_size_$tag.csv" \
-            --md "$RES/mlp_seed_size_$tag.md" >/dev/null ;;
+            --md "$RES/mlp_seed_size_$tag.md" --plot "$RES/mlp_seed_size_$tag.plot.csv" >/dev/null
+        bars "mlp_seed_size_$tag" "The Neanderthal article network, one step ($tag)" \
+            "ms per step (median)" ;;
     checkpoint)
-        OPENBLAS_NUM_THREADS=1 "$B/bench_checkpoint" --out "$RES" >/dev/null
+        tag=$(host_tag)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_checkpoint" --out "$RES" --tag "$tag" >/dev/null
         if command -v gnuplot >/dev/null; then
-            gnuplot -e "csv='$RES/checkpoint.csv'; out='$RES/checkpoint.png'" \
+            gnuplot -e "csv='$RES/checkpoint_$tag.csv'; out='$RES/checkpoint_$tag.png'" \
                 "$ROOT/scripts/plot_checkpoint.gp"
         fi ;;
     opencl)
@@ -140,13 +162,17 @@ for w in $WHAT; do
             OPENBLAS_NUM_THREADS=1 "$B/bench_mlp_opencl" --device opencl \
                 --reps "${REPS_OPENCL:-10}" --csv "$RES/bench_mlp_opencl_$tag.csv" \
                 --md "$RES/bench_mlp_opencl_$tag.md" >/dev/null
+            opencl_plot "$RES/bench_mlp_opencl_$tag.csv" > "$RES/bench_mlp_opencl_$tag.plot.csv"
+            bars "bench_mlp_opencl_$tag" "MLP step on OpenCL (PoCL), 1 thread ($tag)" \
+                "ms per step (median)"
         else
             echo "run.sh: opencl skipped (built with TG_OPENCL=OFF)" >&2
         fi ;;
     soak)  # about a minute; exits 1 when a bar fails, which must not stop the other benchmarks
-        OPENBLAS_NUM_THREADS=1 "$B/bench_soak" --csv "$RES/soak.csv" --md "$RES/soak.part.md" \
-            >/dev/null || echo "run.sh: bench_soak: a bar failed (see $RES/soak.md)" >&2
-        { machine; echo; cat "$RES/soak.part.md"; } > "$RES/soak.md"
+        tag=$(host_tag)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_soak" --csv "$RES/soak_$tag.csv" --md "$RES/soak.part.md" \
+            >/dev/null || echo "run.sh: bench_soak: a bar failed (see $RES/soak_$tag.md)" >&2
+        { machine; echo; cat "$RES/soak.part.md"; } > "$RES/soak_$tag.md"
         rm "$RES/soak.part.md" ;;
     conv)  # about 5 minutes; each side a process of its own per round, on 1 and 2 threads
         tag=$(host_tag)
@@ -182,8 +208,8 @@ for w in $WHAT; do
     esac
 done
 
-# mlp.md: the deep-MLP memory sections (bench_mlp_memory, bench_mlp_rss) that exist, behind one
-# machine header (rewritten only when one was run).
+# mlp_<host>.md: the deep-MLP memory sections (bench_mlp_memory, bench_mlp_rss) of this host that
+# exist, behind one machine header (rewritten only when one was run).
 case " $WHAT " in
 *" deep-memory"*) ;;
 *) echo "results in $RES"; exit 0 ;;
@@ -192,10 +218,10 @@ esac
     echo "# bench_mlp results"
     echo
     machine
-    for f in mlp_deep_memory mlp_deep_memory_rss; do
+    for f in mlp_deep_memory_$(host_tag) mlp_deep_memory_rss_$(host_tag); do
         [ -f "$RES/$f.md" ] || continue
         echo
         sed 's/^# /## /' "$RES/$f.md"
     done
-} > "$RES/mlp.md"
-echo "results in $RES: <bench>_<host>.md, CSV and PNG files, mlp.md checkpoint.md soak.md"
+} > "$RES/mlp_$(host_tag).md"
+echo "results in $RES: <bench>_<host>.md, CSV and PNG files"

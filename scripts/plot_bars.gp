@@ -32,5 +32,5 @@ set boxwidth 0.9
 ncol = int(system("head -n 1 '" . csv . "' | awk -F, '{ print NF }'"))
 bars = ncol - 1
 plot for [i=2:ncol] csv using i:xtic(1) lc i-1, \
-     for [i=2:ncol] csv using ($0 - 0.5 + (i - 1.5) / (bars + 1)):(column(i)):(sprintf('%.3g', column(i))) \
+     for [i=2:ncol] csv using ($0 + (i - 2 - (bars - 1) / 2.0) / (bars + 1)):(column(i)):(column(i) >= 1000 ? sprintf('%.0f', column(i)) : sprintf('%.3g', column(i))) \
          with labels offset 0, 0.7 font ',9' notitle

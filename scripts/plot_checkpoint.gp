@@ -1,14 +1,14 @@
-# Peak memory and step time against the planner's budget, from benchmarks/results/checkpoint.csv
+# Peak memory and step time against the planner's budget, from benchmarks/results/checkpoint_<host>.csv
 # (written by benchmarks/bench_checkpoint), as a two-panel PNG:
 #
-#   gnuplot -e "csv='benchmarks/results/checkpoint.csv'; out='benchmarks/results/checkpoint.png'" \
+#   gnuplot -e "csv='benchmarks/results/checkpoint_HOST.csv'; out='benchmarks/results/checkpoint_HOST.png'" \
 #       scripts/plot_checkpoint.gp
 #
 # Left: measured and predicted step peak (MiB) of each planner row against its budget, with the
 # budget line (y = x), the no-checkpointing and sqrt(n) peaks, and the measured activation memory
 # (memory::Stats::peak_saved_bytes) of each planner row. Right: median step time.
-if (!exists("csv")) csv = 'benchmarks/results/checkpoint.csv'
-if (!exists("out")) out = 'benchmarks/results/checkpoint.png'
+if (!exists("csv")) csv = 'benchmarks/results/checkpoint_amd-epyc-avx2-2cpu.csv'
+if (!exists("out")) out = 'benchmarks/results/checkpoint_amd-epyc-avx2-2cpu.png'
 
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 1200,480 enhanced font 'DejaVu Sans,11'
