@@ -1,10 +1,11 @@
 /// torch::nn::functional spellings beyond the activations and losses (issue 16): pad (every
 /// mode), interpolate, normalize, one_hot and the normalisation and pooling functions with
-/// LibTorch's options classes. Expected values of pad and interpolate are LibTorch 1.13's output
-/// (scripts/libtorch_reference.cpp, resampling()). Gradients and devices: the op table
-/// (tests/op_cases_shape.hpp, tests/op_cases_conv.hpp).
+/// LibTorch's options classes, and the padding and Upsample modules. Expected values of pad and
+/// interpolate are LibTorch 1.13's output (scripts/libtorch_reference.cpp, resampling()). Gradients
+/// and devices: the op table (tests/op_cases_shape.hpp, tests/op_cases_conv.hpp).
 #define BOOST_TEST_MODULE test_functional
 #include <boost/test/unit_test.hpp>
+#include <sstream>
 #include <vector>
 
 #include "tapegrad/tapegrad.hpp"
@@ -129,4 +130,42 @@ BOOST_AUTO_TEST_CASE(interpolate_as_libtorch) {
     BOOST_CHECK_THROW(F::interpolate(x, IO().size(Sz{0})), tg::shape_error);
     BOOST_CHECK_THROW(F::interpolate(x, IO().scale_factor(Sf{-1})), tg::value_error);
     BOOST_CHECK_THROW(F::interpolate(x2, IO().size(Sz{5, 5}).mode(tg::kBicubic)), tg::value_error);
+}
+
+BOOST_AUTO_TEST_CASE(padding_and_upsample_modules) {
+    namespace nn = tg::nn;
+    namespace F = tg::nn::functional;
+    const tg::Tensor x2 = tg::arange(1.0, 13.0, 1, tg::kFloat64).reshape({1, 1, 3, 4});
+    nn::ReflectionPad2d reflect(nn::ReflectionPad2dOptions({1, 2, 2, 1}));
+    check_close(reflect(x2), tg::pad(x2, {1, 2, 2, 1}, tg::kReflect));
+    nn::ReplicationPad2d replicate(1);
+    BOOST_TEST(tg::shape_str(replicate(x2).sizes()) == "[1,1,5,6]");
+    check_close(replicate(x2).index({0, 0, 0}), {1, 1, 2, 3, 4, 4});
+    nn::ZeroPad2d zero(nn::ZeroPad2dOptions({1, 0, 0, 0}));
+    check_close(zero(x2).index({0, 0, 0}), {0, 1, 2, 3, 4});
+    nn::ConstantPad1d constant(nn::ConstantPad1dOptions({0, 2}, -1.5));
+    check_close(constant(x2.reshape({1, 3, 4})).index({0, 0}), {1, 2, 3, 4, -1.5, -1.5});
+    nn::ReplicationPad3d r3(nn::ReplicationPad3dOptions(1));
+    BOOST_TEST(tg::shape_str(r3(x2).sizes()) == "[1,3,5,6]");  // a 4-dim input is unbatched
+    std::ostringstream os;
+    os << *reflect << "; " << *constant;
+    BOOST_TEST(os.str() ==
+               "ReflectionPad2d(padding=[1, 2, 2, 1]); "
+               "ConstantPad1d(padding=[0, 2], value=-1.5)");
+    BOOST_CHECK_THROW(nn::ReflectionPad2d(nn::ReflectionPad2dOptions({1, 2})), tg::value_error);
+    // a padded input learns through the module (gradients add back the copies)
+    const tg::Tensor w = x2.detach().requires_grad_(true);
+    replicate(w).sum().backward();
+    check_close(w.grad(), {4, 2, 2, 4, 2, 1, 1, 2, 4, 2, 2, 4});
+    nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2, 2}));
+    BOOST_TEST(tg::shape_str(up(x2).sizes()) == "[1,1,6,8]");
+    check_close(up(x2).index({0, 0, 1}), {1, 1, 2, 2, 3, 3, 4, 4});
+    nn::Upsample bl(nn::UpsampleOptions()
+                        .size(std::vector<int64_t>{5, 7})
+                        .mode(tg::kBilinear)
+                        .align_corners(false));
+    check_close(bl(x2), F::interpolate(x2, F::InterpolateFuncOptions()
+                                               .size(std::vector<int64_t>{5, 7})
+                                               .mode(tg::kBilinear)
+                                               .align_corners(false)));
 }

@@ -15,6 +15,7 @@
 #include "tapegrad/nn/loss.hpp"
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/nn/normalization.hpp"
+#include "tapegrad/nn/padding.hpp"
 #include "tapegrad/nn/pooling.hpp"
 #include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/nn/transformer.hpp"

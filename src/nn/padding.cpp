@@ -1,0 +1,60 @@
+#include "tapegrad/nn/padding.hpp"
+
+#include <string>
+
+namespace tg::nn {
+
+namespace {
+void print_list(std::ostream& os, const std::vector<int64_t>& v) {
+    os << "[";
+    for (size_t i = 0; i < v.size(); ++i)
+        os << (i ? ", " : "") << v[i];
+    os << "]";
+}
+}  // namespace
+
+PadImpl::PadImpl(const char* name, PadMode mode, size_t dims, std::vector<int64_t> padding,
+                 double value)
+    : Module(name), mode_(mode), padding_(std::move(padding)), value_(value) {
+    if (padding_.size() != 2 * dims)
+        throw value_error(std::string(name) + ": padding needs " + std::to_string(2 * dims) +
+                          " sizes (or one for every side), got " + std::to_string(padding_.size()));
+}
+
+Tensor PadImpl::forward(const Tensor& x) {
+    return pad(x, padding_, mode_, value_);
+}
+
+void PadImpl::pretty_print(std::ostream& os) const {
+    os << name() << "(padding=";
+    print_list(os, padding_);
+    if (mode_ == kConstant && value_ != 0)
+        os << ", value=" << value_;
+    os << ")";
+}
+
+UpsampleImpl::UpsampleImpl(const UpsampleOptions& options)
+    : Module("Upsample"), options_(options) {}
+
+Tensor UpsampleImpl::forward(const Tensor& x) {
+    return interpolate(x, options_.size().value_or(std::vector<int64_t>{}),
+                       options_.scale_factor().value_or(std::vector<double>{}), options_.mode(),
+                       options_.align_corners());
+}
+
+void UpsampleImpl::pretty_print(std::ostream& os) const {
+    os << "Upsample(";
+    if (options_.size())
+        os << "size=", print_list(os, *options_.size());
+    if (options_.scale_factor()) {
+        os << "scale_factor=[";
+        for (size_t i = 0; i < options_.scale_factor()->size(); ++i)
+            os << (i ? ", " : "") << (*options_.scale_factor())[i];
+        os << "]";
+    }
+    static const char* const kModes[] = {"nearest",   "linear", "bilinear",     "bicubic",
+                                         "trilinear", "area",   "nearest-exact"};
+    os << ", mode=" << kModes[int(options_.mode())] << ")";
+}
+
+}  // namespace tg::nn
