@@ -159,6 +159,11 @@ static void resampling(const torch::TensorOptions& o) {
          F::interpolate(x2.unsqueeze(0),
                         IO().size(Sz{2, 2, 3}).mode(torch::kTrilinear).align_corners(false)));
     show("area_2x3", F::interpolate(x2, IO().size(Sz{2, 3}).mode(torch::kArea)));
+    show("bicubic_5x7",
+         F::interpolate(x2, IO().size(Sz{5, 7}).mode(torch::kBicubic).align_corners(false)));
+    show("bicubic_corners_scale",
+         F::interpolate(x2,
+                        IO().scale_factor(Sf{0.7, 1.5}).mode(torch::kBicubic).align_corners(true)));
     (bl * torch::arange(35, o).reshape({5, 7})).sum().backward();
     show("bilinear_grad", x2.grad());
 }

@@ -126,6 +126,9 @@ inline std::vector<OpCase> conv_cases() {
         {"interpolate_trilinear",
          {U({1, 1, 2, 3, 2})},
          F(tg::interpolate(x[0], {3, 2, 4}, {}, tg::kTrilinear))},
+        {"interpolate_bicubic",
+         {U({1, 2, 3, 4})},
+         F(tg::interpolate(x[0], {5, 3}, {}, tg::kBicubic))},
         {"interpolate_area", {U({1, 2, 5, 4})}, F(tg::interpolate(x[0], {2, 3}, {}, tg::kArea))},
     };
 }

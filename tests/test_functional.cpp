@@ -129,7 +129,22 @@ BOOST_AUTO_TEST_CASE(interpolate_as_libtorch) {
     BOOST_CHECK_THROW(F::interpolate(x, IO().size(Sz{5, 5})), tg::shape_error);
     BOOST_CHECK_THROW(F::interpolate(x, IO().size(Sz{0})), tg::shape_error);
     BOOST_CHECK_THROW(F::interpolate(x, IO().scale_factor(Sf{-1})), tg::value_error);
-    BOOST_CHECK_THROW(F::interpolate(x2, IO().size(Sz{5, 5}).mode(tg::kBicubic)), tg::value_error);
+    const tg::Tensor bc = F::interpolate(x2, IO().size(Sz{5, 7}).mode(tg::kBicubic));
+    BOOST_TEST(bc.grad_fn()->name() == "UpsampleBicubic2DBackward0");
+    check_close(bc.index({0, 0, 0}),
+                {0.51678352769679192, 0.89524562682215525, 1.5125925655976658, 2.1159999999999983,
+                 2.7194074344023296, 3.3367543731778397, 3.7152164723032071},
+                1e-13, 1e-13);
+    check_close(bc.index({0, 0, 4}),
+                {9.2847835276967903, 9.6632456268221549, 10.280592565597667, 10.884000000000004,
+                 11.487407434402336, 12.10475437317784, 12.483216472303219},
+                1e-13, 1e-13);
+    check_close(
+        F::interpolate(x2, IO().scale_factor(Sf{0.7, 1.5}).mode(tg::kBicubic).align_corners(true)),
+        {1, 1.5039999999999991, 2.247999999999998, 2.7519999999999989, 3.4959999999999978, 4, 9,
+         9.503999999999996, 10.247999999999994, 10.752000000000002, 11.495999999999993, 12},
+        1e-13, 1e-13);
+    BOOST_CHECK_THROW(F::interpolate(x, IO().size(Sz{5}).mode(tg::kBicubic)), tg::shape_error);
 }
 
 BOOST_AUTO_TEST_CASE(padding_and_upsample_modules) {

@@ -238,7 +238,8 @@ constexpr InterpolateMode kNearest = InterpolateMode::Nearest, kLinear = Interpo
 /// F::interpolate does: kNearest takes input ⌊j·s⌋, kNearestExact ⌊(j+½)·s⌋, the linear modes
 /// (kLinear 3-dim, kBilinear 4-dim, kTrilinear 5-dim input) mix the two neighbours of
 /// (j+½)·s-½ (j·(n-1)/(m-1) with align_corners), s = 1/scale_factor or n/m; kArea averages
-/// windows (adaptive_avg_pool2d; 3- and 4-dim inputs). kBicubic throws value_error.  Composed of
+/// windows (adaptive_avg_pool2d; 3- and 4-dim inputs), kBicubic (4-dim) convolves four taps
+/// with PyTorch's cubic kernel (A = -0.75), edges repeated.  Composed of
 /// index_select per dim:  dx adds dy back to the sources, weighted.
 Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size,
                    const std::vector<double>& scale_factor, InterpolateMode mode = kNearest,

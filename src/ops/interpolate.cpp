@@ -68,6 +68,37 @@ Tensor resample_dim(const Tensor& x, int64_t d, int64_t m, double scale, Interpo
     return a + (index_select(x, d, tensor(i1, io)) - a) * w;
 }
 
+/// x resampled along dim d by PyTorch's cubic convolution (A = -0.75): four taps around
+/// (j+½)·s-½ (not clamped at 0, unlike the linear modes), their indices clamped to the edges.
+Tensor cubic_dim(const Tensor& x, int64_t d, int64_t m, double scale, bool align_corners) {
+    const int64_t n = x.size(d);
+    const auto len = static_cast<size_t>(m);
+    std::vector<std::vector<int64_t>> idx(4, std::vector<int64_t>(len));
+    std::vector<std::vector<double>> w(4, std::vector<double>(len));
+    const double a = -0.75;
+    auto near = [&](double u) { return ((a + 2) * u - (a + 3)) * u * u + 1; };       // |u| <= 1
+    auto far = [&](double u) { return ((a * u - 5 * a) * u + 8 * a) * u - 4 * a; };  // 1..2
+    for (size_t j = 0; j < len; ++j) {
+        const double s = align_corners ? double(j) * scale : (double(j) + 0.5) * scale - 0.5;
+        const double f = std::floor(s), t = s - f;
+        const double wk[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+        for (int k = 0; k < 4; ++k) {
+            idx[size_t(k)][j] = std::min(std::max(int64_t(f) - 1 + k, int64_t(0)), n - 1);
+            w[size_t(k)][j] = wk[k];
+        }
+    }
+    Shape ws(size_t(x.dim()), 1);
+    ws[size_t(d)] = m;
+    Tensor y;
+    for (size_t k = 0; k < 4; ++k) {
+        const Tensor term =
+            index_select(x, d, tensor(idx[k], TensorOptions(kInt64).device(x.device()))) *
+            tensor(w[k], TensorOptions(x.dtype()).device(x.device())).reshape(ws);
+        y = y.defined() ? y + term : term;
+    }
+    return y;
+}
+
 }  // namespace
 
 Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size,
@@ -82,9 +113,8 @@ Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size,
     if ((mode == kLinear || mode == kBilinear || mode == kTrilinear || mode == kBicubic) &&
         k != needs)
         throw shape_error(op + ": needs a " + std::to_string(needs + 2) + "-dim input");
-    if (mode == kBicubic)
-        throw value_error(op + ": bicubic is not supported yet (use bilinear)");
-    const bool linear = mode == kLinear || mode == kBilinear || mode == kTrilinear;
+    const bool linear =
+        mode == kLinear || mode == kBilinear || mode == kTrilinear || mode == kBicubic;
     if (align_corners.has_value() && !linear)
         throw value_error(op + ": align_corners can only be set with the linear modes");
     if (size.empty() == scale_factor.empty())
@@ -129,15 +159,17 @@ Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size,
             scale = 1.0 / scale_factor[size_t(i)];
         else
             scale = double(n) / double(m);
-        y = resample_dim(y, 2 + i, m, scale, mode, corners);
+        y = mode == kBicubic ? cubic_dim(y, 2 + i, m, scale, corners)
+                             : resample_dim(y, 2 + i, m, scale, mode, corners);
     }
-    static const char* const kNames[3][3] = {
+    static const char* const kNames[4][3] = {
         {"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0"},
         {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0",
          "UpsampleNearestExact3DBackward0"},
         {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0",
-         "UpsampleTrilinear3DBackward0"}};
-    const int row = mode == kNearest ? 0 : mode == kNearestExact ? 1 : 2;
+         "UpsampleTrilinear3DBackward0"},
+        {"", "UpsampleBicubic2DBackward0", ""}};
+    const int row = mode == kNearest ? 0 : mode == kNearestExact ? 1 : mode == kBicubic ? 3 : 2;
     return named(y, "interpolate", kNames[row][k - 1]);
 }
 
