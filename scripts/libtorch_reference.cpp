@@ -168,6 +168,38 @@ static void resampling(const torch::TensorOptions& o) {
     show("bilinear_grad", x2.grad());
 }
 
+/// tests/test_attention_options.cpp: MultiheadAttention with kdim = vdim (LibTorch 1.13 asserts
+/// key and value have one shape), add_bias_kv and add_zero_attn, every parameter set to
+/// sin(0.3 i + k) / 2 (k its index in this list).
+static void attention(const torch::TensorOptions& o) {
+    auto mha = torch::nn::MultiheadAttention(
+        torch::nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(3).add_bias_kv(true).add_zero_attn(
+            true));
+    mha->to(torch::kFloat64);
+    std::vector<torch::Tensor> params = {
+        mha->q_proj_weight, mha->k_proj_weight, mha->v_proj_weight,    mha->in_proj_bias,
+        mha->bias_k,        mha->bias_v,        mha->out_proj->weight, mha->out_proj->bias};
+    {
+        torch::NoGradGuard g;
+        for (size_t k = 0; k < params.size(); ++k)
+            params[k].copy_((torch::arange(params[k].numel(), o) * 0.3 + double(k))
+                                .sin()
+                                .reshape_as(params[k]) *
+                            0.5);
+    }
+    auto q = (torch::arange(24, o) * 0.7).cos().reshape({3, 2, 4}).requires_grad_(true);
+    auto key = (torch::arange(12, o) * 0.4).sin().reshape({2, 2, 3});
+    auto value = (torch::arange(12, o) * 0.25).cos().reshape({2, 2, 3});
+    auto pad = torch::tensor({false, true, false, false}).reshape({2, 2});
+    auto [y, w] = mha->forward(q, key, value, pad);
+    show("mha_options_out", y);
+    show("mha_options_weights", w);
+    (y * torch::arange(24, o).reshape({3, 2, 4})).sum().backward();
+    show("mha_options_grad_bias_k", mha->bias_k.grad());
+    show("mha_options_grad_k_proj", mha->k_proj_weight.grad());
+    show("mha_options_grad_query", q.grad());
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -222,5 +254,6 @@ int main() {
     bool_tensors(o);
     ordering(o);
     resampling(o);
+    attention(o);
     return 0;
 }

@@ -116,6 +116,9 @@ inline void print_markdown(const std::string& title, const std::vector<BadInput>
         for (size_t i = 0; i < call.size(); ++i)  // a | would end the cell
             if (call[i] == '|')
                 call.replace(i++, 1, "\\|");
+        for (const char* gap : {"( ", " ->"})  // where a call was split over lines
+            for (size_t at; (at = call.find(gap)) != std::string::npos;)
+                call.erase(gap[0] == '(' ? at + 1 : at, 1);
         for (const auto& n : r.needles)
             names += (names.empty() ? "`" : ", `") + n + "`";
         std::cout << "| `" << call << "` | `" << err_name(r.expect) << "`"

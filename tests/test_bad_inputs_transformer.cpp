@@ -88,6 +88,15 @@ BOOST_FIXTURE_TEST_CASE(transformer_modules, Fixtures) {
                    "[2,4]"),
             TG_BAD(mha(s, s, s, tg::Tensor(), true, tg::zeros({4, 5})), shape_error, "attn_mask",
                    "[4,5]"),
+            TG_BAD(tg::nn::MultiheadAttention(tg::nn::MultiheadAttentionOptions(8, 2).vdim(-1)),
+                   value_error, "MultiheadAttention", "vdim -1"),
+            TG_BAD(tg::nn::MultiheadAttention(tg::nn::MultiheadAttentionOptions(8, 2).kdim(3))(s, s,
+                                                                                               s),
+                   shape_error, "MultiheadAttention", "key", "3]"),
+            TG_BAD(tg::nn::MultiheadAttention(
+                       tg::nn::MultiheadAttentionOptions(8, 2).add_zero_attn(true))
+                       ->forward(s, s, s, {}, false, {}, true, true),
+                   value_error, "MultiheadAttention", "is_causal", "add_zero_attn"),
             TG_BAD(tg::nn::TransformerEncoderLayer(
                        tg::nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(0)),
                    value_error, "TransformerEncoderLayer", "dim_feedforward"),

@@ -50,15 +50,33 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
                           "): num_heads must be positive and divide embed_dim");
     if (!(options.dropout() >= 0 && options.dropout() < 1))
         throw value_error("MultiheadAttention: dropout must be in [0, 1)");
-    in_proj_weight = register_parameter("in_proj_weight", empty({3 * E, E}));
+    if (options.kdim() <= 0 || options.vdim() <= 0)
+        throw value_error("MultiheadAttention: kdim " + std::to_string(options.kdim()) +
+                          " and vdim " + std::to_string(options.vdim()) + " must be positive");
+    if (options.kdim() == E && options.vdim() == E) {
+        in_proj_weight = register_parameter("in_proj_weight", empty({3 * E, E}));
+    } else {
+        q_proj_weight = register_parameter("q_proj_weight", empty({E, E}));
+        k_proj_weight = register_parameter("k_proj_weight", empty({E, options.kdim()}));
+        v_proj_weight = register_parameter("v_proj_weight", empty({E, options.vdim()}));
+    }
     if (options.bias())
         in_proj_bias = register_parameter("in_proj_bias", empty({3 * E}));
+    if (options.add_bias_kv()) {
+        bias_k = register_parameter("bias_k", empty({1, 1, E}));
+        bias_v = register_parameter("bias_v", empty({1, 1, E}));
+    }
     out_proj = register_module("out_proj", Linear(E, E, options.bias()));
     reset_parameters();
 }
 
 void MultiheadAttentionImpl::reset_parameters() {
-    init::xavier_uniform_(in_proj_weight);
+    for (Tensor* w : {&in_proj_weight, &q_proj_weight, &k_proj_weight, &v_proj_weight})
+        if (w->defined())
+            init::xavier_uniform_(*w);
+    for (Tensor* b : {&bias_k, &bias_v})
+        if (b->defined())
+            init::xavier_normal_(*b);
     NoGradGuard guard;
     if (in_proj_bias.defined())
         in_proj_bias.zero_();
@@ -71,11 +89,20 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
     bool need_weights, const Tensor& attn_mask, bool average_attn_weights, bool is_causal) {
     const int64_t E = options_.embed_dim(), H = options_.num_heads(), Dh = E / H;
     const bool bf = options_.batch_first();
-    for (const Tensor* t : {&query, &key, &value})
-        if (!t->defined() || t->dim() != 3 || t->size(2) != E)
-            throw shape_error(label() + ": query, key and value must be 3-D " +
-                              (bf ? "[N, T, " : "[T, N, ") + std::to_string(E) + "], got " +
-                              (t->defined() ? shape_str(t->sizes()) : "undefined"));
+    const char* const kNames[3] = {"query", "key", "value"};
+    const int64_t dims[3] = {E, options_.kdim(), options_.vdim()};
+    const Tensor* inputs[3] = {&query, &key, &value};
+    for (int i = 0; i < 3; ++i) {
+        const Tensor& t = *inputs[i];
+        if (!t.defined() || t.dim() != 3 || t.size(2) != dims[i])
+            throw shape_error(label() + ": " + kNames[i] + " must be 3-D " +
+                              (bf ? "[N, T, " : "[T, N, ") + std::to_string(dims[i]) + "], got " +
+                              (t.defined() ? shape_str(t.sizes()) : "undefined"));
+    }
+    const int64_t extra = int64_t(bias_k.defined()) + int64_t(options_.add_zero_attn());
+    if (is_causal && extra > 0)
+        throw value_error(label() + ": is_causal with add_bias_kv or add_zero_attn: pass the " +
+                          "causal mask as attn_mask");
     const Tensor qb = bf ? query : query.transpose(0, 1), kb = bf ? key : key.transpose(0, 1),
                  vb = bf ? value : value.transpose(0, 1);
     const int64_t N = qb.size(0), L = qb.size(1), S = kb.size(1);
@@ -84,20 +111,31 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
                           shape_str(key.sizes()) + ", value " + shape_str(value.sizes()) +
                           ": batch sizes or key and value lengths differ");
     Tensor qp, kp, vp;
-    if (query.impl() == key.impl() && key.impl() == value.impl()) {  // one GEMM for q, k and v
-        const Tensor qkv = linear(qb, in_proj_weight, in_proj_bias);
+    if (in_proj_weight.defined() && query.impl() == key.impl() && key.impl() == value.impl()) {
+        const Tensor qkv = linear(qb, in_proj_weight, in_proj_bias);  // one GEMM for q, k, v
         qp = qkv.narrow(2, 0, E), kp = qkv.narrow(2, E, E), vp = qkv.narrow(2, 2 * E, E);
     } else {
+        const Tensor* separate[3] = {&q_proj_weight, &k_proj_weight, &v_proj_weight};
         auto proj = [&](const Tensor& x, int64_t i) {
-            return linear(x, in_proj_weight.narrow(0, i * E, E),
-                          in_proj_bias.defined() ? in_proj_bias.narrow(0, i * E, E) : Tensor());
+            return linear(
+                x, in_proj_weight.defined() ? in_proj_weight.narrow(0, i * E, E) : *separate[i],
+                in_proj_bias.defined() ? in_proj_bias.narrow(0, i * E, E) : Tensor());
         };
         qp = proj(qb, 0), kp = proj(kb, 1), vp = proj(vb, 2);
+    }
+    if (bias_k.defined()) {  // add_bias_kv: a learned key and value after every sequence
+        kp = cat({kp, bias_k.expand({N, 1, E})}, 1);
+        vp = cat({vp, bias_v.expand({N, 1, E})}, 1);
+    }
+    if (options_.add_zero_attn()) {  // and a zero one
+        kp = cat({kp, zeros({N, 1, E}, kp.options())}, 1);
+        vp = cat({vp, zeros({N, 1, E}, vp.options())}, 1);
     }
     auto heads = [&](const Tensor& t, int64_t T) {  // [N, T, E] -> [N, H, T, Dh]
         return t.reshape({N, T, H, Dh}).permute({0, 2, 1, 3});
     };
-    const Tensor qh = heads(qp, L), kh = heads(kp, S), vh = heads(vp, S);
+    const int64_t Sx = S + extra;  // the keys with add_bias_kv's and add_zero_attn's
+    const Tensor qh = heads(qp, L), kh = heads(kp, Sx), vh = heads(vp, Sx);
     if (key_padding_mask.defined() && key_padding_mask.sizes() != Shape{N, S})
         throw shape_error(label() + ": key_padding_mask " + shape_str(key_padding_mask.sizes()) +
                           " must be [" + std::to_string(N) + ", " + std::to_string(S) + "]");
@@ -109,8 +147,16 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
                           std::to_string(L) + ", " + std::to_string(S) + "] or [" +
                           std::to_string(N * H) + ", " + std::to_string(L) + ", " +
                           std::to_string(S) + "]");
+    auto widen = [&](const Tensor& m, Shape shape) {  // the appended keys may be attended
+        if (!m.defined() || extra == 0)
+            return m.defined() ? m.reshape(shape) : m;
+        return constant_pad_nd(m.reshape(shape), {0, extra}, 0);
+    };
+    Shape wide_shape = attn_shape;
+    wide_shape.back() = Sx;
     const Tensor mask =
-        combine(sdpa_mask(attn_mask, attn_shape), sdpa_mask(key_padding_mask, {N, 1, 1, S}), qh);
+        combine(sdpa_mask(widen(attn_mask, attn_shape), wide_shape),
+                sdpa_mask(widen(key_padding_mask, {N, 1, 1, S}), {N, 1, 1, Sx}), qh);
     const double p = is_training() ? options_.dropout() : 0.0;
     const Tensor y = scaled_dot_product_attention(qh, kh, vh, mask, p, is_causal);
     Tensor out = out_proj(y.permute({0, 2, 1, 3}).reshape({N, L, E}));
@@ -118,14 +164,14 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
         out = out.transpose(0, 1);
     Tensor weights;
     if (need_weights) {  // the composed probabilities, for those who look at them
-        Tensor s = matmul(qh.reshape({N * H, L, Dh}), kh.reshape({N * H, S, Dh}).transpose(1, 2))
-                       .reshape({N, H, L, S}) *
+        Tensor s = matmul(qh.reshape({N * H, L, Dh}), kh.reshape({N * H, Sx, Dh}).transpose(1, 2))
+                       .reshape({N, H, L, Sx}) *
                    (1 / std::sqrt(double(Dh)));
         if (mask.defined())
             s = s + additive(mask, s);
         if (is_causal) {
             const Tensor i = arange(L, s.options()).reshape({L, 1}),
-                         j = arange(S, s.options()).reshape({1, S});
+                         j = arange(Sx, s.options()).reshape({1, Sx});
             s = s + where(gt(j, i), full({}, -std::numeric_limits<double>::infinity(), s.options()),
                           zeros({}, s.options()));
         }
@@ -139,8 +185,14 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
 void MultiheadAttentionImpl::pretty_print(std::ostream& os) const {
     os << "MultiheadAttention(embed_dim=" << options_.embed_dim()
        << ", num_heads=" << options_.num_heads() << ", dropout=" << options_.dropout()
-       << ", bias=" << (options_.bias() ? "true" : "false")
-       << ", batch_first=" << (options_.batch_first() ? "true" : "false") << ")";
+       << ", bias=" << (options_.bias() ? "true" : "false");
+    if (options_.kdim() != options_.embed_dim() || options_.vdim() != options_.embed_dim())
+        os << ", kdim=" << options_.kdim() << ", vdim=" << options_.vdim();
+    if (options_.add_bias_kv())
+        os << ", add_bias_kv=true";
+    if (options_.add_zero_attn())
+        os << ", add_zero_attn=true";
+    os << ", batch_first=" << (options_.batch_first() ? "true" : "false") << ")";
 }
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(

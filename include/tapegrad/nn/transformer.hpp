@@ -8,6 +8,7 @@
 ///         .dim_feedforward(1024).activation(tg::kGELU).norm_first(true).batch_first(true));
 /// The attention itself is tg::scaled_dot_product_attention: one node saving O(T) per head.
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <tuple>
 
@@ -38,32 +39,49 @@ public:
     MultiheadAttentionOptions& bias(bool v) { return bias_ = v, *this; }
     /// Inputs and outputs [N, L, E] instead of [L, N, E].
     MultiheadAttentionOptions& batch_first(bool v) { return batch_first_ = v, *this; }
+    /// The last dims of key and value (embed_dim by default): other sizes project them with
+    /// k_proj_weight [E, kdim] and v_proj_weight [E, vdim] (and q_proj_weight [E, E]).
+    MultiheadAttentionOptions& kdim(int64_t v) { return kdim_ = v, *this; }
+    MultiheadAttentionOptions& vdim(int64_t v) { return vdim_ = v, *this; }
+    /// A learned key and value (bias_k, bias_v [1, 1, E]) appended to every sequence.
+    MultiheadAttentionOptions& add_bias_kv(bool v) { return bias_kv_ = v, *this; }
+    /// A zero key and value appended to every sequence (after add_bias_kv's).
+    MultiheadAttentionOptions& add_zero_attn(bool v) { return zero_attn_ = v, *this; }
     int64_t embed_dim() const { return embed_dim_; }
     int64_t num_heads() const { return num_heads_; }
     double dropout() const { return dropout_; }
     bool bias() const { return bias_; }
     bool batch_first() const { return batch_first_; }
+    int64_t kdim() const { return kdim_.value_or(embed_dim_); }
+    int64_t vdim() const { return vdim_.value_or(embed_dim_); }
+    bool add_bias_kv() const { return bias_kv_; }
+    bool add_zero_attn() const { return zero_attn_; }
 
 private:
     int64_t embed_dim_, num_heads_;
+    std::optional<int64_t> kdim_, vdim_;
     double dropout_ = 0;
-    bool bias_ = true, batch_first_ = false;
+    bool bias_ = true, batch_first_ = false, bias_kv_ = false, zero_attn_ = false;
 };
 
 class MultiheadAttentionImpl : public Module {
 public:
     using Options = MultiheadAttentionOptions;
-    /// in_proj_weight [3E, E] ~ xavier_uniform, in_proj_bias [3E] = 0, out_proj Linear(E, E)
-    /// with bias 0 (LibTorch's initialisation). Throws value_error unless num_heads divides E.
+    /// in_proj_weight [3E, E] (or q/k/v_proj_weight when kdim or vdim differ from E) ~
+    /// xavier_uniform, in_proj_bias [3E] = 0, out_proj Linear(E, E) with bias 0, bias_k and
+    /// bias_v ~ xavier_normal (LibTorch's initialisation). Throws value_error unless num_heads
+    /// divides E and kdim, vdim are positive.
     explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
     MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
         : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}
-    /// query [L, N, E] (or [N, L, E] with batch_first), key and value [S, N, E]: the attention
+    /// query [L, N, E] (or [N, L, E] with batch_first), key [S, N, kdim] and value [S, N, vdim]:
+    /// the attention
     /// output [L, N, E] and, with need_weights, the attention weights [N, L, S] (averaged over
     /// heads) or [N, H, L, S] (computed apart from the output, without dropout; undefined
     /// otherwise). key_padding_mask [N, S] and attn_mask [L, S] or [N·H, L, S]: bool (or int64)
     /// true = may NOT attend (PyTorch's convention for this module) or floating (added).
-    /// is_causal: query i attends keys j <= i (together with the masks).
+    /// is_causal: query i attends keys j <= i (together with the masks; value_error with
+    /// add_bias_kv or add_zero_attn: pass the mask as attn_mask).
     std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                        const Tensor& key_padding_mask = {},
                                        bool need_weights = true, const Tensor& attn_mask = {},
@@ -72,7 +90,8 @@ public:
     const MultiheadAttentionOptions& options() const { return options_; }
     void pretty_print(std::ostream& os) const override;
 
-    Tensor in_proj_weight, in_proj_bias;
+    Tensor in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, bias_k,
+        bias_v;
     Linear out_proj{nullptr};
 
 private:
