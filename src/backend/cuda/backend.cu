@@ -277,6 +277,11 @@ public:
         const int64_t n = numel(out);
         if (n == 0 || g.inner == 0)
             return;
+        if (op == IndexOp::Add && g.inner >= kGroupedIndexAdd && g.nidx > 0) {
+            grouped_index_add(out, src, idx, g, n);  // Note [Gathering by segments]
+            launched(opname);
+            return;
+        }
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             idx_k<T><<<blocks(n), kThreads>>>(op, ptr<T>(out), ptr<T>(src), ptr<int64_t>(idx), g.nj,
@@ -308,6 +313,32 @@ public:
 private:
     void use() {
         check(cudaSetDevice(index_), "cudaSetDevice");
+    }
+    /// index_add by groups of indices (Note [Gathering by segments]); the scratch buffers go
+    /// back to the cache at once: later users run after these kernels on the same stream.
+    void grouped_index_add(const View& out, const View& src, const View& idx, const IndexGeo& g,
+                           int64_t n) {
+        const size_t seg_bytes = size_t(g.lim + 1) * sizeof(int64_t),
+                     perm_bytes = size_t(g.nidx) * sizeof(int64_t);
+        auto* seg = static_cast<int64_t*>(allocate(seg_bytes));
+        int64_t* perm = nullptr;
+        try {
+            perm = static_cast<int64_t*>(allocate(perm_bytes));
+        } catch (...) {
+            deallocate(seg, seg_bytes);
+            throw;
+        }
+        const int64_t* ix = ptr<int64_t>(idx);
+        idx_count_k<<<blocks(g.lim), kThreads>>>(ix, g.nidx, seg, g.lim);
+        idx_offsets_k<<<1, 1>>>(seg, g.lim);
+        idx_fill_k<<<blocks(g.lim), kThreads>>>(ix, g.nidx, seg, perm, g.lim);
+        for_dtype(out.dtype, [&](auto tag) {
+            using T = decltype(tag);
+            idx_add_seg_k<T><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<T>(src), perm, seg, g.nidx,
+                                                      g.lim, g.inner, n);
+        });
+        deallocate(perm, perm_bytes);
+        deallocate(seg, seg_bytes);
     }
     static void launched(const char* what) {
         const cudaError_t e = cudaGetLastError();

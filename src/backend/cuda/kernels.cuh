@@ -215,6 +215,47 @@ __global__ void idx_k(IndexOp op, T* o, const T* s, const int64_t* idx, int64_t 
     o[i] += acc;
 }
 
+/// index_add grouped by output row (Note [Gathering by segments] in device_common/geometry.hpp):
+/// the count of each row's indices, where each row's group starts, the groups, then the sums.
+__global__ void idx_count_k(const int64_t* idx, int64_t nidx, int64_t* seg, int64_t lim) {
+    const int64_t t = gid();
+    if (t >= lim)
+        return;
+    int64_t c = 0;
+    for (int64_t j = 0; j < nidx; ++j)
+        c += idx[j] == t;
+    seg[t + 1] = c;
+}
+__global__ void idx_offsets_k(int64_t* seg, int64_t lim) {
+    if (gid() != 0)
+        return;
+    seg[0] = 0;
+    for (int64_t t = 1; t <= lim; ++t)
+        seg[t] += seg[t - 1];
+}
+__global__ void idx_fill_k(const int64_t* idx, int64_t nidx, const int64_t* seg, int64_t* perm,
+                           int64_t lim) {
+    const int64_t t = gid();
+    if (t >= lim)
+        return;
+    int64_t at = seg[t];
+    for (int64_t j = 0; j < nidx; ++j)
+        if (idx[j] == t)
+            perm[at++] = j;
+}
+template <class T>
+__global__ void idx_add_seg_k(T* o, const T* s, const int64_t* perm, const int64_t* seg,
+                              int64_t nidx, int64_t lim, int64_t inner, int64_t n) {
+    const int64_t i = gid();
+    if (i >= n)
+        return;
+    const int64_t k = i % inner, t = (i / inner) % lim, r = i / (inner * lim);
+    T acc = T(0);
+    for (int64_t p = seg[t]; p < seg[t + 1]; ++p)
+        acc += s[(r * nidx + perm[p]) * inner + k];
+    o[i] += acc;
+}
+
 /// One thread per output element of a window kernel (Note [Gathering adjoints] in
 /// device_common/window.hpp); FoldScatter is not built for devices.
 template <class T>
@@ -225,21 +266,26 @@ __global__ void window_k(WindowOp op, Window g, T* o, const T* a, int64_t* arg, 
     // e as (plane, row, column) of the output (pooling) or of x (the backwards)
     const int64_t ow = g.ow, oh = g.oh, w = g.w, h = g.h;
     switch (op) {
-    case WindowOp::Unfold: o[e] = window::unfold_at(g, a, e); break;
-    case WindowOp::Fold: o[e] = window::fold_at(g, a, e); break;
-    case WindowOp::MaxPool:
-        o[e] = window::max_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow, arg + e);
-        break;
-    case WindowOp::MaxPoolBackward:
-        o[e] = window::max_pool_backward_at(g, a, arg, e / (w * h), (e / w) % h, e % w);
-        break;
-    case WindowOp::AvgPool:
-        o[e] = window::avg_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow);
-        break;
-    case WindowOp::AvgPoolBackward:
-        o[e] = window::avg_pool_backward_at(g, a, e / (w * h), (e / w) % h, e % w);
-        break;
-    default: break;
+        case WindowOp::Unfold:
+            o[e] = window::unfold_at(g, a, e);
+            break;
+        case WindowOp::Fold:
+            o[e] = window::fold_at(g, a, e);
+            break;
+        case WindowOp::MaxPool:
+            o[e] = window::max_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow, arg + e);
+            break;
+        case WindowOp::MaxPoolBackward:
+            o[e] = window::max_pool_backward_at(g, a, arg, e / (w * h), (e / w) % h, e % w);
+            break;
+        case WindowOp::AvgPool:
+            o[e] = window::avg_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow);
+            break;
+        case WindowOp::AvgPoolBackward:
+            o[e] = window::avg_pool_backward_at(g, a, e / (w * h), (e / w) % h, e % w);
+            break;
+        default:
+            break;
     }
 }
 

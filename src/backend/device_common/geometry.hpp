@@ -135,6 +135,15 @@ inline ArgGeo make_arg_geo(const View& out, const View& in, int dim) {
     return a;
 }
 
+// Note [Gathering by segments]: index_add over rows of `inner` elements sums, for each output
+// row t, the source rows j with idx[j] == t. Scanning every index for every output element
+// costs lim * nidx * inner; grouping the indices by row first (how many per row, where each
+// row's group starts, then the group's positions in index order) costs lim * nidx once, and
+// then each output element sums only its own group, in index order: deterministic, no atomics.
+// The devices group when rows have kGroupedIndexAdd elements or more (an embedding's backward:
+// 25x faster for 8192 tokens of 65 rows of 256 on PoCL); shorter rows scan.
+constexpr int64_t kGroupedIndexAdd = 4;
+
 /// An index kernel's extents (Backend::index): `inner` elements per row, `nj` rows read (Select,
 /// Add: the indices; Gather, ScatterAdd: the index tensor's rows along dim), `lim` rows of the
 /// indexed dim, `nidx` indices in all.

@@ -1,6 +1,8 @@
 // The OpenCL backend's kernel launches: the table's elementwise kernels, copies, where,
 // reductions, softmax rows and index kernels (their source: source.cpp).
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "backend/device_common/geometry.hpp"
@@ -120,6 +122,25 @@ void OpenClBackend::index(IndexOp op, const View& out, const View& src, int dim,
     const int64_t n = numel(out);
     if (n == 0 || g.inner == 0)
         return;
+    // Note [Gathering by segments] in device_common/geometry.hpp
+    if (op == IndexOp::Add && g.inner >= kGroupedIndexAdd && g.nidx > 0) {
+        const size_t seg_bytes = size_t(g.lim + 1) * sizeof(cl_long),
+                     perm_bytes = size_t(g.nidx) * sizeof(cl_long);
+        // freed at once: the queue is in order, so a later user of the buffers runs after
+        const std::unique_ptr<void, std::function<void(void*)>> seg(
+            allocate(seg_bytes), [&](void* p) { deallocate(p, seg_bytes); });
+        const std::unique_ptr<void, std::function<void(void*)>> perm(
+            allocate(perm_bytes), [&](void* p) { deallocate(p, perm_bytes); });
+        const cl_mem sm = static_cast<cl_mem>(seg.get()), pm = static_cast<cl_mem>(perm.get());
+        run(Dtype::Int64, "idx_count", g.lim, mem(idx), off(idx), cl_long(g.nidx), sm,
+            cl_long(g.lim));
+        run(Dtype::Int64, "idx_offsets", 1, sm, cl_long(g.lim), cl_long(1));
+        run(Dtype::Int64, "idx_fill", g.lim, mem(idx), off(idx), cl_long(g.nidx), sm, pm,
+            cl_long(g.lim));
+        run(out.dtype, "idx_add_seg", n, mem(out), off(out), mem(src), off(src), pm, sm,
+            cl_long(g.nidx), cl_long(g.lim), cl_long(g.inner), cl_long(n));
+        return;
+    }
     const char* name = op == IndexOp::Select   ? "idx_select"
                        : op == IndexOp::Add    ? "idx_add"
                        : op == IndexOp::Gather ? "idx_gather"

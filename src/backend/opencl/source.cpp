@@ -163,6 +163,33 @@ __kernel void idx_add(__global T* o, long oo, __global const T* s, long so,
         if (idx[io + j] == t) acc += s[so + (r * nidx + j) * inner + k];
     o[oo + i] += acc;
 }
+// index_add grouped by output row (Note [Gathering by segments] in device_common/geometry.hpp)
+__kernel void idx_count(__global const long* idx, long io, long nidx, __global long* seg,
+                        long n) {
+    TG_GID long c = 0;
+    for (long j = 0; j < nidx; ++j) c += idx[io + j] == i;
+    seg[i + 1] = c;
+}
+// seg[0..lim]: the counts become where each row's group starts (one work-item)
+__kernel void idx_offsets(__global long* seg, long lim, long n) {
+    TG_GID seg[0] = 0;
+    for (long t = 1; t <= lim; ++t) seg[t] += seg[t - 1];
+}
+__kernel void idx_fill(__global const long* idx, long io, long nidx, __global const long* seg,
+                       __global long* perm, long n) {
+    TG_GID long at = seg[i];
+    for (long j = 0; j < nidx; ++j)
+        if (idx[io + j] == i) perm[at++] = j;
+}
+// out[r, t, k] += sum over the group of t of src[r, j, k]
+__kernel void idx_add_seg(__global T* o, long oo, __global const T* s, long so,
+                          __global const long* perm, __global const long* seg, long nidx,
+                          long lim, long inner, long n) {
+    TG_GID long k = i % inner, t = (i / inner) % lim, r = i / (inner * lim);
+    T acc = (T)0;
+    for (long p = seg[t]; p < seg[t + 1]; ++p) acc += s[so + (r * nidx + perm[p]) * inner + k];
+    o[oo + i] += acc;
+}
 // out[r, j, k] = src[r, idx[r, j, k], k]
 __kernel void idx_gather(__global T* o, long oo, __global const T* s, long so,
                          __global const long* idx, long io, long nj, long lim, long inner, long n) {
