@@ -27,6 +27,13 @@ Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r, const Ten
                 int64_t ignore_index = -100);
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, const Tensor& weight,
                      int64_t ignore_index = -100, double label_smoothing = 0);
+/// The same in ATen's argument order, as LibTorch programs call them:
+/// torch::nll_loss(output, target, /*weight=*/{}, torch::Reduction::Sum).
+Tensor nll_loss(const Tensor& logp, const Tensor& labels, const Tensor& weight,
+                Reduction r = Reduction::Mean, int64_t ignore_index = -100);
+Tensor cross_entropy_loss(const Tensor& logits, const Tensor& labels, const Tensor& weight = {},
+                          Reduction r = Reduction::Mean, int64_t ignore_index = -100,
+                          double label_smoothing = 0);
 /// 0.5 z²/beta where z = |x - y| < beta, else z - beta/2 (beta = 0: l1_loss)
 Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, Reduction r = Reduction::Mean,
                       double beta = 1);

@@ -148,4 +148,14 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, co
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / double(C));
 }
 
+
+Tensor nll_loss(const Tensor& logp, const Tensor& labels, const Tensor& weight, Reduction r,
+                int64_t ignore_index) {
+    return nll_loss(logp, labels, r, weight, ignore_index);
+}
+Tensor cross_entropy_loss(const Tensor& logits, const Tensor& labels, const Tensor& weight,
+                          Reduction r, int64_t ignore_index, double label_smoothing) {
+    return cross_entropy(logits, labels, r, weight, ignore_index, label_smoothing);
+}
+
 }  // namespace tg

@@ -277,7 +277,9 @@ std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset 
 }
 /// With a sampler object, as LibTorch's make_data_loader(dataset, sampler, options):
 /// make_data_loader(ds, samplers::DistributedRandomSampler(n, world, rank), options).
-template <class Dataset, class Sampler>
+template <class Dataset, class Sampler,
+          class = std::enable_if_t<std::is_class_v<Sampler> &&
+                                   !std::is_same_v<Sampler, DataLoaderOptions>>>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
     Dataset dataset, Sampler sampler, DataLoaderOptions options = {}) {
     return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), options,
