@@ -94,6 +94,17 @@ private:
     Device device_ = Device::cpu();
     bool requires_grad_ = false;
 };
+/// LibTorch's free spellings of options: tg::ones({2, 2}, tg::requires_grad()),
+/// tg::zeros(3, tg::dtype(tg::kFloat64).requires_grad(true)), tg::device(tg::kCPU).
+inline TensorOptions requires_grad(bool r = true) {
+    return TensorOptions().requires_grad(r);
+}
+inline TensorOptions dtype(Dtype d) {
+    return TensorOptions(d);
+}
+inline TensorOptions device(Device d) {
+    return TensorOptions(d);
+}
 
 class Tensor {
 public:
