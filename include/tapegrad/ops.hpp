@@ -213,37 +213,6 @@ Tensor avg_pool2d(const Tensor& x, const IntArg& kernel_size, const IntArg& stri
 /// y [N,C,oh,ow] = means over windows [⌊i·H/oh⌋, ⌈(i+1)·H/oh⌉) (and likewise columns);  dx as
 /// avg_pool2d's
 Tensor adaptive_avg_pool2d(const Tensor& x, const IntArg& output_size);
-/// x padded with `value` (F::pad's constant mode): pad = {before, after} pairs from the last
-/// dim backwards, negative ones cropping;  dx = the middle of dy
-Tensor constant_pad_nd(const Tensor& x, const std::vector<int64_t>& pad, Scalar value = 0);
-/// F::pad's modes, as LibTorch spells them (tg::kConstant, ...).
-enum class PadMode { Constant, Reflect, Replicate, Circular };
-constexpr PadMode kConstant = PadMode::Constant, kReflect = PadMode::Reflect,
-                  kReplicate = PadMode::Replicate, kCircular = PadMode::Circular;
-/// x padded as F::pad does: kConstant is constant_pad_nd; the others pad the last k = 1, 2 or 3
-/// dims of a (k+1)- or (k+2)-dim x (pad has 2k entries, last dim first) by mirroring without
-/// the edge (kReflect, each pad below the dim's size), repeating the edge (kReplicate) or
-/// wrapping around (kCircular, each pad at most the size); negative pads crop.  One index_select
-/// per padded dim, so dx adds dy back to the elements it copied.
-Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, PadMode mode = kConstant,
-           double value = 0);
-/// F::interpolate's modes, as LibTorch spells them (tg::kNearest, ...).
-enum class InterpolateMode { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };
-constexpr InterpolateMode kNearest = InterpolateMode::Nearest, kLinear = InterpolateMode::Linear,
-                          kBilinear = InterpolateMode::Bilinear,
-                          kBicubic = InterpolateMode::Bicubic,
-                          kTrilinear = InterpolateMode::Trilinear, kArea = InterpolateMode::Area,
-                          kNearestExact = InterpolateMode::NearestExact;
-/// x [N, C, d1 (, d2 (, d3))] resampled to `size` (or ⌊d·scale_factor⌋; give exactly one) as
-/// F::interpolate does: kNearest takes input ⌊j·s⌋, kNearestExact ⌊(j+½)·s⌋, the linear modes
-/// (kLinear 3-dim, kBilinear 4-dim, kTrilinear 5-dim input) mix the two neighbours of
-/// (j+½)·s-½ (j·(n-1)/(m-1) with align_corners), s = 1/scale_factor or n/m; kArea averages
-/// windows (adaptive_avg_pool2d; 3- and 4-dim inputs), kBicubic (4-dim) convolves four taps
-/// with PyTorch's cubic kernel (A = -0.75), edges repeated.  Composed of
-/// index_select per dim:  dx adds dy back to the sources, weighted.
-Tensor interpolate(const Tensor& x, const std::vector<int64_t>& size,
-                   const std::vector<double>& scale_factor, InterpolateMode mode = kNearest,
-                   std::optional<bool> align_corners = std::nullopt);
 /// int64 labels of any shape -> labels.shape + [num_classes] of 0/1 (int64, as LibTorch's);
 /// num_classes -1: the largest label + 1. Negative or too large labels throw value_error.
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);
@@ -424,5 +393,6 @@ Tensor feature_dropout(const Tensor& x, double p, bool train, const Generator& g
 
 #pragma GCC visibility pop
 
-#include "tapegrad/logical.hpp"  // comparisons and bool tensors, in a header of their own
-#include "tapegrad/losses.hpp"   // the losses, in a header of their own
+#include "tapegrad/logical.hpp"     // comparisons and bool tensors, in a header of their own
+#include "tapegrad/losses.hpp"      // the losses, in a header of their own
+#include "tapegrad/resampling.hpp"  // pad and interpolate, in a header of their own

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "nn/print_list.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -19,12 +20,6 @@ Shape checked_shape(const char* layer, const std::vector<int64_t>& s) {
     return Shape(s.begin(), s.end());
 }
 
-void print_shape(std::ostream& os, const std::vector<int64_t>& s) {
-    os << "[";
-    for (size_t i = 0; i < s.size(); ++i)
-        os << (i ? ", " : "") << s[i];
-    os << "]";
-}
 }  // namespace
 
 LayerNormImpl::LayerNormImpl(const LayerNormOptions& options)
@@ -55,7 +50,7 @@ Tensor LayerNormImpl::forward(const Tensor& x) {
 
 void LayerNormImpl::pretty_print(std::ostream& os) const {
     os << "LayerNorm(";
-    print_shape(os, options_.normalized_shape());
+    detail::print_list(os, options_.normalized_shape());
     os << ", eps=" << options_.eps()
        << ", elementwise_affine=" << (options_.elementwise_affine() ? "true" : "false") << ")";
 }
@@ -82,7 +77,7 @@ Tensor RMSNormImpl::forward(const Tensor& x) {
 
 void RMSNormImpl::pretty_print(std::ostream& os) const {
     os << "RMSNorm(";
-    print_shape(os, options_.normalized_shape());
+    detail::print_list(os, options_.normalized_shape());
     if (options_.eps())
         os << ", eps=" << *options_.eps();
     os << ", elementwise_affine=" << (options_.elementwise_affine() ? "true" : "false") << ")";

@@ -2,16 +2,11 @@
 
 #include <string>
 
+#include "nn/print_list.hpp"
+
 namespace tg::nn {
 
-namespace {
-void print_list(std::ostream& os, const std::vector<int64_t>& v) {
-    os << "[";
-    for (size_t i = 0; i < v.size(); ++i)
-        os << (i ? ", " : "") << v[i];
-    os << "]";
-}
-}  // namespace
+using detail::print_list;
 
 PadImpl::PadImpl(const char* name, PadMode mode, size_t dims, std::vector<int64_t> padding,
                  double value)

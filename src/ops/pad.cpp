@@ -8,6 +8,7 @@
 #include "autograd/record.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
+#include "tapegrad/resampling.hpp"
 
 namespace tg {
 
