@@ -168,7 +168,7 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
         adjacent = adjacent && first_dim[k] == first_dim[k - 1] + covered[k - 1];
     int64_t at = first_dim[0];
     if (!adjacent) {
-        std::vector<int64_t> order, rest;
+        std::vector<int64_t> order;
         std::vector<bool> indexed(size_t(y.dim()), false);
         for (size_t k = 0; k < tensors.size(); ++k)
             for (int64_t c = 0; c < covered[k]; ++c) {

@@ -148,7 +148,6 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, co
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / double(C));
 }
 
-
 Tensor nll_loss(const Tensor& logp, const Tensor& labels, const Tensor& weight, Reduction r,
                 int64_t ignore_index) {
     return nll_loss(logp, labels, r, weight, ignore_index);
