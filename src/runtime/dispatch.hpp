@@ -81,7 +81,7 @@ void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const bac
           int64_t lda, const backend::View& x, int64_t incx, double beta, const Tensor& y);
 /// Runs f(i) for every i in [0, n): for tensors on the CPU with more than one kernel thread,
 /// [0, n) is split into one contiguous range per thread and each range's BLAS calls run
-/// single-threaded (cpu_parallel_blas; Note [Sample-parallel convolutions] in ops/conv.cpp);
+/// single-threaded (cpu_parallel_blas; Note [Sample-parallel convolutions] in ops/conv_gemm.cpp);
 /// otherwise in order on the calling thread. f may throw: the first exception is rethrown.
 void parallel_parts(const Tensor& like, int64_t n, const std::function<void(int64_t)>& f);
 /// The comparison as a bool tensor (a bool operand compares as a number: Note [Bool tensors]).

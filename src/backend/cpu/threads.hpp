@@ -21,7 +21,7 @@ void cpu_parallel(int parts, const std::function<void(int)>& f);
 /// cpu_parallel for parts that call BLAS themselves: each part's BLAS calls run single-threaded
 /// (OpenBLAS is set to one thread for the duration and set back after), so the parts' GEMMs run
 /// side by side instead of each being split over all threads (Note [Sample-parallel
-/// convolutions] in ops/conv.cpp). The first exception a part throws is rethrown here after
+/// convolutions] in ops/conv_gemm.cpp). The first exception a part throws is rethrown here after
 /// every part has finished.
 void cpu_parallel_blas(int parts, const std::function<void(int)>& f);
 

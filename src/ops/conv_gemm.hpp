@@ -1,0 +1,51 @@
+#pragma once
+// Convolutions lowered to the device GEMM (conv_gemm.cpp), and the argument helpers that
+// conv.cpp (conv2d, conv1d, conv_transpose2d) and fold.cpp (unfold, fold) share.
+#include <cstdint>
+#include <utility>
+
+#include "backend/backend.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg::conv {
+
+/// One convolution's sizes: x [N,C,H,W], w [O,C/groups,kh,kw], y [N,O,oh,ow].
+struct ConvGeom {
+    int64_t N, C, H, W, O, kh, kw, oh, ow, groups;
+    int64_t sh, sw, ph, pw, dh, dw;
+    backend::Window window(int64_t samples) const {
+        backend::Window g;
+        g.planes = samples * C;
+        g.h = H, g.w = W, g.oh = oh, g.ow = ow, g.kh = kh, g.kw = kw;
+        g.sh = sh, g.sw = sw, g.ph = ph, g.pw = pw, g.dh = dh, g.dw = dw;
+        return g;
+    }
+    int64_t cg() const { return C / groups; }
+    int64_t og() const { return O / groups; }
+    int64_t taps() const { return kh * kw; }
+    int64_t positions() const { return oh * ow; }
+};
+
+/// The three bilinear ops of a convolution (Note [Convolution as three bilinear ops] in
+/// conv_gemm.cpp): y = Forward(x, w), dx = Input(dy, w), dw = Weight(x, dy).
+enum class Kind { Forward, Input, Weight };
+
+/// One of the three, recorded, its backward the other two; Forward also adds the bias c when it
+/// is defined (db = Σ dy).
+Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c = {});
+
+/// The fold kernel: the gather, or with TG_CONV_SCATTER=1 in the environment the scatter kept
+/// for benchmarks/bench_conv and the test that compares the two (CPU only; Note [Gathering
+/// adjoints]).
+backend::WindowOp fold_op();
+
+/// The two values of a spatial argument (one value means both, none the fallbacks).
+std::pair<int64_t, int64_t> pair_of(const char* op, const char* what, const IntArg& v,
+                                    int64_t fallback_h, int64_t fallback_w);
+
+/// The output size of a window of k taps, stride s and dilation d over in + p_total.
+inline int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p_total, int64_t d) {
+    return (in + p_total - d * (k - 1) - 1) / s + 1;
+}
+
+}  // namespace tg::conv
