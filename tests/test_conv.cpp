@@ -77,8 +77,7 @@ BOOST_AUTO_TEST_CASE(conv2d_matches_the_direct_sum) {
         const Tensor b = make_const({s[4]}, seed++).to(tg::kFloat64);
         int64_t oh = 0, ow = 0;
         const std::vector<double> want = direct_conv(x, w, b, g, oh, ow);
-        const Tensor y =
-            tg::conv2d(x, w, b, {g.sh, g.sw}, {g.ph, g.pw}, {g.dh, g.dw}, g.groups);
+        const Tensor y = tg::conv2d(x, w, b, {g.sh, g.sw}, {g.ph, g.pw}, {g.dh, g.dw}, g.groups);
         BOOST_TEST((y.sizes() == tg::Shape{s[0], s[4], oh, ow}));
         check_close(y, want, 1e-12, 1e-12);
         // float32 too
@@ -119,15 +118,15 @@ BOOST_AUTO_TEST_CASE(unfold_and_fold_are_im2col_and_col2im) {
                             v[size_t(c * 9 + (i + a) * 3 + j + b)];
     check_close(col, want, 0, 0);
     // fold adds each entry back where unfold read it: ones count the windows over each element
-    check_close(tg::fold(tg::ones({1, 4, 4}, tg::kFloat64), {3, 3}, 2),
-                {1, 2, 1, 2, 4, 2, 1, 2, 1}, 0, 0);
+    check_close(tg::fold(tg::ones({1, 4, 4}, tg::kFloat64), {3, 3}, 2), {1, 2, 1, 2, 4, 2, 1, 2, 1},
+                0, 0);
     // padding reads zeros, and fold drops what lands in the padding
     const Tensor padded = tg::unfold(x, 3, 1, 1);
     BOOST_TEST((padded.sizes() == tg::Shape{1, 18, 9}));
     BOOST_TEST(values_of(padded)[0] == 0.0);  // tap (0,0) of window (0,0): padding
     check_close(tg::fold(tg::unfold(x, 3, 1, 1), 3, 3, 1, 1),
-                values_of(x * tg::fold(tg::unfold(tg::ones({1, 2, 3, 3}, tg::kFloat64), 3, 1, 1),
-                                       3, 3, 1, 1)),
+                values_of(x * tg::fold(tg::unfold(tg::ones({1, 2, 3, 3}, tg::kFloat64), 3, 1, 1), 3,
+                                       3, 1, 1)),
                 1e-12, 1e-12);
 }
 
@@ -162,9 +161,12 @@ BOOST_AUTO_TEST_CASE(pooling_matches_the_windows) {
                 double best = -std::numeric_limits<double>::infinity(), sum = 0;
                 int64_t at = -1, count = 0;
                 const int64_t y0 = i * sh - ph, x0 = j * sw - pw;
-                const int64_t padded = (std::min(y0 + kh, 7 + ph) - y0) * (std::min(x0 + kw, 6 + pw) - x0);
-                for (int64_t yy = std::max<int64_t>(y0, 0); yy < std::min<int64_t>(y0 + kh, 7); ++yy)
-                    for (int64_t xx = std::max<int64_t>(x0, 0); xx < std::min<int64_t>(x0 + kw, 6); ++xx) {
+                const int64_t padded =
+                    (std::min(y0 + kh, 7 + ph) - y0) * (std::min(x0 + kw, 6 + pw) - x0);
+                for (int64_t yy = std::max<int64_t>(y0, 0); yy < std::min<int64_t>(y0 + kh, 7);
+                     ++yy)
+                    for (int64_t xx = std::max<int64_t>(x0, 0); xx < std::min<int64_t>(x0 + kw, 6);
+                         ++xx) {
                         const double v = xv[size_t(p * 42 + yy * 6 + xx)];
                         if (v > best)
                             best = v, at = yy * 6 + xx;
@@ -204,6 +206,34 @@ BOOST_AUTO_TEST_CASE(max_pool_propagates_nan_and_routes_the_gradient_to_the_argm
     tg::max_pool2d(z, 2, 1).sum().backward();
     // 9 is the max of all four windows: it gathers all four gradients
     check_close(z.grad().reshape({9}), {0, 0, 0, 0, 4, 0, 0, 0, 0}, 0, 0);
+}
+
+/// The float32 2x2/2 pool (its own kernel: SIMD with masked tails) against the float64 one (the
+/// general tap loop), on rows of 1 to 40 outputs, odd and even widths, many ties and NaNs: the
+/// same values (NaN where NaN) and the same argmax indices (the first of equal maxima).
+BOOST_AUTO_TEST_CASE(the_2x2_pool_kernel_equals_the_general_one) {
+    for (int64_t w : {2, 3, 8, 15, 16, 17, 31, 32, 33, 46, 80, 81}) {
+        const int64_t h = w % 3 + 4;
+        std::vector<double> v(size_t(3 * h * w));
+        for (size_t i = 0; i < v.size(); ++i)  // three values: ties in most windows
+            v[i] = double((i * 2654435761u >> 13) % 3) - 1;
+        for (size_t i = size_t(w) % 11; i < v.size(); i += 13)
+            v[i] = NAN;
+        const Tensor x64 = tg::tensor(v).to(tg::kFloat64).reshape({1, 3, h, w});
+        const auto [y32, i32] = tg::max_pool2d_with_indices(x64.to(tg::kFloat32), 2);
+        const auto [y64, i64] = tg::max_pool2d_with_indices(x64, 2);
+        const std::vector<double> a = values_of(y32), b = values_of(y64);
+        BOOST_TEST_INFO("width " << w);
+        BOOST_TEST_REQUIRE(a.size() == size_t(3 * (h / 2) * (w / 2)));
+        size_t differ = 0, nans = 0;
+        for (size_t k = 0; k < a.size(); ++k) {
+            nans += std::isnan(b[k]);
+            differ += std::isnan(a[k]) != std::isnan(b[k]) || (!std::isnan(b[k]) && a[k] != b[k]);
+        }
+        BOOST_TEST(differ == 0u);
+        BOOST_TEST(nans > 0u);
+        BOOST_TEST(values_of(i32) == values_of(i64), boost::test_tools::per_element());
+    }
 }
 
 /// The gather adjoint (Fold) against the scatter kept for the benchmark: the same terms added
@@ -258,7 +288,8 @@ BOOST_AUTO_TEST_CASE(a_convolution_keeps_no_unfolded_buffer) {
     // a block conv -> tanh -> conv: saved activations with and without checkpointing
     const Tensor w2 = make_input({4, 8, 3, 3}, 53);
     auto block = [&](const std::vector<Tensor>& in) {
-        return std::vector<Tensor>{tg::conv2d(tg::tanh(tg::conv2d(in[0], w, b, 1, 1)), w2, {}, 1, 1)};
+        return std::vector<Tensor>{
+            tg::conv2d(tg::tanh(tg::conv2d(in[0], w, b, 1, 1)), w2, {}, 1, 1)};
     };
     Tensor h = tg::tanh(x * 1.0);
     const int64_t base = tg::memory::stats().saved_bytes;

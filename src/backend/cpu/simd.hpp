@@ -1,5 +1,5 @@
 #pragma once
-// TG_SIMD_CLONES, for the CPU backend's hot float32 loops (elementwise.cpp, window.cpp).
+// TG_SIMD_CLONES, for the CPU backend's hot float32 loops (elementwise.cpp, max_pool.cpp).
 //
 // Note [Wider SIMD]: the library is built for baseline x86-64 (SSE2) so that one binary runs on
 // any x86-64 CPU. The contiguous float32 loops of the table kernels are also compiled for AVX2

@@ -1,38 +1,22 @@
 // The CPU's window kernels (backend.hpp's WindowOp): the element bodies of
-// device_common/window.hpp, split over the kernel threads by output element. Every kernel but
-// FoldScatter writes only the elements of its own slice (Note [Gathering adjoints]).
+// device_common/window.hpp, split over the kernel threads by output element; max pooling's are
+// in max_pool.cpp. Every kernel but FoldScatter writes only the elements of its own slice
+// (Note [Gathering adjoints]).
 #include "backend/device_common/window.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
-#include <type_traits>
-#include <vector>
 
 #include "backend/cpu/backend.hpp"
 #include "backend/cpu/iterate.hpp"
-#include "backend/cpu/simd.hpp"
-#include "backend/cpu/threads.hpp"
+#include "backend/cpu/window_parts.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::backend::cpu {
 
 namespace {
-
-/// Runs body(begin, end) over [0, n) units of `per_unit` elements each, in one slice per kernel
-/// thread (one slice below kParallelMin / 8 elements: window elements cost several loads each).
-template <class F>
-void slices(int64_t n, const F& body, int64_t per_unit = 1) {
-    const int threads = n * per_unit >= kParallelMin / 8 ? cpu_threads() : 1;
-    if (threads < 2) {
-        body(int64_t(0), n);
-        return;
-    }
-    const int parts = threads;
-    cpu_parallel(parts, [&](int t) { body(n * t / parts, n * (t + 1) / parts); });
-}
 
 /// Runs f(p, r, c, e) for every element e = (p*nr + r)*nc + c of a [planes, nr, nc] output, a
 /// row (p, r) at a time, the rows split over the kernel threads.
@@ -84,15 +68,6 @@ void fold_scatter(const Window& g, T* dx, const T* col) {
             }
         }
     });
-}
-
-/// The valid output columns of tap b: [*j0, *j1) with 0 <= j*sw - pw + b*dw < w.
-inline void tap_columns(const Window& g, int64_t b, int64_t* j0, int64_t* j1) {
-    const int64_t off = b * g.dw - g.pw;  // x = j*sw + off
-    *j0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
-    *j1 = g.w - off <= 0 ? 0 : std::min(g.ow, (g.w - off + g.sw - 1) / g.sw);
-    if (*j1 < *j0)
-        *j1 = *j0;
 }
 
 /// Unfold of tap (a, b) of one plane xp into out [oh, ow] when rows keep their width (ow == w)
@@ -194,151 +169,6 @@ void fold_rows(const Window& g, T* dx, const T* col) {
         g.w * g.kh * g.kw);
 }
 
-/// Each tap column b's valid output columns [j0, j1) and offset (x = j*sw + off), computed once.
-struct TapColumns {
-    std::vector<int64_t> j0, j1, off;
-    explicit TapColumns(const Window& g) : j0(size_t(g.kw)), j1(size_t(g.kw)), off(size_t(g.kw)) {
-        for (int64_t b = 0; b < g.kw; ++b) {
-            tap_columns(g, b, &j0[size_t(b)], &j1[size_t(b)]);
-            off[size_t(b)] = b * g.dw - g.pw;
-        }
-    }
-};
-
-/// One tap of a MaxPool row: out[j] and at[j] (the best so far and its index) against the tap's
-/// value x[j*sw] at index base + j*sw, for j in [0, n), by max_pool_at's rule (a NaN wins and
-/// stays). The columns are independent, so their compares overlap instead of forming one
-/// window's chain, and the result is chosen by masks, not by a branch on the data.
-template <class T>
-inline void max_tap(T* __restrict out, int64_t* __restrict at, const T* __restrict x, int64_t base,
-                    int64_t sw, int64_t n) {
-    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    for (int64_t j = 0; j < n; ++j) {
-        const T v = x[j * sw], best = out[j];
-        const int64_t cur = at[j];
-        const bool take = (v > best) | (cur < 0) | ((v != v) & (best == best));
-        // selects by masks: a branch on `take` is mispredicted about once per window
-        const int64_t m = -int64_t(take);
-        at[j] = ((base + j * sw) & m) | (cur & ~m);
-        U vb, bb;
-        std::memcpy(&vb, &v, sizeof(T));
-        std::memcpy(&bb, &best, sizeof(T));
-        const U r = (vb & U(m)) | (bb & ~U(m));
-        std::memcpy(out + j, &r, sizeof(T));
-    }
-}
-
-/// max_tap for float32 windows two columns apart (every 2x2/2 pool), the stride a constant and
-/// compiled for each SIMD width (Note [Wider SIMD]) so the loop vectorises.
-TG_SIMD_CLONES void max_tap_f32_s2(float* __restrict out, int64_t* __restrict at,
-                                   const float* __restrict x, int64_t base, int64_t n) {
-    max_tap(out, at, x, base, 2, n);
-}
-
-/// MaxPool a row at a time: output row (p, i) starts at -inf with no index, then takes each tap
-/// (a, b) in max_pool_at's order (max_tap), so its values and indices are max_pool_at's.
-template <class T>
-void max_pool_rows(const Window& g, T* y, int64_t* arg, const T* x) {
-    const TapColumns tc(g);
-    slices(
-        g.planes * g.oh,
-        [&](int64_t r0, int64_t r1) {
-            const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
-                          sw = g.sw, ph = g.ph, dh = g.dh;
-            const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
-            for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / oh, i = r % oh;
-                T* out = y + r * ow;
-                int64_t* at = arg + r * ow;
-                std::fill(out, out + ow, -std::numeric_limits<T>::infinity());
-                std::fill(at, at + ow, int64_t(-1));
-                const T* xp = x + p * h * w;
-                for (int64_t a = 0; a < kh; ++a) {
-                    const int64_t yy = i * sh - ph + a * dh;
-                    if (yy < 0 || yy >= h)
-                        continue;
-                    for (int64_t b = 0; b < kw; ++b) {
-                        const int64_t start = yy * w + toff[b];  // x index of column 0
-                        const int64_t j0 = tj0[b], j1 = tj1[b];
-                        if (j1 <= j0)
-                            continue;
-                        // from the first column read (column 0 may lie left of the plane)
-                        const T* xs = xp + start + j0 * sw;
-                        T* o = out + j0;
-                        int64_t* t = at + j0;
-                        const int64_t base = start + j0 * sw, n = j1 - j0;
-                        if constexpr (std::is_same_v<T, float>)
-                            if (sw == 2) {
-                                max_tap_f32_s2(o, t, xs, base, n);
-                                continue;
-                            }
-                        max_tap(o, t, xs, base, sw, n);
-                    }
-                }
-            }
-        },
-        g.ow * g.kh * g.kw);
-}
-
-/// MaxPoolBackward when windows do not overlap (stride >= the dilated kernel on both axes):
-/// each input element lies in at most one window, so the thread that owns a plane owns every
-/// element its windows cover, and dx = 0 + dy at each window's argmax (the gather's one-term
-/// sum, -0 included) and 0 elsewhere: exclusive writes, O(outputs) instead of O(inputs·taps).
-template <class T>
-void max_pool_backward_disjoint(const Window& g, T* dx, const T* dy, const int64_t* arg) {
-    slices(
-        g.planes,
-        [&](int64_t p0, int64_t p1) {
-            const int64_t in = g.h * g.w, outs = g.oh * g.ow;
-            for (int64_t p = p0; p < p1; ++p) {
-                T* o = dx + p * in;
-                std::fill(o, o + in, T(0));
-                const int64_t* a = arg + p * outs;
-                const T* d = dy + p * outs;
-                for (int64_t e = 0; e < outs; ++e)
-                    if (a[e] >= 0)
-                        o[a[e]] = T(0) + d[e];
-            }
-        },
-        g.h * g.w);
-}
-
-/// MaxPoolBackward (the gather) a row at a time: dx row (p, y) collects, tap (a, b) by tap in
-/// max_pool_backward_at's order, dy of the window of row i = window_of(y, a) and column j whose
-/// argmax is (y, j*sw + off): the same sums in the same order, one division per row and tap
-/// instead of two per element and tap.
-template <class T>
-void max_pool_backward_rows(const Window& g, T* dx, const T* dy, const int64_t* arg) {
-    const TapColumns tc(g);
-    slices(
-        g.planes * g.h,
-        [&](int64_t r0, int64_t r1) {
-            const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
-                          sw = g.sw, ph = g.ph, dh = g.dh;
-            const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
-            for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / h, yy = r % h, base = p * oh * ow;
-                T* out = dx + r * w;
-                std::fill(out, out + w, T(0));
-                for (int64_t a = 0; a < kh; ++a) {
-                    const int64_t i = window::window_of(yy, a, sh, ph, dh, oh);
-                    if (i < 0)
-                        continue;
-                    const int64_t* ar = arg + base + i * ow;
-                    const T* d = dy + base + i * ow;
-                    for (int64_t b = 0; b < kw; ++b) {
-                        const int64_t j0 = tj0[b], j1 = tj1[b];
-                        const int64_t off = toff[b], self = yy * w + off;
-                        // a select, not a branch: adding +0 leaves the sum (never -0) as it is
-                        for (int64_t j = j0; j < j1; ++j)
-                            out[j * sw + off] += ar[j] == self + j * sw ? d[j] : T(0);
-                    }
-                }
-            }
-        },
-        g.w * g.kh * g.kw);
-}
-
 template <class T>
 void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv,
                  const View& auxv) {
@@ -355,13 +185,10 @@ void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv
             fold_scatter(g, out, in);
             return;
         case WindowOp::MaxPool:
-            max_pool_rows(g, out, ptr<int64_t>(auxv), in);
+            max_pool(g, out, ptr<int64_t>(auxv), in);
             return;
         case WindowOp::MaxPoolBackward:
-            if (g.sh >= g.dh * (g.kh - 1) + 1 && g.sw >= g.dw * (g.kw - 1) + 1)
-                max_pool_backward_disjoint(g, out, in, ptr<int64_t>(auxv));
-            else
-                max_pool_backward_rows(g, out, in, ptr<int64_t>(auxv));
+            max_pool_backward(g, out, in, ptr<int64_t>(auxv));
             return;
         case WindowOp::AvgPool:
             rows(g.planes, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
