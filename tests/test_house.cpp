@@ -3,7 +3,6 @@
 // installed include/tapegrad/ compiles without src/.
 #define BOOST_TEST_MODULE house
 #include <boost/test/unit_test.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <string>

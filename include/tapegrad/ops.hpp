@@ -136,7 +136,7 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
 /// Reorders dims (a view);  dx = permute(dy, inverse(dims))
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 
-// ---- convolution and pooling (NCHW; Note [Convolution as three bilinear ops] in ops/conv_gemm.cpp)
+// ---- convolution and pooling (NCHW; Note [Convolution as three bilinear ops]: conv_gemm.cpp)
 /// A spatial argument as LibTorch's ExpandingArray: one value for every spatial dim (3), one
 /// per dim ({3, 5}), or none ({}: the op's default, e.g. stride = kernel_size for pooling).
 class IntArg {
