@@ -1,5 +1,6 @@
 #pragma once
 /// tg::Tensor: a strided view of a device buffer that records the ops applied to it.
+#include <atomic>
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
@@ -36,7 +37,9 @@ struct Storage {
     bool owned = true;  // false for from_blob
     uint32_t version = 0;
     uint32_t saved_refs = 0;  // Saved objects holding it as an activation (memory::Stats)
-    bool grad_leaf = false;   // held by a leaf that requires grad (a parameter): not an activation
+    // held by a leaf that requires grad (a parameter): not an activation; atomic, as two threads
+    // may mark views of one parameter at once (w.detach().requires_grad_() in each)
+    std::atomic<bool> grad_leaf{false};
     alignas(16) unsigned char small[64];    // CPU buffers of up to 64 bytes live here (no malloc)
     Storage(size_t nbytes, Device device);  // allocates through the device's allocator
     Storage(void* external, size_t nbytes, Device device);

@@ -78,8 +78,8 @@ void note_unrecorded(std::initializer_list<const Tensor*> inputs) {
 Saved::Saved(const Tensor& t, SavedKind kind) : is_output_(kind == SavedKind::Output) {
     if (!t.defined())
         return;
-    const bool activation =
-        (kind != SavedKind::Input || t.grad_fn() != nullptr) && !t.impl()->storage->grad_leaf;
+    const bool activation = (kind != SavedKind::Input || t.grad_fn() != nullptr) &&
+                            !t.impl()->storage->grad_leaf.load(std::memory_order_relaxed);
     if (activation)
         if (SavedHooks* hooks = current_saved_hooks()) {
             SavedHooksDisabled plain;  // what the hook saves for itself is plain

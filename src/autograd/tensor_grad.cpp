@@ -19,7 +19,7 @@ Tensor& Tensor::requires_grad_(bool r) {
             "use detach() on a tensor with a grad_fn");
     i->requires_grad = r;
     if (r && i->storage)
-        i->storage->grad_leaf = true;  // Note [Activation memory] in src/autograd/saved.cpp
+        i->storage->grad_leaf.store(true, std::memory_order_relaxed);  // Note [Activation memory]
     return *this;
 }
 Tensor Tensor::grad() const {
