@@ -200,6 +200,40 @@ static void attention(const torch::TensorOptions& o) {
     show("mha_options_grad_query", q.grad());
 }
 
+/// tests/test_libtorch_fidelity.cpp and test_optim.cpp: calls that compiled against both and
+/// computed something else in tapegrad (issue 29).
+static void fidelity(const torch::TensorOptions& o) {
+    auto x = torch::tensor({0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 3.0, 1.0}, o).reshape({2, 2, 2});
+    auto w = torch::tensor({2.0, -3.0}, o), b = torch::tensor({0.5, 0.25}, o);
+    auto rm = torch::tensor({0.1, -0.2}, o), rv = torch::tensor({4.0, 0.5}, o);
+    show("batch_norm_eval", torch::batch_norm(x, w, b, rm, rv, false, 0.1, 1e-5, false));
+    auto rm2 = rm.clone(), rv2 = rv.clone();
+    show("batch_norm_train", torch::batch_norm(x, w, b, rm2, rv2, true, 0.3, 1e-3, false));
+    show("batch_norm_train_running_mean", rm2);
+    show("batch_norm_train_running_var", rv2);
+    // StepLR(step_size 2, gamma 0.5) over 6 calls, then lr set to 2 and 3 more calls
+    auto p = torch::zeros({2}, torch::requires_grad());
+    torch::optim::SGD sgd({p}, torch::optim::SGDOptions(1.0));
+    torch::optim::StepLR sched(sgd, 2, 0.5);
+    std::printf("step_lr:");
+    for (int i = 0; i < 9; ++i) {
+        if (i == 6)
+            sgd.param_groups()[0].options().set_lr(2.0);
+        sched.step();
+        std::printf(" %.17g", sgd.param_groups()[0].options().get_lr());
+    }
+    std::printf("\n");
+    // loading an optimizer keeps the options the program set
+    torch::optim::SGD saved({torch::zeros({2}, torch::requires_grad())},
+                            torch::optim::SGDOptions(0.3).momentum(0.9));
+    torch::save(saved, "/tmp/libtorch_reference_sgd.pt");
+    torch::optim::SGD loaded({torch::zeros({2}, torch::requires_grad())},
+                             torch::optim::SGDOptions(0.7).momentum(0.5));
+    torch::load(loaded, "/tmp/libtorch_reference_sgd.pt");
+    auto& lo = static_cast<torch::optim::SGDOptions&>(loaded.param_groups()[0].options());
+    std::printf("loaded_sgd_lr_momentum: %.17g %.17g\n", lo.lr(), lo.momentum());
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -255,5 +289,6 @@ int main() {
     ordering(o);
     resampling(o);
     attention(o);
+    fidelity(o);
     return 0;
 }

@@ -36,7 +36,7 @@ tg::Tensor reference(const tg::Tensor& q, const tg::Tensor& k, const tg::Tensor&
     if (mask.defined())
         s = tg::is_floating(mask.dtype())
                 ? s + mask
-                : tg::where(mask.expand(full), s, tg::full({}, -inf, q.options()));
+                : tg::where(mask.expand(full).to(tg::kBool), s, tg::full({}, -inf, q.options()));
     if (causal) {
         const tg::Tensor i = tg::arange(L).reshape({L, 1}), j = tg::arange(S).reshape({1, S});
         s = tg::where(tg::gt(j, i), tg::full({}, -inf, q.options()), s);

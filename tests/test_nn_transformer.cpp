@@ -153,8 +153,9 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
             const tg::Tensor attn = tg::tensor(am).reshape({5, 6});
             auto [y2, w2] = mha(io(x), io(kv), io(kv), kpm, true, attn, false);
             tg::Tensor add = tg::zeros({2, 1, 5, 6}, tg::kFloat64);
-            add = tg::where(kpm.reshape({2, 1, 1, 6}), tg::full({}, -inf, tg::kFloat64), add);
-            add = tg::where(attn, tg::full({}, -inf, tg::kFloat64), add);
+            add = tg::where(kpm.reshape({2, 1, 1, 6}).to(tg::kBool),
+                            tg::full({}, -inf, tg::kFloat64), add);
+            add = tg::where(attn.to(tg::kBool), tg::full({}, -inf, tg::kFloat64), add);
             check_close(io(y2), mha_reference(*mha, x, kv, kv, add), 1e-12, 1e-12);
             BOOST_TEST(tg::shape_str(w2.sizes()) == "[2,2,5,6]");
             BOOST_TEST(w2.narrow(0, 0, 1).narrow(3, 4, 2).abs().sum().item<double>() == 0.0);

@@ -54,7 +54,9 @@
 ///                             "exp_avg_sq", "max_exp_avg_sq")
 /// Loading requires the same optimizer type, the same number of groups with the same sizes, and
 /// state shapes/dtypes equal to the parameters'. Loading replaces the whole state (parameters
-/// absent from the file get none) and every group's lr; the other options are not stored.
+/// absent from the file get none) and leaves every group's options, its lr included, as they
+/// are, as LibTorch's torch::load(optimizer, path) does: a resumed program sets its lr (or
+/// steps its scheduler back to where it was) itself. The file's lrs are checked, not applied.
 #include <string>
 
 #include "tapegrad/error.hpp"

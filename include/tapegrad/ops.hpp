@@ -338,13 +338,14 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 /// place, with the unbiased variance), else running_mean and running_var, which must be defined.
 /// dx = invstd·(dy·w - mean(dy·w) - xhat·mean(dy·w·xhat)) (training), invstd·w·dy (not);
 /// dw = Σ dy·xhat, db = Σ dy. Not differentiable in the running statistics.
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
-                  double momentum = 0.1, double eps = 1e-5);
+/// ATen's order and arity, no defaults: tapegrad's old order no longer compiles (cudnn ignored).
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                  double momentum, double eps, bool cudnn_enabled);
 /// y = xhat·w + b, the statistics of each sample over each of num_groups groups of C/num_groups
-/// channels (and every spatial dim);  dx, dw, db as batch_norm's in training, per group
+/// channels (and every spatial dim);  dx, dw, db as batch_norm's, per group (cudnn ignored)
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5);
+                  const Tensor& bias = {}, double eps = 1e-5, bool cudnn_enabled = true);
 
 // ---- transformers: embeddings, row normalisation, attention
 /// y = weight[indices]: weight [V,D], indices int64 of any shape -> indices.shape + [D];
@@ -356,8 +357,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices,
 /// y = (x - mean)·rstd·w + b over the last dims of x (normalized_shape; w, b of that shape or
 /// undefined), rstd = 1/√(var + eps), biased variance; one node saving x, w, mean and rstd.
 /// dx = rstd·(g - mean(g) - xhat·mean(g·xhat)), g = dy·w;  dw = Σ dy·xhat, db = Σ dy
+/// (cudnn_enable: ATen's last argument, ignored)
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5);
+                  const Tensor& bias = {}, double eps = 1e-5, bool cudnn_enable = true);
 /// y = x·rstd·w over the last dims, rstd = 1/√(mean(x²) + eps) (eps: the dtype's epsilon by
 /// default, as PyTorch). dx = rstd·(g - xhat·mean(g·xhat)), g = dy·w;  dw = Σ dy·xhat
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},

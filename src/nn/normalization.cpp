@@ -74,8 +74,8 @@ Tensor BatchNormBase::forward(const Tensor& x) {
             factor = 1.0 / double(std::max<int64_t>(num_batches_tracked.item<int64_t>(), 1));
     }
     const bool batch_stats = is_training() || !track;
-    return batch_norm(x, track ? running_mean : Tensor(), track ? running_var : Tensor(), weight,
-                      bias, batch_stats, factor, options_.eps());
+    return batch_norm(x, weight, bias, track ? running_mean : Tensor(),
+                      track ? running_var : Tensor(), batch_stats, factor, options_.eps(), false);
 }
 
 void BatchNormBase::pretty_print(std::ostream& os) const {

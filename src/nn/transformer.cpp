@@ -25,7 +25,7 @@ Tensor sdpa_mask(const Tensor& m, const Shape& shape) {
 Tensor additive(const Tensor& m, const Tensor& like) {
     if (!m.defined() || is_floating(m.dtype()))
         return m;
-    return where(m, zeros({}, like.options()),
+    return where(m.dtype() == kBool ? m : ne(m, 0.0), zeros({}, like.options()),
                  full({}, -std::numeric_limits<double>::infinity(), like.options()));
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -309,6 +310,7 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+    checks::is_bool("where", "condition", cond);
     runtime::check_same("where", a, b);
     if (cond.device() != a.device())
         throw device_error("where: condition on " + cond.device().str() + ", values on " +

@@ -120,8 +120,9 @@ void check_channel_tensor(const char* op, const char* what, const Tensor& x, con
         return;
     runtime::check_same(op, x, t);
     if (t.dim() != 1 || t.size(0) != x.size(1))
-        throw shape_error(std::string(op) + ": " + what + " " + shapes(t) + " does not match input " +
-                          shapes(x) + " with " + std::to_string(x.size(1)) + " channels (expected [" +
+        throw shape_error(std::string(op) + ": " + what + " " + shapes(t) +
+                          " does not match input " + shapes(x) + " with " +
+                          std::to_string(x.size(1)) + " channels (expected [" +
                           std::to_string(x.size(1)) + "])");
 }
 
@@ -265,8 +266,8 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                 op = a.op](const Tensor& dy, const Node& n) {
                    const Tensor xx = sx.get(), ww = sw.get();
                    if (GradMode::is_enabled())
-                       return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats,
-                                                eps, needs(n, 0), needs(n, 1), needs(n, 2));
+                       return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats, eps,
+                                                needs(n, 0), needs(n, 1), needs(n, 2));
                    return backward_fast(dy, xx, l, sm.get(), si.get(), ww, batch_stats, op,
                                         needs(n, 0), needs(n, 1), needs(n, 2));
                });
@@ -299,9 +300,9 @@ void update_running(const Tensor& running, const Tensor& value, double momentum,
 
 }  // namespace
 
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                  double momentum, double eps, bool /*cudnn_enabled*/) {
     const char* op = "batch_norm";
     const NormArgs a{op, x, weight, bias, eps};
     check_args(a);
@@ -348,7 +349,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias,
-                  double eps) {
+                  double eps, bool /*cudnn_enabled*/) {
     const char* op = "group_norm";
     const NormArgs a{op, x, weight, bias, eps};
     check_args(a);

@@ -144,8 +144,8 @@ struct BatchNormFuncOptions {
 };
 inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                          const BatchNormFuncOptions& o = {}) {
-    return tg::batch_norm(x, running_mean, running_var, o.weight(), o.bias(), o.training(),
-                          o.momentum(), o.eps());
+    return tg::batch_norm(x, o.weight(), o.bias(), running_mean, running_var, o.training(),
+                          o.momentum(), o.eps(), false);
 }
 struct GroupNormFuncOptions {
     GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT
