@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 namespace F = torch::nn::functional;
@@ -232,6 +233,42 @@ static void fidelity(const torch::TensorOptions& o) {
     torch::load(loaded, "/tmp/libtorch_reference_sgd.pt");
     auto& lo = static_cast<torch::optim::SGDOptions&>(loaded.param_groups()[0].options());
     std::printf("loaded_sgd_lr_momentum: %.17g %.17g\n", lo.lr(), lo.momentum());
+    // embedding: ATen's padding_idx (negative = none), scale_grad_by_freq, F:: from the end
+    auto ids = torch::tensor({0, 2, 2, 4, 2, 1}).reshape({2, 3});
+    auto dy = torch::arange(18, o).reshape({2, 3, 3});
+    auto emb_grad = [&](const std::function<torch::Tensor(const torch::Tensor&)>& f) {
+        auto w = torch::arange(15, o).reshape({5, 3}).requires_grad_(true);
+        (f(w) * dy).sum().backward();
+        return w.grad();
+    };
+    show("embedding_minus1_grad",
+         emb_grad([&](const torch::Tensor& w) { return torch::embedding(w, ids, -1); }));
+    show("embedding_pad2_freq_grad",
+         emb_grad([&](const torch::Tensor& w) { return torch::embedding(w, ids, 2, true); }));
+    show("F_embedding_padm1_freq_grad", emb_grad([&](const torch::Tensor& w) {
+             return F::embedding(
+                 ids, w, F::EmbeddingFuncOptions().padding_idx(-1).scale_grad_by_freq(true));
+         }));
+    // overloads where an int, {} or a bool means something else than a first guess
+    auto v = torch::tensor({1.0, 4.0, -2.0, 0.5, 3.0, 3.0, -1.0, 2.0, 0.0, 5.0, 1.5, -0.5}, o)
+                 .reshape({3, 4});
+    show("var_x_0", torch::var(v, 0));
+    show("var_method_1", v.var(1));
+    show("clamp_none_2", torch::clamp(v, {}, 2));
+    show("clamp_3_1", torch::clamp(v, 3, 1));
+    show("argsort_stable_3d", torch::argsort(v.reshape({2, 3, 2}), true));
+    show("mse_loss_reduction_braces", torch::mse_loss(v, v * 0.5, {}));
+    show("argmax_braces_keepdim", torch::argmax(v, {}, true));
+    std::printf("argmax_braces_keepdim_shape: %s\n",
+                c10::str(torch::argmax(v, {}, true).sizes()).c_str());
+    torch::manual_seed(0);
+    auto h = torch::ones({2, 3}, o);
+    F::dropout(h, F::DropoutFuncOptions().p(1.0).inplace(true));
+    show("dropout_inplace_p1", h);
+    std::printf("data_loader_options_batch_size: %zu\n",
+                torch::data::DataLoaderOptions().batch_size());
+    std::printf("index_true_shape: %s\n", c10::str(v.index({true}).sizes()).c_str());
+    std::printf("index_false_shape: %s\n", c10::str(v.index({false}).sizes()).c_str());
 }
 
 int main() {

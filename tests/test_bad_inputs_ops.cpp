@@ -39,7 +39,7 @@ BOOST_FIXTURE_TEST_CASE(arithmetic, Fixtures) {
             TG_BAD(tg::log(l), dtype_error, "log", "int64"),
             TG_BAD(tg::pow(l, 2.0), dtype_error, "pow", "int64"),
             TG_BAD(tg::sin(l), dtype_error, "sin", "int64"),
-            TG_BAD(tg::clamp(x, 2, 1), value_error, "clamp", "min 2", "max 1"),
+            TG_BAD(tg::clamp(x, {}, {}), value_error, "clamp", "at least one"),
             TG_BAD(tg::clamp(x, nan, 1), value_error, "clamp", "nan"),
             TG_BAD(tg::clamp_min(x, nan), value_error, "clamp", "nan"),
             TG_BAD(tg::clamp_max(x, nan), value_error, "clamp", "nan"),

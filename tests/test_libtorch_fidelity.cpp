@@ -66,3 +66,43 @@ BOOST_AUTO_TEST_CASE(conditions_must_be_bool) {
                                   {"masked_fill", "mask", "bool"});
     check_close(tg::where(tg::gt(c, 0.0), a, b), {1, 0, 1});
 }
+
+/// Overloads where LibTorch reads an int, {} or a bool differently from a first guess, each
+/// found compiling against both with another meaning here (values from LibTorch 1.13).
+BOOST_AUTO_TEST_CASE(ints_braces_and_bools_as_libtorch_reads_them) {
+    const tg::Tensor v =
+        from_values({1.0, 4.0, -2.0, 0.5, 3.0, 3.0, -1.0, 2.0, 0.0, 5.0, 1.5, -0.5}, {3, 4});
+    // var(x, 0) / x.var(1): the dim (tapegrad read the int as unbiased)
+    check_close(tg::var(v, 0), {2.3333333333333335, 1, 3.25, 1.5833333333333333}, 1e-15, 1e-15);
+    check_close(v.var(1), {6.0625, 3.5833333333333339, 6.166666666666667}, 1e-15, 1e-15);
+    // clamp(x, {}, hi): no lower bound (tapegrad clamped at 0); min > max gives max everywhere
+    check_close(tg::clamp(v, {}, 2), {1, 2, -2, 0.5, 2, 2, -1, 2, 0, 2, 1.5, -0.5});
+    check_close(tg::clamp(v, 3, 1), std::vector<double>(12, 1.0));
+    check_close(v.clamp(0), {1, 4, 0, 0.5, 3, 3, 0, 2, 0, 5, 1.5, 0});
+    // argsort(x, true): the stable sort along the last dim (tapegrad sorted along dim 1)
+    check_close(tg::argsort(v.reshape({2, 3, 2}), true), {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 0});
+    check_close(v.reshape({2, 3, 2}).argsort(true), {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 0});
+    // a reduction written {} is ATen's 0, None (tapegrad's enum made it Mean)
+    check_close(tg::mse_loss(v, v * 0.5, {}),
+                {0.25, 4, 1, 0.0625, 2.25, 2.25, 0.25, 1, 0, 6.25, 0.5625, 0.0625});
+    // argmax(x, {}, keepdim): the flat index, every dim kept (tapegrad used dim 0)
+    const tg::Tensor am = tg::argmax(v, {}, true);
+    BOOST_TEST(tg::shape_str(am.sizes()) == "[1,1]");
+    BOOST_TEST(am.item<int64_t>() == 9);
+    BOOST_TEST(v.argmax().item<int64_t>() == 9);
+    // x.index({true}) adds a dim of size 1, {false} one of size 0 (tapegrad selected row 1, 0)
+    BOOST_TEST(tg::shape_str(v.index({true}).sizes()) == "[1,3,4]");
+    BOOST_TEST(tg::shape_str(v.index({false}).sizes()) == "[0,3,4]");
+}
+
+/// F::dropout with inplace(true) drops out its input (tapegrad ignored the option, leaving the
+/// input as it was); DataLoaderOptions' batch_size defaults to 1 (tapegrad's was 64).
+BOOST_AUTO_TEST_CASE(options_as_libtorch_defaults_them) {
+    namespace F = tg::nn::functional;
+    tg::Tensor h = tg::ones({2, 3}, tg::kFloat64);
+    F::dropout(h, F::DropoutFuncOptions().p(1.0).inplace(true));
+    check_close(h, std::vector<double>(6, 0.0));
+    BOOST_TEST(tg::data::DataLoaderOptions().batch_size() == 1);
+    const tg::data::DataLoaderOptions implicit = 32;  // implicit, as LibTorch's
+    BOOST_TEST(implicit.batch_size() == 32);
+}

@@ -144,18 +144,19 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
             check_close(io(y), mha_reference(*mha, x, x, x, {}), 1e-12, 1e-12);
             BOOST_TEST(tg::shape_str(w.sizes()) == "[2,5,5]");
             check_close(w.sum({2}), std::vector<double>(10, 1.0), 1e-12);
-            // cross-attention with a key padding mask (nonzero = ignore) and an int64 attn_mask
+            // cross-attention with a key padding mask (true = ignore) and a float attn_mask
             const tg::Tensor kpm =
                 tg::tensor(std::vector<int64_t>{0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1})
-                    .reshape({2, 6});
-            std::vector<int64_t> am(30, 0);
-            am[3] = am[17] = 1;  // (0,3) and (2,5) may not attend
-            const tg::Tensor attn = tg::tensor(am).reshape({5, 6});
+                    .reshape({2, 6})
+                    .to(tg::kBool);
+            std::vector<double> am(30, 0);
+            am[3] = am[17] = -inf;  // (0,3) and (2,5) may not attend
+            am[8] = 0.5;            // and (1,2) a little more
+            const tg::Tensor attn = tg::tensor(am, tg::kFloat64).reshape({5, 6});
             auto [y2, w2] = mha(io(x), io(kv), io(kv), kpm, true, attn, false);
             tg::Tensor add = tg::zeros({2, 1, 5, 6}, tg::kFloat64);
-            add = tg::where(kpm.reshape({2, 1, 1, 6}).to(tg::kBool),
-                            tg::full({}, -inf, tg::kFloat64), add);
-            add = tg::where(attn.to(tg::kBool), tg::full({}, -inf, tg::kFloat64), add);
+            add = tg::where(kpm.reshape({2, 1, 1, 6}), tg::full({}, -inf, tg::kFloat64), add);
+            add = add + attn;
             check_close(io(y2), mha_reference(*mha, x, kv, kv, add), 1e-12, 1e-12);
             BOOST_TEST(tg::shape_str(w2.sizes()) == "[2,2,5,6]");
             BOOST_TEST(w2.narrow(0, 0, 1).narrow(3, 4, 2).abs().sum().item<double>() == 0.0);
@@ -180,7 +181,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
     check_throws<tg::shape_error>(
         [&] {
             const tg::Tensor x = tg::zeros({5, 2, 8});
-            mha(x, x, x, tg::zeros({2, 4}, tg::kInt64));
+            mha(x, x, x, tg::zeros({2, 4}, tg::kBool));
         },
         {"key_padding_mask", "[2,4]", "[2, 5]"});
 }

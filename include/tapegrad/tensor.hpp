@@ -224,8 +224,8 @@ public:
     Tensor min(const Tensor& other) const;
     Tensor amax(std::vector<int64_t> dims = {}, bool keepdim = false) const;
     Tensor amin(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-    Tensor argmax(int64_t dim, bool keepdim = false) const;
-    Tensor argmin(int64_t dim, bool keepdim = false) const;
+    Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+    Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
     Tensor reshape(Shape s) const;
     Tensor view(Shape s) const;
     Tensor flatten(int64_t start = 0, int64_t end = -1) const;
@@ -272,6 +272,8 @@ public:
     Tensor cumsum(int64_t dim) const;
     std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
     Tensor argsort(int64_t dim = -1, bool descending = false) const;
+    Tensor argsort(int dim, bool descending = false) const;  // x.argsort(1): dim 1
+    Tensor argsort(bool stable, int64_t dim = -1, bool descending = false) const;  // LibTorch's
     std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
                                     bool sorted = true) const;
     // one dim, as x.sum(1) in LibTorch (templates, so that x.sum({}) still means all dims)
@@ -307,12 +309,13 @@ public:
     Tensor reshape_as(const Tensor& other) const;
     Tensor type_as(const Tensor& other) const;
     Tensor masked_fill(const Tensor& mask, Scalar value) const;
-    Tensor clamp(Scalar lo, Scalar hi) const;
+    Tensor clamp(std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt) const;
     Tensor clamp_min(Scalar lo) const;
     Tensor clamp_max(Scalar hi) const;
     Tensor var(bool unbiased = true) const;
     Tensor var(std::vector<int64_t> dims, bool unbiased = true, bool keepdim = false) const;
     // (so that x.var({1}) means dim 1, not unbiased = true)
+    Tensor var(int dim) const;  // x.var(1): dim 1, as LibTorch's overload (not unbiased)
     Tensor var(std::initializer_list<int64_t> dims, bool unbiased = true,
                bool keepdim = false) const;
     Tensor softmax(int64_t dim) const;

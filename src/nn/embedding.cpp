@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tapegrad/error.hpp"
+#include "tapegrad/nn/functional.hpp"
 #include "tapegrad/nn/init.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -39,7 +40,7 @@ Tensor EmbeddingImpl::forward(const Tensor& indices) {
     if (indices.dtype() != kInt64)
         throw dtype_error(label() + ": indices must be int64, got " + dtype_name(indices.dtype()) +
                           " " + shape_str(indices.sizes()));
-    return embedding(weight, indices, options_.padding_idx());
+    return embedding(weight, indices, options_.padding_idx().value_or(-1));
 }
 
 void EmbeddingImpl::pretty_print(std::ostream& os) const {
@@ -49,5 +50,23 @@ void EmbeddingImpl::pretty_print(std::ostream& os) const {
         os << ", padding_idx=" << *options_.padding_idx();
     os << ")";
 }
+
+namespace functional {
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingFuncOptions& o) {
+    int64_t padding_idx = -1;  // ATen's "none"
+    if (const auto& p = o.padding_idx()) {
+        const int64_t V = weight.defined() && weight.dim() == 2 ? weight.size(0) : 0;
+        if (*p < -V || *p >= V)
+            throw value_error("F::embedding: padding_idx " + std::to_string(*p) +
+                              " is not within [" + std::to_string(-V) + ", " + std::to_string(V) +
+                              ") for weight " +
+                              (weight.defined() ? shape_str(weight.sizes()) : "undefined"));
+        padding_idx = *p < 0 ? *p + V : *p;
+    }
+    return tg::embedding(weight, indices, padding_idx, o.scale_grad_by_freq(), o.sparse());
+}
+
+}  // namespace functional
 
 }  // namespace tg::nn

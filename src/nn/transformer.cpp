@@ -12,8 +12,8 @@ namespace tg::nn {
 
 namespace {
 
-/// A mask as scaled_dot_product_attention reads it, from MultiheadAttention's convention (bool or
-/// int64: true = may not attend; floating = added), viewed as `shape`.
+/// A mask as scaled_dot_product_attention reads it, from MultiheadAttention's convention (bool:
+/// true = may not attend; floating = added), viewed as `shape`.
 Tensor sdpa_mask(const Tensor& m, const Shape& shape) {
     if (!m.defined())
         return m;
@@ -25,7 +25,7 @@ Tensor sdpa_mask(const Tensor& m, const Shape& shape) {
 Tensor additive(const Tensor& m, const Tensor& like) {
     if (!m.defined() || is_floating(m.dtype()))
         return m;
-    return where(m.dtype() == kBool ? m : ne(m, 0.0), zeros({}, like.options()),
+    return where(m, zeros({}, like.options()),
                  full({}, -std::numeric_limits<double>::infinity(), like.options()));
 }
 
@@ -103,6 +103,20 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
     if (is_causal && extra > 0)
         throw value_error(label() + ": is_causal with add_bias_kv or add_zero_attn: pass the " +
                           "causal mask as attn_mask");
+    // Note [LibTorch's MultiheadAttention masks]: LibTorch's C++ module adds attn_mask to the
+    // scores whatever its dtype (a bool mask adds 1 where true and masks nothing, unlike Python)
+    // and masked_fills key_padding_mask (bool only, in LibTorch 2). A ported program must not
+    // get other numbers here, so the masks LibTorch would misread are refused.
+    if (attn_mask.defined() && !is_floating(attn_mask.dtype()))
+        throw dtype_error(label() + ": attn_mask is " + dtype_name(attn_mask.dtype()) +
+                          ": LibTorch's C++ MultiheadAttention adds attn_mask to the scores (a " +
+                          "bool one adds 1 where true); pass a floating mask, 0 where a query may "
+                          "attend and -inf where not");
+    if (key_padding_mask.defined() && key_padding_mask.dtype() != kBool)
+        throw dtype_error(label() + ": key_padding_mask is " +
+                          dtype_name(key_padding_mask.dtype()) +
+                          ": it must be bool, true where a key is padding (LibTorch fills those "
+                          "scores with -inf)");
     const Tensor qb = bf ? query : query.transpose(0, 1), kb = bf ? key : key.transpose(0, 1),
                  vb = bf ? value : value.transpose(0, 1);
     const int64_t N = qb.size(0), L = qb.size(1), S = kb.size(1);

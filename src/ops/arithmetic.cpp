@@ -258,10 +258,9 @@ Tensor abs(const Tensor& x) {
     return y;
 }
 
-Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
-    if (!(lo <= hi))  // also a NaN bound
-        throw value_error("clamp: min " + std::to_string(lo) + " > max " + std::to_string(hi) +
-                          " or a bound is NaN");
+namespace {
+/// min(max(x, lo), hi) for lo <= hi (infinite bounds for one-sided clamps).
+Tensor clamp_between(const Tensor& x, Scalar lo, Scalar hi) {
     Tensor y = runtime::unary(UnaryOp::clamp, x, lo, hi);
     if (should_record({&x}))
         record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
@@ -273,11 +272,23 @@ Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
         });
     return y;
 }
+}  // namespace
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+    if (!lo && !hi)
+        throw value_error("clamp: at least one of min and max must be given");
+    if ((lo && std::isnan(*lo)) || (hi && std::isnan(*hi)))
+        throw value_error("clamp: a bound is nan");
+    const double inf = std::numeric_limits<double>::infinity();
+    if (lo && hi && *lo > *hi)  // LibTorch: every element becomes max, with no gradient
+        return clamp_between(clamp_between(x, *lo, inf), -inf, *hi);
+    return clamp_between(x, lo.value_or(-inf), hi.value_or(inf));
+}
 Tensor clamp_min(const Tensor& x, Scalar lo) {
-    return clamp(x, lo, std::numeric_limits<double>::infinity());
+    return clamp(x, lo, std::nullopt);
 }
 Tensor clamp_max(const Tensor& x, Scalar hi) {
-    return clamp(x, -std::numeric_limits<double>::infinity(), hi);
+    return clamp(x, std::nullopt, hi);
 }
 
 namespace {

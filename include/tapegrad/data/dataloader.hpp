@@ -24,11 +24,12 @@ struct Example {
 };
 
 /// Options with LibTorch-style chained setters: DataLoaderOptions().batch_size(128).seed(1).
-/// Defaults: batch_size 64, shuffle true, seed 0, drop_last false.
+/// Defaults: batch_size 1 (LibTorch's), shuffle true, seed 0, drop_last false; shuffle and seed
+/// are tapegrad's, for tg::data::DataLoader (make_data_loader's order is its sampler's).
 class DataLoaderOptions {
 public:
     DataLoaderOptions() = default;
-    explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
+    DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}  // NOLINT: as LibTorch's
     /// Rows per batch (the last batch may be smaller unless drop_last).
     DataLoaderOptions& batch_size(int64_t b) {
         batch_size_ = b;
@@ -63,7 +64,7 @@ public:
     bool drop_last() const { return drop_last_; }
 
 private:
-    int64_t batch_size_ = 64;
+    int64_t batch_size_ = 1;
     bool shuffle_ = true;
     uint64_t seed_ = 0;
     bool drop_last_ = false;

@@ -78,8 +78,10 @@ public:
     /// the attention
     /// output [L, N, E] and, with need_weights, the attention weights [N, L, S] (averaged over
     /// heads) or [N, H, L, S] (computed apart from the output, without dropout; undefined
-    /// otherwise). key_padding_mask [N, S] and attn_mask [L, S] or [N·H, L, S]: bool (or int64)
-    /// true = may NOT attend (PyTorch's convention for this module) or floating (added).
+    /// otherwise). key_padding_mask [N, S]: bool, true = padding (may NOT be attended). attn_mask
+    /// [L, S] or [N·H, L, S]: floating, added to the scores (0 / -inf), as LibTorch's C++ module
+    /// adds it; a bool or integer attn_mask throws dtype_error (LibTorch would add it: Note
+    /// [LibTorch's MultiheadAttention masks] in src/nn/transformer.cpp).
     /// is_causal: query i attends keys j <= i (together with the masks; value_error with
     /// add_bias_kv or add_zero_attn: pass the mask as attn_mask).
     std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
