@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tapegrad/spatial.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
 
@@ -137,28 +138,6 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 
 // ---- convolution and pooling (NCHW; Note [Convolution as three bilinear ops]: conv_gemm.cpp)
-/// A spatial argument as LibTorch's ExpandingArray: one value for every spatial dim (3), one
-/// per dim ({3, 5}), or none ({}: the op's default, e.g. stride = kernel_size for pooling).
-class IntArg {
-public:
-    IntArg(int64_t v);                         // NOLINT: implicit, as LibTorch's
-    IntArg(std::initializer_list<int64_t> v);  // NOLINT
-    IntArg(std::vector<int64_t> v);            // NOLINT
-    const std::vector<int64_t>& values() const { return v_; }
-
-private:
-    std::vector<int64_t> v_;
-};
-/// A convolution's padding by name: "same" or "valid" (LibTorch's string forms).
-class PaddingMode {
-public:
-    PaddingMode(const char* name) : name_(name ? name : "") {}  // NOLINT: implicit
-    PaddingMode(std::string name) : name_(std::move(name)) {}   // NOLINT
-    const std::string& name() const { return name_; }
-
-private:
-    std::string name_;
-};
 /// y[n,o] = Σ_c w[o,c] ⋆ x[n,c] + b[o]: x [N,C,H,W], w [O,C/groups,kh,kw], b [O] or undefined;
 /// one GEMM per sample and group over the unfolded input.  dx = the gather of wᵀ·dy (no
 /// atomics, Note [Gathering adjoints]), dw = Σ_n dy·unfold(x)ᵀ, db = Σ dy
