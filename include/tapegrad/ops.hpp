@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -224,6 +225,10 @@ Tensor logsumexp(const Tensor& x, Int dim, bool keepdim = false) {
 /// p = 1 sum |x|, p = inf max |x|, other p > 0 (Σ |x|^p)^(1/p).
 Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor norm(const Tensor& x, Scalar p = 2);
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor norm(const Tensor& x, Scalar p, Int dim, bool keepdim = false) {  // torch::norm(x, 2, 1)
+    return norm(x, p, std::vector<int64_t>{int64_t(dim)}, keepdim);
+}
 /// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
 /// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);

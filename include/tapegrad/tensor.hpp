@@ -290,6 +290,16 @@ public:
     }
     Tensor norm(Scalar p = 2) const;
     Tensor norm(Scalar p, std::vector<int64_t> dims, bool keepdim = false) const;
+    template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+    Tensor norm(Scalar p, Int dim, bool keepdim = false) const {  // x.norm(2, 1), as LibTorch
+        return norm(p, std::vector<int64_t>{int64_t(dim)}, keepdim);
+    }
+    // closeness (tapegrad/logical.hpp)
+    Tensor isclose(const Tensor& o, double rtol = 1e-05, double atol = 1e-08,
+                   bool equal_nan = false) const;
+    bool allclose(const Tensor& o, double rtol = 1e-05, double atol = 1e-08,
+                  bool equal_nan = false) const;
+    bool equal(const Tensor& o) const;
     Tensor mm(const Tensor& other) const;
     Tensor bmm(const Tensor& other) const;
     Tensor square() const;
