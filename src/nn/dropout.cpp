@@ -12,6 +12,13 @@ void check_p(const char* layer, double p) {
     if (!(p >= 0 && p < 1))
         throw value_error(std::string(layer) + "(" + std::to_string(p) + "): p must be in [0, 1)");
 }
+
+/// The in-place form: y written into x, x returned (LibTorch's inplace=true).
+Tensor into(const Tensor& x, const Tensor& y) {
+    Tensor out = x;
+    out.copy_(y);
+    return out;
+}
 }  // namespace
 
 DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), options_(options) {
@@ -19,13 +26,15 @@ DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), opt
 }
 
 Tensor DropoutImpl::forward(const Tensor& x) {
-    if (const auto& g = options_.generator())
-        return dropout(x, options_.p(), is_training(), *g);
-    return dropout(x, options_.p(), is_training());
+    const auto& g = options_.generator();
+    Tensor y =
+        g ? dropout(x, options_.p(), is_training(), *g) : dropout(x, options_.p(), is_training());
+    return options_.inplace() ? into(x, y) : y;
 }
 
 void DropoutImpl::pretty_print(std::ostream& os) const {
-    os << "Dropout(p=" << options_.p() << ")";
+    os << "Dropout(p=" << options_.p() << ", inplace=" << (options_.inplace() ? "true" : "false")
+       << ")";
 }
 
 Dropout2dImpl::Dropout2dImpl(const DropoutOptions& options)
@@ -42,11 +51,13 @@ Tensor Dropout2dImpl::forward(const Tensor& x) {
     const auto& g = options_.generator();
     Tensor y = g ? feature_dropout(in, options_.p(), is_training(), *g)
                  : feature_dropout(in, options_.p(), is_training());
-    return batched ? y : squeeze(y, 0);
+    y = batched ? y : squeeze(y, 0);
+    return options_.inplace() ? into(x, y) : y;
 }
 
 void Dropout2dImpl::pretty_print(std::ostream& os) const {
-    os << "Dropout2d(p=" << options_.p() << ")";
+    os << "Dropout2d(p=" << options_.p() << ", inplace=" << (options_.inplace() ? "true" : "false")
+       << ")";
 }
 
 }  // namespace tg::nn

@@ -80,8 +80,8 @@ void MultiheadAttentionImpl::reset_parameters() {
     NoGradGuard guard;
     if (in_proj_bias.defined())
         in_proj_bias.zero_();
-    if (out_proj->bias().defined())
-        out_proj->bias().zero_();
+    if (out_proj->bias.defined())
+        out_proj->bias.zero_();
 }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(

@@ -36,6 +36,10 @@ private:
     bool affine_ = true, track_ = true;
 };
 
+/// LibTorch's names for the same options.
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+
 /// What BatchNorm1d and BatchNorm2d share; they differ in the input dims they accept.
 class BatchNormBase : public Module {
 public:
