@@ -15,6 +15,7 @@ using namespace io_detail;
 const char* kind_name(uint32_t k) {
     return k == kKindModule      ? "module parameters"
            : k == kKindOptimizer ? "optimizer state"
+           : k == kKindTensors   ? "tensors"
                                  : "unknown data";
 }
 
