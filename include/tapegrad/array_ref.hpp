@@ -134,6 +134,39 @@ template <class T>
 bool operator!=(ArrayRef<T> a, ArrayRef<T> b) {
     return !a.equals(b);
 }
+// against sizes (x.sizes() == IntArrayRef{2, 3}) and vectors, as c10's
+template <class T, size_t N>
+bool operator==(const SmallVector<T, N>& a, ArrayRef<T> b) {
+    return ArrayRef<T>(a).equals(b);
+}
+template <class T, size_t N>
+bool operator==(ArrayRef<T> a, const SmallVector<T, N>& b) {
+    return a.equals(ArrayRef<T>(b));
+}
+template <class T, size_t N>
+bool operator!=(const SmallVector<T, N>& a, ArrayRef<T> b) {
+    return !(a == b);
+}
+template <class T, size_t N>
+bool operator!=(ArrayRef<T> a, const SmallVector<T, N>& b) {
+    return !(a == b);
+}
+template <class T>
+bool operator==(const std::vector<T>& a, ArrayRef<T> b) {
+    return ArrayRef<T>(a).equals(b);
+}
+template <class T>
+bool operator==(ArrayRef<T> a, const std::vector<T>& b) {
+    return a.equals(ArrayRef<T>(b));
+}
+template <class T>
+bool operator!=(const std::vector<T>& a, ArrayRef<T> b) {
+    return !(a == b);
+}
+template <class T>
+bool operator!=(ArrayRef<T> a, const std::vector<T>& b) {
+    return !(a == b);
+}
 /// "[1, 2, 3]", as c10 prints an ArrayRef.
 template <class T>
 std::ostream& operator<<(std::ostream& os, ArrayRef<T> a) {
