@@ -66,6 +66,18 @@ BOOST_FIXTURE_TEST_CASE(layers, Fixtures) {
             TG_BAD(seq->at<nn::ReLUImpl>(0), error, "Sequential::at", "Linear"),
             TG_BAD(nn::Linear(nullptr)(x), error, "empty holder"),
             TG_BAD(seq(tg::zeros({4, 5})), shape_error, "Linear(3, 3)", "[4,5]"),
+            TG_BAD(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(-0.5).inplace(true)),
+                   value_error, "LeakyReLU", "inplace"),
+            TG_BAD(nn::GELU(nn::GELUOptions().approximate("fast")), value_error, "GELU", "fast"),
+            TG_BAD(nn::Conv2d(nn::Conv2dOptions(1, 2, 3).padding(tg::kSame).stride(2)), value_error,
+                   "Conv2d", "padding='same'", "strided"),
+            TG_BAD(
+                nn::ConvTranspose2d(nn::ConvTranspose2dOptions(1, 2, 3).padding_mode(tg::kReflect)),
+                value_error, "ConvTranspose2d", "kZeros"),
+            TG_BAD(nn::Functional(nn::FunctionalImpl::Function()), value_error, "Functional",
+                   "empty"),
+            TG_BAD(seq->named_parameters()["nope"], value_error, "Key 'nope' is not defined"),
+            TG_BAD(tg::ExpandingArray<2>({1, 2, 3}), value_error, "Expected 2 values", "got 3"),
         });
 }
 
