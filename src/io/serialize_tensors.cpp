@@ -1,5 +1,6 @@
 // tg::save / tg::load of tensors and lists of tensors: kind 3 of a TGSV file (io/tgsv.hpp),
 // records "0", "1", ... as LibTorch's archives name them.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ void load(Tensor& t, const std::string& path, std::optional<Device> device) {
     dst->strides = src->strides;
     dst->offset = src->offset;
     dst->dtype = src->dtype;
+    if (dst->requires_grad)  // a parameter's storage is not an activation (Note [Activation
+                             // memory])
+        dst->storage->grad_leaf.store(true, std::memory_order_relaxed);
 }
 
 void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {

@@ -51,7 +51,7 @@ void print_if(std::ostream& os, const char* name, const IntArg& a, int64_t none)
         }
 }
 
-/// The options after kernel_size and stride: padding, dilation, groups, bias, as LibTorch's.
+/// LibTorch's name of a padding_mode.
 const char* mode_name(PadMode m) {
     switch (m) {
         case PadMode::Reflect:
@@ -65,6 +65,8 @@ const char* mode_name(PadMode m) {
     }
 }
 
+/// The options after kernel_size and stride: padding, dilation, groups, bias, padding_mode, as
+/// LibTorch's.
 template <class O>
 void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& by_name) {
     if (by_name)
