@@ -398,3 +398,17 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_returns_the_total_as_libtorch) {
     tg::Tensor r = tg::zeros({1}).requires_grad_(true);
     BOOST_TEST(tg::nn::utils::clip_grad_norm_(std::vector<tg::Tensor>{r}, 1.0) == 0.0);
 }
+
+BOOST_AUTO_TEST_CASE(init_takes_the_tensor_by_value_as_libtorch) {
+    nn::Linear fc(3, 2);
+    // through .data() (an rvalue: it did not bind to init's former Tensor& parameter)
+    nn::init::constant_(fc->weight.data(), 0.5);
+    check_close(fc->weight, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, 0, 0);
+    BOOST_TEST(fc->weight.requires_grad());
+    BOOST_TEST(!fc->weight.data().requires_grad());
+    for (const auto& item : fc->named_parameters())  // const items, as LibTorch allows
+        nn::init::zeros_(item.value());
+    check_close(fc->bias, {0, 0}, 0, 0);
+    tg::Tensor same = nn::init::ones_(fc->bias);
+    BOOST_TEST(same.impl() == fc->bias.impl());
+}

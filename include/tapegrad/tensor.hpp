@@ -184,6 +184,9 @@ public:
     void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
     /// Shares storage, records nothing: the result is a leaf that does not require grad.
     Tensor detach() const;
+    /// LibTorch's x.data(): detach() (in-place writes through it still bump the version that
+    /// backward checks, where LibTorch's would go unseen: a stale saved tensor throws here).
+    Tensor data() const { return detach(); }
     uint32_t _version() const { return check()->storage->version; }
 
     // ---- conversion (differentiable where it makes sense)
