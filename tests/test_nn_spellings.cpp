@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(inplace_activations_write_the_input_and_keep_backward_exact
 BOOST_AUTO_TEST_CASE(norm_and_loss_options_as_libtorch) {
     nn::BatchNorm1d bn(nn::BatchNorm1dOptions(4).momentum(0.2).affine(false));
     BOOST_TEST(!bn->weight.defined());
-    BOOST_TEST(bn->options().momentum().value() == 0.2);
+    BOOST_TEST(bn->options.momentum().value() == 0.2);
     nn::BatchNorm2d bn2(nn::BatchNorm2dOptions(3));
     BOOST_TEST(bn2->weight.defined());
     BOOST_TEST(printed(nn::MSELoss(nn::MSELossOptions(tg::kSum))) == "MSELoss()");

@@ -173,13 +173,13 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
                weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
                             kernel_dims("Conv1d", o.kernel_size(), 1)),
                o.out_channels(), o.bias()),
-      options_(o) {
+      options(o) {
     check_same("Conv1d", o);
 }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 3);
-    const auto& o = options_;
+    const auto& o = options;
     const auto& by_name = o.padding_by_name();
     const Tensor y =
         o.padding_mode() != kZeros
@@ -192,9 +192,9 @@ Tensor Conv1dImpl::forward(const Tensor& x) {
 
 void Conv1dImpl::pretty_print(std::ostream& os) const {
     os << "Conv1d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options_.kernel_size());
-    print_arg(os, "stride", options_.stride());
-    print_rest(os, options_, options_.padding_by_name());
+    print_arg(os, "kernel_size", options.kernel_size());
+    print_arg(os, "stride", options.stride());
+    print_rest(os, options, options.padding_by_name());
     os << ")";
 }
 
@@ -203,13 +203,13 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
                weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
                             kernel_dims("Conv2d", o.kernel_size(), 2)),
                o.out_channels(), o.bias()),
-      options_(o) {
+      options(o) {
     check_same("Conv2d", o);
 }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 4);
-    const auto& o = options_;
+    const auto& o = options;
     const auto& by_name = o.padding_by_name();
     const Tensor y =
         o.padding_mode() != kZeros
@@ -222,9 +222,9 @@ Tensor Conv2dImpl::forward(const Tensor& x) {
 
 void Conv2dImpl::pretty_print(std::ostream& os) const {
     os << "Conv2d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options_.kernel_size());
-    print_arg(os, "stride", options_.stride());
-    print_rest(os, options_, options_.padding_by_name());
+    print_arg(os, "kernel_size", options.kernel_size());
+    print_arg(os, "stride", options.stride());
+    print_rest(os, options, options.padding_by_name());
     os << ")";
 }
 
@@ -233,14 +233,14 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
                weight_shape(o.in_channels(), o.out_channels() / std::max<int64_t>(o.groups(), 1),
                             kernel_dims("ConvTranspose2d", o.kernel_size(), 2)),
                o.out_channels(), o.bias()),
-      options_(o) {
+      options(o) {
     if (o.padding_mode() != kZeros)
         throw value_error("ConvTranspose2d: only padding_mode kZeros is supported, as LibTorch");
 }
 
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 4);
-    const auto& o = options_;
+    const auto& o = options;
     const Tensor y = conv_transpose2d(xb, weight, bias, o.stride(), o.padding(), o.output_padding(),
                                       o.groups(), o.dilation());
     return x.dim() == 4 ? y : y.squeeze(0);
@@ -248,10 +248,10 @@ Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
 
 void ConvTranspose2dImpl::pretty_print(std::ostream& os) const {
     os << "ConvTranspose2d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options_.kernel_size());
-    print_arg(os, "stride", options_.stride());
-    print_if(os, "output_padding", options_.output_padding(), 0);
-    print_rest(os, options_, std::nullopt);
+    print_arg(os, "kernel_size", options.kernel_size());
+    print_arg(os, "stride", options.stride());
+    print_if(os, "output_padding", options.output_padding(), 0);
+    print_rest(os, options, std::nullopt);
     os << ")";
 }
 

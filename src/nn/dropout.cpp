@@ -21,24 +21,23 @@ Tensor into(const Tensor& x, const Tensor& y) {
 }
 }  // namespace
 
-DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), options_(options) {
+DropoutImpl::DropoutImpl(const DropoutOptions& opts) : Module("Dropout"), options(opts) {
     check_p("Dropout", options.p());
 }
 
 Tensor DropoutImpl::forward(const Tensor& x) {
-    const auto& g = options_.generator();
+    const auto& g = options.generator();
     Tensor y =
-        g ? dropout(x, options_.p(), is_training(), *g) : dropout(x, options_.p(), is_training());
-    return options_.inplace() ? into(x, y) : y;
+        g ? dropout(x, options.p(), is_training(), *g) : dropout(x, options.p(), is_training());
+    return options.inplace() ? into(x, y) : y;
 }
 
 void DropoutImpl::pretty_print(std::ostream& os) const {
-    os << "Dropout(p=" << options_.p() << ", inplace=" << (options_.inplace() ? "true" : "false")
+    os << "Dropout(p=" << options.p() << ", inplace=" << (options.inplace() ? "true" : "false")
        << ")";
 }
 
-Dropout2dImpl::Dropout2dImpl(const DropoutOptions& options)
-    : Module("Dropout2d"), options_(options) {
+Dropout2dImpl::Dropout2dImpl(const DropoutOptions& opts) : Module("Dropout2d"), options(opts) {
     check_p("Dropout2d", options.p());
 }
 
@@ -48,15 +47,15 @@ Tensor Dropout2dImpl::forward(const Tensor& x) {
                           (x.defined() ? shape_str(x.sizes()) : std::string("undefined")));
     const bool batched = x.dim() == 4;
     const Tensor in = batched ? x : unsqueeze(x, 0);
-    const auto& g = options_.generator();
-    Tensor y = g ? feature_dropout(in, options_.p(), is_training(), *g)
-                 : feature_dropout(in, options_.p(), is_training());
+    const auto& g = options.generator();
+    Tensor y = g ? feature_dropout(in, options.p(), is_training(), *g)
+                 : feature_dropout(in, options.p(), is_training());
     y = batched ? y : squeeze(y, 0);
-    return options_.inplace() ? into(x, y) : y;
+    return options.inplace() ? into(x, y) : y;
 }
 
 void Dropout2dImpl::pretty_print(std::ostream& os) const {
-    os << "Dropout2d(p=" << options_.p() << ", inplace=" << (options_.inplace() ? "true" : "false")
+    os << "Dropout2d(p=" << options.p() << ", inplace=" << (options.inplace() ? "true" : "false")
        << ")";
 }
 

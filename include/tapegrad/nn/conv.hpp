@@ -119,11 +119,10 @@ public:
     explicit Conv1dImpl(const Conv1dOptions& options);
     /// tg::conv1d over x [N, in, L] (or [in, L]).
     Tensor forward(const Tensor& x) override;
-    const Conv1dOptions& options() const { return options_; }
+    Conv1dOptions options;  // public, as LibTorch\'s
     void pretty_print(std::ostream& os) const override;
 
 private:
-    Conv1dOptions options_;
 };
 TG_MODULE(Conv1d);
 
@@ -133,11 +132,10 @@ public:
     explicit Conv2dImpl(const Conv2dOptions& options);
     /// tg::conv2d over x [N, in, H, W] (or [in, H, W]).
     Tensor forward(const Tensor& x) override;
-    const Conv2dOptions& options() const { return options_; }
+    Conv2dOptions options;  // public, as LibTorch\'s
     void pretty_print(std::ostream& os) const override;
 
 private:
-    Conv2dOptions options_;
 };
 TG_MODULE(Conv2d);
 
@@ -147,11 +145,10 @@ public:
     explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
     /// tg::conv_transpose2d over x [N, in, H, W] (or [in, H, W]).
     Tensor forward(const Tensor& x) override;
-    const ConvTranspose2dOptions& options() const { return options_; }
+    ConvTranspose2dOptions options;  // public, as LibTorch\'s
     void pretty_print(std::ostream& os) const override;
 
 private:
-    ConvTranspose2dOptions options_;
 };
 TG_MODULE(ConvTranspose2d);
 

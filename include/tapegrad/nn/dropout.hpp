@@ -50,12 +50,11 @@ public:
     explicit DropoutImpl(const DropoutOptions& options = {});
     /// tg::dropout(x, p, is_training()), with the options' generator if they have one.
     Tensor forward(const Tensor& x) override;
-    double p() const { return options_.p(); }
-    const DropoutOptions& options() const { return options_; }
+    double p() const { return options.p(); }
+    DropoutOptions options;  // public, as LibTorch\'s
     void pretty_print(std::ostream& os) const override;
 
 private:
-    DropoutOptions options_;
 };
 TG_MODULE(Dropout);
 
@@ -68,12 +67,11 @@ public:
     explicit Dropout2dImpl(const DropoutOptions& options = {});
     /// Throws shape_error unless x is 3-D or 4-D.
     Tensor forward(const Tensor& x) override;
-    double p() const { return options_.p(); }
-    const DropoutOptions& options() const { return options_; }
+    double p() const { return options.p(); }
+    DropoutOptions options;  // public, as LibTorch\'s
     void pretty_print(std::ostream& os) const override;
 
 private:
-    DropoutOptions options_;
 };
 TG_MODULE(Dropout2d);
 
