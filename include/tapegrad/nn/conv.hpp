@@ -119,10 +119,8 @@ public:
     explicit Conv1dImpl(const Conv1dOptions& options);
     /// tg::conv1d over x [N, in, L] (or [in, L]).
     Tensor forward(const Tensor& x) override;
-    Conv1dOptions options;  // public, as LibTorch\'s
+    Conv1dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(Conv1d);
 
@@ -132,10 +130,8 @@ public:
     explicit Conv2dImpl(const Conv2dOptions& options);
     /// tg::conv2d over x [N, in, H, W] (or [in, H, W]).
     Tensor forward(const Tensor& x) override;
-    Conv2dOptions options;  // public, as LibTorch\'s
+    Conv2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(Conv2d);
 
@@ -145,10 +141,8 @@ public:
     explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
     /// tg::conv_transpose2d over x [N, in, H, W] (or [in, H, W]).
     Tensor forward(const Tensor& x) override;
-    ConvTranspose2dOptions options;  // public, as LibTorch\'s
+    ConvTranspose2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(ConvTranspose2d);
 

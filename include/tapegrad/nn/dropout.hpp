@@ -51,10 +51,8 @@ public:
     /// tg::dropout(x, p, is_training()), with the options' generator if they have one.
     Tensor forward(const Tensor& x) override;
     double p() const { return options.p(); }
-    DropoutOptions options;  // public, as LibTorch\'s
+    DropoutOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(Dropout);
 
@@ -68,10 +66,8 @@ public:
     /// Throws shape_error unless x is 3-D or 4-D.
     Tensor forward(const Tensor& x) override;
     double p() const { return options.p(); }
-    DropoutOptions options;  // public, as LibTorch\'s
+    DropoutOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(Dropout2d);
 

@@ -41,12 +41,10 @@ public:
     /// tg::embedding(weight, indices, padding_idx): int64 indices of any shape -> [..., dim].
     Tensor forward(const Tensor& indices) override;
     void reset_parameters();
-    EmbeddingOptions options;  // public, as LibTorch\'s
+    EmbeddingOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight;
-
-private:
 };
 TG_MODULE(Embedding);
 

@@ -42,12 +42,10 @@ public:
     /// tg::layer_norm(x, normalized_shape, weight, bias, eps).
     Tensor forward(const Tensor& x) override;
     void reset_parameters();
-    LayerNormOptions options;  // public, as LibTorch\'s
+    LayerNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight, bias;  // normalized_shape, undefined without elementwise_affine (and bias)
-
-private:
 };
 TG_MODULE(LayerNorm);
 
@@ -75,12 +73,10 @@ public:
     /// tg::rms_norm(x, normalized_shape, weight, eps).
     Tensor forward(const Tensor& x) override;
     void reset_parameters();
-    RMSNormOptions options;  // public, as LibTorch\'s
+    RMSNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight;  // normalized_shape, undefined without elementwise_affine
-
-private:
 };
 TG_MODULE(RMSNorm);
 

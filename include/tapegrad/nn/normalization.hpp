@@ -52,7 +52,7 @@ public:
     void reset_running_stats();
     /// reset_running_stats(), weight 1 and bias 0.
     void reset_parameters();
-    BatchNormOptions options;  // public, as LibTorch\'s
+    BatchNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight, bias;                                    // [C], undefined unless affine
@@ -108,12 +108,10 @@ public:
     Tensor forward(const Tensor& x) override;
     /// weight 1 and bias 0.
     void reset_parameters();
-    GroupNormOptions options;  // public, as LibTorch\'s
+    GroupNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight, bias;  // [C], undefined unless affine
-
-private:
 };
 TG_MODULE(GroupNorm);
 

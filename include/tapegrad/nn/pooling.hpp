@@ -38,10 +38,8 @@ public:
     Tensor forward(const Tensor& x) override;
     /// The output and the argmax indices (tg::max_pool2d_with_indices).
     std::pair<Tensor, Tensor> forward_with_indices(const Tensor& x);
-    MaxPool2dOptions options;  // public, as LibTorch\'s
+    MaxPool2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(MaxPool2d);
 
@@ -70,10 +68,8 @@ public:
     explicit AvgPool2dImpl(const AvgPool2dOptions& options);
     /// tg::avg_pool2d with the options.
     Tensor forward(const Tensor& x) override;
-    AvgPool2dOptions options;  // public, as LibTorch\'s
+    AvgPool2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(AvgPool2d);
 
@@ -94,10 +90,8 @@ public:
     explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options);
     /// tg::adaptive_avg_pool2d(x, output_size).
     Tensor forward(const Tensor& x) override;
-    AdaptiveAvgPool2dOptions options;  // public, as LibTorch\'s
+    AdaptiveAvgPool2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
 };
 TG_MODULE(AdaptiveAvgPool2d);
 
