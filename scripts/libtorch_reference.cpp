@@ -6,8 +6,10 @@
 //       -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10)
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace F = torch::nn::functional;
@@ -271,6 +273,67 @@ static void fidelity(const torch::TensorOptions& o) {
     std::printf("index_false_shape: %s\n", c10::str(v.index({false}).sizes()).c_str());
 }
 
+/// tests/test_nn_spellings.cpp: module options and the functions ported programs call (issue 29).
+static void ported_spellings(const torch::TensorOptions& o) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+    auto a = torch::tensor({1.0, inf, -inf, nan, 1e-9, 100.0, 2.0}, o);
+    auto b = torch::tensor({1.0 + 1e-6, inf, inf, nan, 0.0, 100.001, 2.1}, o);
+    show("isclose", torch::isclose(a, b));
+    show("isclose_equal_nan_rtol_0.1", torch::isclose(a, b, 0.1, 0.0, true));
+    std::printf("allclose_first2: %d\n", int(torch::allclose(a.slice(0, 0, 2), b.slice(0, 0, 2))));
+    auto x = torch::tensor({-2.0, -0.5, 0.0, 0.3, 1.7, 4.0}, o);
+    show("gelu_tanh", torch::nn::GELU(torch::nn::GELUOptions().approximate("tanh"))(x));
+    show("gelu_none", torch::nn::GELU()(x));
+    auto logits = torch::tensor({0.3, -1.2, 2.0, 0.0, -0.4, 1.1}, o).reshape({2, 3});
+    auto target = torch::tensor({1.0, 0.0, 1.0, 0.5, 0.0, 1.0}, o).reshape({2, 3});
+    show("bce_logits_pos_weight",
+         torch::nn::BCEWithLogitsLoss(torch::nn::BCEWithLogitsLossOptions().pos_weight(
+             torch::tensor({2.0, 0.5, 1.5}, o)))(logits, target));
+    show("bce_logits_weight_pos_weight_sum",
+         torch::nn::BCEWithLogitsLoss(torch::nn::BCEWithLogitsLossOptions()
+                                          .weight(torch::tensor({1.0, 3.0, 0.5}, o))
+                                          .pos_weight(torch::tensor({2.0, 0.5, 1.5}, o))
+                                          .reduction(torch::kSum))(logits, target));
+    auto img = torch::arange(12, o).reshape({1, 1, 3, 4}) * 0.5 - 1.0;
+    auto w = torch::tensor({1.0, -2.0, 0.5, 3.0}, o).reshape({1, 1, 2, 2});
+    for (auto mode : {0, 1, 2, 3}) {
+        torch::nn::Conv2dOptions opts(1, 1, 2);
+        opts.bias(false).padding(torch::kSame);
+        const char* name = "conv_same_zeros";
+        if (mode == 1)
+            opts.padding_mode(torch::kReflect), name = "conv_same_reflect";
+        if (mode == 2)
+            opts.padding_mode(torch::kReplicate), name = "conv_same_replicate";
+        if (mode == 3)
+            opts.padding_mode(torch::kCircular), name = "conv_same_circular";
+        torch::nn::Conv2d conv(opts);
+        conv->to(torch::kFloat64);
+        {
+            torch::NoGradGuard g;
+            conv->weight.copy_(w);
+        }
+        show(name, conv(img));
+    }
+    torch::nn::Conv2d pad1(
+        torch::nn::Conv2dOptions(1, 1, 2).bias(false).padding(1).padding_mode(torch::kReflect));
+    pad1->to(torch::kFloat64);
+    {
+        torch::NoGradGuard g;
+        pad1->weight.copy_(w);
+    }
+    show("conv_pad1_reflect", pad1(img));
+    auto p = torch::tensor({3.0, -4.0}, o).requires_grad_(), q = torch::tensor({12.0}, o);
+    q.requires_grad_();
+    for (double nt : {0.0, 3.0, inf}) {
+        p.mutable_grad() = torch::tensor({3.0, -4.0}, o);
+        q.mutable_grad() = torch::tensor({12.0}, o);
+        const double total = torch::nn::utils::clip_grad_norm_({p, q}, 5.0, nt);
+        std::printf("clip_norm_type_%g: %.17g\n", nt, total);
+        show("clipped", torch::cat({p.grad(), q.grad()}));
+    }
+    show("norm_2_dim1", torch::tensor({3.0, 4.0, 6.0, 8.0}, o).reshape({2, 2}).norm(2, 1));
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -327,5 +390,6 @@ int main() {
     resampling(o);
     attention(o);
     fidelity(o);
+    ported_spellings(o);
     return 0;
 }

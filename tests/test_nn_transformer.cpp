@@ -29,7 +29,7 @@ std::vector<std::string> names(const nn::Module& m) {
 /// MultiheadAttention written with plain ops from its parameters: [N, L, E] in and out.
 tg::Tensor mha_reference(nn::MultiheadAttentionImpl& m, const tg::Tensor& q, const tg::Tensor& k,
                          const tg::Tensor& v, const tg::Tensor& additive_mask) {
-    const int64_t E = m.options().embed_dim(), H = m.options().num_heads(), Dh = E / H;
+    const int64_t E = m.options.embed_dim(), H = m.options.num_heads(), Dh = E / H;
     const int64_t N = q.size(0), L = q.size(1), S = k.size(1);
     auto proj = [&](const tg::Tensor& x, int64_t i, int64_t T) {
         const tg::Tensor w = m.in_proj_weight.narrow(0, i * E, E),
@@ -46,7 +46,7 @@ tg::Tensor mha_reference(nn::MultiheadAttentionImpl& m, const tg::Tensor& q, con
                              .reshape({N, H, L, Dh})
                              .permute({0, 2, 1, 3})
                              .reshape({N, L, E});
-    return tg::matmul(y, m.out_proj->weight().t()) + m.out_proj->bias();
+    return tg::matmul(y, m.out_proj->weight.t()) + m.out_proj->bias;
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(module_list_and_dict_register_their_modules) {
 BOOST_AUTO_TEST_CASE(embedding_module) {
     tg::manual_seed(3);
     nn::Embedding emb(nn::EmbeddingOptions(10, 4).padding_idx(-1));
-    BOOST_TEST(emb->options().padding_idx().value() == 9);
+    BOOST_TEST(emb->options.padding_idx().value() == 9);
     check_close(emb->weight.narrow(0, 9, 1), std::vector<double>(4, 0.0), 0, 0);
     const tg::Tensor ids = tg::tensor(std::vector<int64_t>{1, 9, 1, 3}).reshape({2, 2});
     const tg::Tensor y = emb(ids);
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
         {  // LibTorch initialises the projection biases to zero: give them values to check
             tg::NoGradGuard g;
             mha->in_proj_bias.copy_(make_const({24}, 30));
-            mha->out_proj->bias().copy_(make_const({8}, 31));
+            mha->out_proj->bias.copy_(make_const({8}, 31));
         }
         const tg::Tensor x = make_const({2, 5, 8}, 32), kv = make_const({2, 6, 8}, 33);
         auto io = [&](const tg::Tensor& t) { return batch_first ? t : t.transpose(0, 1); };

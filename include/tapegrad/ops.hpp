@@ -7,9 +7,11 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tapegrad/spatial.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
 
@@ -138,28 +140,6 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 
 // ---- convolution and pooling (NCHW; Note [Convolution as three bilinear ops]: conv_gemm.cpp)
-/// A spatial argument as LibTorch's ExpandingArray: one value for every spatial dim (3), one
-/// per dim ({3, 5}), or none ({}: the op's default, e.g. stride = kernel_size for pooling).
-class IntArg {
-public:
-    IntArg(int64_t v);                         // NOLINT: implicit, as LibTorch's
-    IntArg(std::initializer_list<int64_t> v);  // NOLINT
-    IntArg(std::vector<int64_t> v);            // NOLINT
-    const std::vector<int64_t>& values() const { return v_; }
-
-private:
-    std::vector<int64_t> v_;
-};
-/// A convolution's padding by name: "same" or "valid" (LibTorch's string forms).
-class PaddingMode {
-public:
-    PaddingMode(const char* name) : name_(name ? name : "") {}  // NOLINT: implicit
-    PaddingMode(std::string name) : name_(std::move(name)) {}   // NOLINT
-    const std::string& name() const { return name_; }
-
-private:
-    std::string name_;
-};
 /// y[n,o] = Σ_c w[o,c] ⋆ x[n,c] + b[o]: x [N,C,H,W], w [O,C/groups,kh,kw], b [O] or undefined;
 /// one GEMM per sample and group over the unfolded input.  dx = the gather of wᵀ·dy (no
 /// atomics, Note [Gathering adjoints]), dw = Σ_n dy·unfold(x)ᵀ, db = Σ dy
@@ -246,6 +226,10 @@ Tensor logsumexp(const Tensor& x, Int dim, bool keepdim = false) {
 /// p = 1 sum |x|, p = inf max |x|, other p > 0 (Σ |x|^p)^(1/p).
 Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor norm(const Tensor& x, Scalar p = 2);
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor norm(const Tensor& x, Scalar p, Int dim, bool keepdim = false) {  // torch::norm(x, 2, 1)
+    return norm(x, p, std::vector<int64_t>{int64_t(dim)}, keepdim);
+}
 /// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
 /// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);

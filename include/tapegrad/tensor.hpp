@@ -184,6 +184,9 @@ public:
     void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
     /// Shares storage, records nothing: the result is a leaf that does not require grad.
     Tensor detach() const;
+    /// LibTorch's x.data(): detach() (in-place writes through it still bump the version that
+    /// backward checks, where LibTorch's would go unseen: a stale saved tensor throws here).
+    Tensor data() const { return detach(); }
     uint32_t _version() const { return check()->storage->version; }
 
     // ---- conversion (differentiable where it makes sense)
@@ -292,6 +295,16 @@ public:
     }
     Tensor norm(Scalar p = 2) const;
     Tensor norm(Scalar p, std::vector<int64_t> dims, bool keepdim = false) const;
+    template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+    Tensor norm(Scalar p, Int dim, bool keepdim = false) const {  // x.norm(2, 1), as LibTorch
+        return norm(p, std::vector<int64_t>{int64_t(dim)}, keepdim);
+    }
+    // closeness (tapegrad/logical.hpp)
+    Tensor isclose(const Tensor& o, double rtol = 1e-05, double atol = 1e-08,
+                   bool equal_nan = false) const;
+    bool allclose(const Tensor& o, double rtol = 1e-05, double atol = 1e-08,
+                  bool equal_nan = false) const;
+    bool equal(const Tensor& o) const;
     Tensor mm(const Tensor& other) const;
     Tensor bmm(const Tensor& other) const;
     Tensor square() const;

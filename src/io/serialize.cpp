@@ -15,6 +15,7 @@ using namespace io_detail;
 const char* kind_name(uint32_t k) {
     return k == kKindModule      ? "module parameters"
            : k == kKindOptimizer ? "optimizer state"
+           : k == kKindTensors   ? "tensors"
                                  : "unknown data";
 }
 
@@ -35,9 +36,9 @@ void as_io_error(const std::string& where, const std::string& what, F&& check) {
 
 /// What a module file holds: the parameters, then the buffers, by their dotted names.
 std::vector<std::pair<std::string, Tensor>> state_of(const nn::Module& m) {
-    auto out = m.named_parameters();
+    auto out = m.named_parameters().pairs();
     for (auto& b : m.named_buffers())
-        out.push_back(std::move(b));
+        out.push_back(b.pair());
     return out;
 }
 

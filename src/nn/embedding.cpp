@@ -9,8 +9,7 @@
 
 namespace tg::nn {
 
-EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options)
-    : Module("Embedding"), options_(options) {
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& opts) : Module("Embedding"), options(opts) {
     const int64_t n = options.num_embeddings(), d = options.embedding_dim();
     if (n <= 0 || d <= 0)
         throw shape_error("Embedding(" + std::to_string(n) + ", " + std::to_string(d) +
@@ -20,7 +19,7 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options)
             throw value_error("Embedding(" + std::to_string(n) + ", " + std::to_string(d) +
                               "): padding_idx " + std::to_string(*p) + " is not within [" +
                               std::to_string(-n) + ", " + std::to_string(n) + ")");
-        options_.padding_idx(*p < 0 ? *p + n : *p);
+        options.padding_idx(*p < 0 ? *p + n : *p);
     }
     weight = register_parameter("weight", empty({n, d}));
     reset_parameters();
@@ -28,7 +27,7 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options)
 
 void EmbeddingImpl::reset_parameters() {
     init::normal_(weight);
-    if (const auto& p = options_.padding_idx()) {
+    if (const auto& p = options.padding_idx()) {
         NoGradGuard guard;
         weight.narrow(0, *p, 1).zero_();
     }
@@ -40,14 +39,14 @@ Tensor EmbeddingImpl::forward(const Tensor& indices) {
     if (indices.dtype() != kInt64)
         throw dtype_error(label() + ": indices must be int64, got " + dtype_name(indices.dtype()) +
                           " " + shape_str(indices.sizes()));
-    return embedding(weight, indices, options_.padding_idx().value_or(-1));
+    return embedding(weight, indices, options.padding_idx().value_or(-1));
 }
 
 void EmbeddingImpl::pretty_print(std::ostream& os) const {
-    os << "Embedding(num_embeddings=" << options_.num_embeddings()
-       << ", embedding_dim=" << options_.embedding_dim();
-    if (options_.padding_idx())
-        os << ", padding_idx=" << *options_.padding_idx();
+    os << "Embedding(num_embeddings=" << options.num_embeddings()
+       << ", embedding_dim=" << options.embedding_dim();
+    if (options.padding_idx())
+        os << ", padding_idx=" << *options.padding_idx();
     os << ")";
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/data/distributed_sampler.hpp"
@@ -18,9 +19,16 @@
 
 namespace tg::data {
 
-/// One mini-batch: `data` rows and their `target` rows, both sliced along dim 0.
+/// One example or mini-batch: `data` and its `target` (for a batch, rows sliced along dim 0).
+/// A template as LibTorch's: Example<> is Example<Tensor, Tensor>.
+template <class Data = Tensor, class Target = Tensor>
 struct Example {
-    Tensor data, target;
+    using DataType = Data;
+    using TargetType = Target;
+    Example() = default;
+    Example(Data d, Target t) : data(std::move(d)), target(std::move(t)) {}
+    Data data;
+    Target target;
 };
 
 /// Options with LibTorch-style chained setters: DataLoaderOptions().batch_size(128).seed(1).
@@ -80,15 +88,15 @@ public:
     class Iterator {
     public:
         using iterator_category = std::input_iterator_tag;
-        using value_type = Example;
+        using value_type = Example<>;
         using difference_type = std::ptrdiff_t;
-        using pointer = Example*;
-        using reference = Example&;
+        using pointer = Example<>*;
+        using reference = Example<>&;
 
         Iterator() = default;
         /// The current batch (built on first access, then cached until ++).
-        Example& operator*() const;
-        Example* operator->() const { return &**this; }
+        Example<>& operator*() const;
+        Example<>* operator->() const { return &**this; }
         Iterator& operator++() {
             ++batch_;
             built_ = false;
@@ -105,7 +113,7 @@ public:
         const DataLoader* loader_ = nullptr;
         int64_t batch_ = 0;
         mutable bool built_ = false;
-        mutable Example current_;
+        mutable Example<> current_;
     };
 
     /// data and targets must be defined (value_error) and have the same size in dim 0
@@ -135,7 +143,7 @@ public:
     const std::vector<int64_t>& order() const { return order_; }
 
 private:
-    Example batch(int64_t i) const;
+    Example<> batch(int64_t i) const;
 
     Tensor data_, targets_;
     DataLoaderOptions options_;

@@ -89,15 +89,12 @@ public:
                                        bool need_weights = true, const Tensor& attn_mask = {},
                                        bool average_attn_weights = true, bool is_causal = false);
     void reset_parameters();
-    const MultiheadAttentionOptions& options() const { return options_; }
+    MultiheadAttentionOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, bias_k,
         bias_v;
     Linear out_proj{nullptr};
-
-private:
-    MultiheadAttentionOptions options_;
 };
 TG_MODULE(MultiheadAttention);
 
@@ -140,16 +137,13 @@ public:
                    const Tensor& src_key_padding_mask = {}, bool is_causal = false);
     /// forward(src) with no masks (so the layer fits Sequential, ModuleList and checkpoints).
     Tensor forward(const Tensor& src) override;
-    const TransformerEncoderLayerOptions& options() const { return options_; }
+    TransformerEncoderLayerOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     MultiheadAttention self_attn{nullptr};
     Linear linear1{nullptr}, linear2{nullptr};
     Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr};
     LayerNorm norm1{nullptr}, norm2{nullptr};
-
-private:
-    TransformerEncoderLayerOptions options_;
 };
 TG_MODULE(TransformerEncoderLayer);
 
