@@ -1,6 +1,6 @@
 /// tapegrad's random streams are LibTorch 1.13's (Note [LibTorch's random streams] in
 /// src/core/random.cpp, docs/random.md): after manual_seed(s), every random op, the modules'
-/// initialisations and dropout's masks draw exactly what
+/// initialisations, dropout's masks and make_data_loader's RandomSampler draw exactly what
 /// LibTorch draws after torch::manual_seed(s), and leave the generator where LibTorch leaves it
 /// (each group ends with a draw after). Every value is compared exactly, float32 included: the
 /// reference values below are LibTorch's own, printed by random_streams() in
@@ -256,6 +256,28 @@ Tensor ends(const Tensor& t, int64_t k = 4) {
     return tg::cat({flat.narrow(0, 0, k), flat.narrow(0, flat.numel() - k, k)});
 }
 
+/// A dataset of your own: example i is ([i], i).
+class Numbers : public tg::data::datasets::Dataset<Numbers> {
+public:
+    explicit Numbers(size_t n) : n_(n) {}
+    tg::data::Example get(size_t i) const {
+        return {tg::tensor({double(i)}), tg::tensor(int64_t(i))};
+    }
+    std::optional<size_t> size() const { return n_; }
+
+private:
+    size_t n_;
+};
+
+/// Every index a sampler gives in one epoch, asked for 3 at a time.
+std::vector<double> drain(tg::data::samplers::Sampler<>& s) {
+    std::vector<double> out;
+    while (auto batch = s.next(3))
+        for (size_t i : *batch)
+            out.push_back(double(i));
+    return out;
+}
+
 const auto kF64 = tg::kFloat64;
 
 }  // namespace
@@ -375,6 +397,47 @@ BOOST_AUTO_TEST_CASE(attention_and_transformer_layers_initialise_as_libtorchs) {
     check_close(layer(src), libtorch_values("layer_train_out"), 1e-12,
                 1e-12);  // summed in other orders
     exact(tg::rand({3}, kF64), "layer_train_after");
+}
+
+BOOST_AUTO_TEST_CASE(make_data_loader_shuffles_as_libtorchs_random_sampler) {
+    namespace data = tg::data;
+    for (int64_t workers : {0, 2}) {
+        BOOST_TEST_CONTEXT("workers " << workers) {
+            tg::manual_seed(1);  // one randperm when the sampler is made, one per epoch
+            auto loader =
+                data::make_data_loader(Numbers(10).map(data::transforms::Stack<>()),
+                                       data::DataLoaderOptions().batch_size(4).workers(workers));
+            for (int epoch = 0; epoch < 2; ++epoch) {
+                std::vector<double> seen;
+                for (auto& batch : *loader)
+                    for (double v : values_of(batch.target))
+                        seen.push_back(v);
+                BOOST_TEST(seen == libtorch_values("loader_epoch_" + std::to_string(epoch)),
+                           boost::test_tools::per_element());
+            }
+            exact(tg::randperm(10), "loader_after");
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(distributed_samplers_are_libtorchs) {
+    namespace samplers = tg::data::samplers;
+    samplers::DistributedRandomSampler dist(10, 3, 1);
+    BOOST_TEST(drain(dist) == libtorch_values("distributed_epoch_0"),
+               boost::test_tools::per_element());
+    dist.reset();  // the same order until set_epoch
+    BOOST_TEST(drain(dist) == libtorch_values("distributed_epoch_0_again"),
+               boost::test_tools::per_element());
+    dist.set_epoch(1);
+    dist.reset();
+    BOOST_TEST(drain(dist) == libtorch_values("distributed_epoch_1"),
+               boost::test_tools::per_element());
+    samplers::DistributedRandomSampler no_duplicates(10, 3, 1, false);
+    BOOST_TEST(drain(no_duplicates) == libtorch_values("distributed_no_duplicates"),
+               boost::test_tools::per_element());
+    samplers::DistributedSequentialSampler sequential(10, 3, 2);
+    BOOST_TEST(drain(sequential) == libtorch_values("distributed_sequential"),
+               boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(manual_seed_drops_the_kept_normal_value) {

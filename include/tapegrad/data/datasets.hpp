@@ -12,12 +12,13 @@
 /// A dataset has get(i) -> Example and size(); map(t) wraps it in a MapDataset: an example
 /// transform (Normalize, Lambda) applies to each example, a collation (Stack) turns a batch's
 /// std::vector<Example> into one Example. make_data_loader<Sampler> visits the indices in the
-/// sampler's order (RandomSampler by default, reshuffled every epoch from the options' seed;
-/// SequentialSampler) and yields what the dataset's get_batch returns. With
-/// DataLoaderOptions().workers(n), n threads make the batches ahead of the loop (at most 2n
-/// ahead, handed out in order, prefetch.hpp), so get and the transforms must be safe to call
-/// from several threads at once, as in LibTorch; workers(0), the default, makes each batch on
-/// the iterating thread.
+/// sampler's order (samplers.hpp: RandomSampler by default, a new tg::randperm from the default
+/// generator every epoch, as LibTorch's, so after tg::manual_seed(s) the batches come in
+/// LibTorch's order; SequentialSampler; the distributed ones; or your own) and yields what the
+/// dataset's get_batch returns. With DataLoaderOptions().workers(n), n threads make the batches
+/// ahead of the loop (at most max_jobs = 2n ahead, handed out in order, prefetch.hpp), so get
+/// and the transforms must be safe to call from several threads at once, as in LibTorch;
+/// workers(0), the default, makes each batch on the iterating thread.
 /// tg::data::DataLoader (dataloader.hpp) is the faster path for data already in two tensors.
 #include <algorithm>
 #include <cstdint>
@@ -31,6 +32,7 @@
 
 #include "tapegrad/data/dataloader.hpp"
 #include "tapegrad/data/prefetch.hpp"
+#include "tapegrad/data/samplers.hpp"
 #include "tapegrad/ops.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
@@ -138,57 +140,22 @@ private:
 
 }  // namespace datasets
 
-namespace samplers {
-/// Visits 0..n-1 in order.
-struct SequentialSampler {
-    static std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch);
-};
-/// Visits a new permutation every epoch, from (seed, epoch).
-struct RandomSampler {
-    static std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch);
-};
-/// LibTorch's distributed samplers, passed to make_data_loader(dataset, sampler, options): rank
-/// `rank` of `num_replicas` visits its share of each epoch's rows (tg::data::DistributedSampler:
-/// rows rank, rank + num_replicas, ... of the epoch's order), padded from the start so every
-/// rank gets ceil(size / num_replicas) when allow_duplicates, else floor. The random one
-/// permutes from (the loader's seed, epoch): the same on every rank, new every epoch (LibTorch
-/// reshuffles only after set_epoch, which here sets the first epoch's number, for resuming).
-/// value_error for a bad rank or a dataset of another size than `size`.
-class DistributedRandomSampler {
-public:
-    DistributedRandomSampler(size_t size, size_t num_replicas = 1, size_t rank = 0,
-                             bool allow_duplicates = true);
-    void set_epoch(size_t epoch) { first_epoch_ = epoch; }
-    std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch) const;
-
-protected:
-    std::vector<int64_t> share(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) const;
-
-private:
-    size_t size_, replicas_, rank_;
-    bool duplicates_;
-    size_t first_epoch_ = 0;
-};
-/// As DistributedRandomSampler, each rank's share of 0..size-1 in order.
-class DistributedSequentialSampler : public DistributedRandomSampler {
-public:
-    using DistributedRandomSampler::DistributedRandomSampler;
-    std::vector<int64_t> order(int64_t n, uint64_t seed, int64_t epoch) const;
-};
-}  // namespace samplers
-
-/// What make_data_loader returns: iterate it (`for (auto& batch : *loader)`); each begin()
-/// starts an epoch. Batches are what the dataset's get_batch returns: an Example after Stack,
-/// else a std::vector<Example>.
+/// What make_data_loader returns: iterate it (`for (auto& batch : *loader)`). As LibTorch's
+/// loader: each begin() calls the sampler's reset() and starts an epoch; the batch requests come
+/// from the sampler's next(batch_size) (on the iterating thread, the batch's own just before it
+/// is made, or with workers 2·workers (max_jobs) ahead), the epoch ends when next() gives
+/// nothing (or, with drop_last, a short batch). Batches are what the dataset's get_batch returns:
+/// an Example after Stack, else a std::vector<Example>.
 template <class Dataset, class Sampler>
 class StatelessDataLoader {
 public:
     using Batch = decltype(std::declval<const Dataset&>().get_batch(std::vector<size_t>{}));
+    using BatchRequest = typename Sampler::BatchRequestType;
     class Iterator {
     public:
         Batch& operator*() {
             if (!built_) {
-                current_ = loader_->prefetch_ ? loader_->prefetch_->take(i_) : loader_->batch(i_);
+                current_ = loader_->batch(i_);
                 built_ = true;
             }
             return current_;
@@ -199,76 +166,120 @@ public:
             built_ = false;
             return *this;
         }
-        bool operator!=(const Iterator& o) const { return i_ != o.i_; }
-        bool operator==(const Iterator& o) const { return i_ == o.i_; }
+        /// Against end(): whether this iterator has gone past the epoch's last batch (asks the
+        /// sampler for the next batch when needed, as LibTorch's iterator does).
+        bool operator==(const Iterator& o) const {
+            if (loader_ && o.loader_)
+                return i_ == o.i_;
+            if (!loader_ && !o.loader_)
+                return true;
+            return loader_ ? !loader_->has(i_) : !o.loader_->has(o.i_);
+        }
+        bool operator!=(const Iterator& o) const { return !(*this == o); }
 
     private:
         friend class StatelessDataLoader;
-        Iterator(const StatelessDataLoader* l, int64_t i) : loader_(l), i_(i) {}
-        const StatelessDataLoader* loader_;
+        Iterator(StatelessDataLoader* l, int64_t i) : loader_(l), i_(i) {}
+        StatelessDataLoader* loader_;
         int64_t i_;
         bool built_ = false;
         Batch current_{};
     };
 
-    /// value_error for a batch size < 1, negative workers or a dataset without a size.
-    StatelessDataLoader(Dataset dataset, DataLoaderOptions options, Sampler sampler = {})
+    /// value_error for a batch size < 1, negative workers or max_jobs < 1, a dataset without a
+    /// size, or DataLoaderOptions' shuffle or seed set (they are tg::data::DataLoader's: the order
+    /// here is the sampler's).
+    StatelessDataLoader(Dataset dataset, Sampler sampler, DataLoaderOptions options)
         : dataset_(std::move(dataset)), options_(options), sampler_(std::move(sampler)) {
-        if (options_.batch_size() < 1)
-            throw value_error("make_data_loader: batch_size must be positive, got " +
-                              std::to_string(options_.batch_size()));
-        if (options_.workers() < 0)
-            throw value_error("make_data_loader: workers must be >= 0, got " +
-                              std::to_string(options_.workers()));
+        options_.check_for_make_data_loader();
         if (!dataset_.size())
             throw value_error("make_data_loader: the dataset has no size");
-        n_ = int64_t(*dataset_.size());
-        order_ = sampler_.order(n_, options_.seed(), 0);  // checks the sampler, sets size()
+        n_ = *dataset_.size();
     }
-    // the workers call batch() on this object: it stays where it was made
+    // the workers call make() on this object: it stays where it was made
     StatelessDataLoader(const StatelessDataLoader&) = delete;
     StatelessDataLoader& operator=(const StatelessDataLoader&) = delete;
     /// Starts an epoch (the previous epoch's workers finish their batch and stop first).
     Iterator begin() {
         prefetch_.reset();
-        order_ = sampler_.order(n_, options_.seed(), epoch_++);
-        if (const int64_t w = options_.workers(); w > 0)
-            prefetch_ = std::make_unique<Prefetcher<Batch>>(size(), w, 2 * w,
-                                                            [this](int64_t i) { return batch(i); });
+        sampler_.reset(std::nullopt);
+        requests_.clear();
+        fetched_ = 0;
+        exhausted_ = false;
+        if (options_.workers() > 0) {
+            prefetch_ = std::make_unique<Prefetcher<Batch, BatchRequest>>(
+                options_.workers(), [this](BatchRequest r) { return make(r); });
+            for (int64_t k = 0; k < options_.max_jobs(); ++k)
+                fetch();
+        }
         return Iterator(this, 0);
     }
-    Iterator end() const { return Iterator(this, size()); }
-    /// Batches per epoch.
-    int64_t size() const {
-        const int64_t b = options_.batch_size(), rows = int64_t(order_.size());
-        return options_.drop_last() ? rows / b : (rows + b - 1) / b;
-    }
+    Iterator end() const { return Iterator(nullptr, 0); }
     const Dataset& dataset() const { return dataset_; }
+    Sampler& sampler() { return sampler_; }
 
 private:
-    Batch batch(int64_t i) const {
-        const int64_t b = options_.batch_size(), start = i * b;
-        const int64_t len = std::min(b, int64_t(order_.size()) - start);
-        std::vector<size_t> idx;
-        idx.reserve(size_t(len));
-        for (int64_t k = start; k < start + len; ++k)
-            idx.push_back(size_t(order_[size_t(k)]));
-        return dataset_.get_batch(idx);
+    /// Asks the sampler for the next batch (LibTorch's get_batch_request).
+    void fetch() {
+        if (exhausted_)
+            return;
+        std::optional<BatchRequest> r = sampler_.next(size_t(options_.batch_size()));
+        if (!r || (options_.drop_last() && r->size() < size_t(options_.batch_size()))) {
+            exhausted_ = true;
+            return;
+        }
+        ++fetched_;
+        if (prefetch_)
+            prefetch_->submit(std::move(*r));
+        else
+            requests_.push_back(std::move(*r));
+    }
+    bool has(int64_t i) {
+        while (!exhausted_ && fetched_ <= i)
+            fetch();
+        return i < fetched_;
+    }
+    Batch batch(int64_t i) {
+        if (!has(i))
+            throw value_error("DataLoader: batch " + std::to_string(i) +
+                              " is past the epoch's end");
+        if (!prefetch_)
+            return make(requests_[size_t(i)]);
+        Batch b = prefetch_->take(i);
+        fetch();  // LibTorch's prefetch(1): one more request for each batch taken
+        return b;
+    }
+    Batch make(const BatchRequest& r) const {
+        if constexpr (std::is_same_v<BatchRequest, std::vector<size_t>>)
+            for (size_t i : r)
+                if (i >= n_)
+                    throw value_error("make_data_loader: the sampler gave index " +
+                                      std::to_string(i) + ", the dataset has " +
+                                      std::to_string(n_) + " examples");
+        return dataset_.get_batch(r);
     }
     Dataset dataset_;
     DataLoaderOptions options_;
     Sampler sampler_;
-    int64_t n_ = 0, epoch_ = 0;
-    std::vector<int64_t> order_;
-    std::unique_ptr<Prefetcher<Batch>> prefetch_;  // last: its workers read the members above
+    size_t n_ = 0;
+    std::vector<BatchRequest> requests_;  // without workers: this epoch's requests so far
+    int64_t fetched_ = 0;
+    bool exhausted_ = false;
+    std::unique_ptr<Prefetcher<Batch, BatchRequest>> prefetch_;  // last: its workers use the above
 };
 
-/// LibTorch's make_data_loader: a loader over dataset visiting indices in Sampler's order
-/// (RandomSampler unless named: make_data_loader<samplers::SequentialSampler>(ds, options)).
+/// LibTorch's make_data_loader: a loader over dataset visiting indices in the order of a Sampler
+/// made with the dataset's size (RandomSampler unless named:
+/// make_data_loader<samplers::SequentialSampler>(ds, options)).
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
     Dataset dataset, DataLoaderOptions options = {}) {
-    return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), options);
+    const std::optional<size_t> size = dataset.size();
+    if (!size)
+        throw value_error("make_data_loader: the dataset has no size");
+    Sampler sampler(*size);
+    return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset),
+                                                                   std::move(sampler), options);
 }
 template <class Sampler = samplers::RandomSampler, class Dataset>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset,
@@ -282,8 +293,8 @@ template <class Dataset, class Sampler,
                                    !std::is_same_v<Sampler, DataLoaderOptions>>>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
     Dataset dataset, Sampler sampler, DataLoaderOptions options = {}) {
-    return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), options,
-                                                                   std::move(sampler));
+    return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset),
+                                                                   std::move(sampler), options);
 }
 
 }  // namespace tg::data
