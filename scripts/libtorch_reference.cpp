@@ -396,6 +396,16 @@ static void random_streams() {
     torch::manual_seed(4);
     show("layer_train_out", layer->forward(src));
     show("layer_train_after", torch::rand({3}, f64));
+    torch::manual_seed(5);  // need_weights: the weights after dropout, averaged over heads
+    torch::nn::MultiheadAttention mha_train(
+        torch::nn::MultiheadAttentionOptions(4, 2).dropout(0.3));
+    mha_train->to(f64);
+    mha_train->train();
+    auto q = (torch::arange(24, f64) * 0.7).cos().reshape({3, 2, 4});
+    auto [mha_out, mha_weights] = mha_train->forward(q, q, q);
+    show("mha_train_out", mha_out);
+    show("mha_train_weights", mha_weights);
+    show("mha_train_after", torch::rand({3}, f64));
 
     torch::manual_seed(1);
     auto loader = torch::data::make_data_loader(Numbers(10).map(torch::data::transforms::Stack<>()),
