@@ -92,9 +92,17 @@ Tensor permutation(int64_t n, const TensorOptions& o, const Generator* g) {
 }
 
 /// An in-place random fill: the values drawn for t's layout, written as copy_ writes (so a
-/// tensor that requires grad gets the history copy_ gives it).
+/// tensor that requires grad gets the history copy_ gives it). When nothing records, a
+/// contiguous t is drawn into directly.
 Tensor& fill_in_place(Tensor& t, const runtime::Sampler& sample, const Generator* g,
                       const char* op) {
+    if (!t.defined())
+        throw value_error(std::string(op) + ": undefined tensor");
+    if (t.is_contiguous() && !(GradMode::is_enabled() && t.requires_grad())) {
+        runtime::fill_random(t, g, sample, op);
+        runtime::mark_modified(t);
+        return t;
+    }
     NoGradGuard no_grad;
     Tensor r = runtime::empty(t.sizes(), t.dtype(), t.device(), op);
     runtime::fill_random(r, g, sample, op, &t);
