@@ -49,6 +49,20 @@ void check_p(double p, const char* op) {
         throw value_error(std::string(op) + ": p " + std::to_string(p) + " is not in [0, 1]");
 }
 
+/// out[k] = x[k] · (one or 0, as keep_chunk), compiled as keep_chunk_f32 is.
+template <class T>
+void keep_mul_chunk(T* out, const T* x, const uint32_t* r, int64_t n, uint32_t t_hi, uint32_t t_lo,
+                    T one) {
+    for (int64_t k = 0; k < n; ++k) {
+        const uint32_t hi = r[2 * k] & 0x1FFFFFu, lo = r[2 * k + 1];
+        out[k] = x[k] * ((hi < t_hi || (hi == t_hi && lo < t_lo)) ? one : T(0));
+    }
+}
+TG_SIMD_CLONES void keep_mul_chunk_f32(float* out, const float* x, const uint32_t* r, int64_t n,
+                                       uint32_t t_hi, uint32_t t_lo, float one) {
+    keep_mul_chunk(out, x, r, n, t_hi, t_lo, one);
+}
+
 }  // namespace
 
 void uniform(void* dst, Dtype d, int64_t n, double from, double to, Engine& e) {
@@ -111,6 +125,22 @@ void bernoulli(void* dst, Dtype d, int64_t n, double p, double one, Engine& e) {
                 keep_chunk<T>(o + i, r, c, t_hi, t_lo, static_cast<T>(one));
         }
     });
+}
+
+void bernoulli_mul(void* out, const void* x, Dtype d, int64_t n, double p, double one, Engine& e) {
+    const uint64_t t = uint64_t(std::ceil(p * 0x1p53));
+    const uint32_t t_hi = uint32_t(t >> 32), t_lo = uint32_t(t);
+    uint32_t r[2 * kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t c = std::min(kChunk, n - i);
+        e.mt.fill(r, size_t(2 * c));
+        if (d == Dtype::Float32)
+            keep_mul_chunk_f32(static_cast<float*>(out) + i, static_cast<const float*>(x) + i, r, c,
+                               t_hi, t_lo, float(one));
+        else
+            keep_mul_chunk(static_cast<double*>(out) + i, static_cast<const double*>(x) + i, r, c,
+                           t_hi, t_lo, one);
+    }
 }
 
 void bernoulli(void* dst, Dtype d, const void* p, Dtype pd, int64_t n, Engine& e, const char* op) {

@@ -32,6 +32,11 @@ void randperm(int64_t* dst, int64_t n, Engine& e);
 /// where u < p, else 0, in dtype d (any dtype). Dropout's masks pass 1/(1-p) as `one`.
 void bernoulli(void* dst, Dtype d, int64_t n, double p, double one, Engine& e);
 
+/// Dropout's y = x * mask in one pass: out[i] = x[i] · (one when element i of bernoulli(p) above
+/// is 1, else 0), the same draws and the same bits as drawing the mask and multiplying. x and out:
+/// n contiguous float32 or float64 values of dtype d in host memory.
+void bernoulli_mul(void* out, const void* x, Dtype d, int64_t n, double p, double one, Engine& e);
+
 /// bernoulli_(p) with a p per element (p: n values of dtype pd, float32 or float64): a float64 p
 /// is compared with a 53-bit uniform, a float32 one with a 24-bit uniform (one 32-bit draw).
 /// value_error naming `op` for a p outside [0, 1] or NaN, before any draw.

@@ -190,20 +190,33 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
             name);
         return m;
     };
+    // in * mask; on the CPU, a contiguous in is multiplied as the mask is drawn, in one pass
+    auto apply = [make_mask, features, keep, one, name](const Tensor& in, detail::Engine& e) {
+        if (features || !in.device().is_cpu() || !in.is_contiguous())
+            return runtime::binary(BinaryOp::mul, in, make_mask(in, e), name);
+        Tensor out = runtime::empty(in.sizes(), in.dtype(), in.device(), name);
+        const size_t esize = element_size(in.dtype());
+        detail::bernoulli_mul(
+            static_cast<char*>(out.impl()->storage->data) + size_t(out.impl()->offset) * esize,
+            static_cast<const char*>(in.impl()->storage->data) + size_t(in.impl()->offset) * esize,
+            in.dtype(), in.numel(), keep, one, e);
+        return out;
+    };
     const bool rec = should_record({&x});
     std::shared_ptr<const detail::Engine> from;
-    Tensor mask;
+    Tensor y;
     {
         detail::Draw draw(g);
         if (rec)
             from = std::make_shared<const detail::Engine>(draw.engine());
-        mask = make_mask(x, draw.engine());
+        y = apply(x, draw.engine());
     }
-    Tensor y = runtime::binary(BinaryOp::mul, x, mask, name);
     if (rec)
-        record(name, {&x}, y, [make_mask, from](const Tensor& dy) {
+        record(name, {&x}, y, [make_mask, apply, from](const Tensor& dy) {
             detail::Engine e = *from;
-            return Grads{dy * make_mask(dy, e)};
+            if (GradMode::is_enabled())  // create_graph: dy * mask recorded
+                return Grads{dy * make_mask(dy, e)};
+            return Grads{apply(dy, e)};
         });
     return y;
 }
