@@ -53,12 +53,12 @@ Draw::Draw(const Generator* g) {
 // Note [Replaying random state]: a checkpointed function runs twice, and the second run must
 // draw what the first drew (Dropout's masks) or the gradients are silently wrong. Its first run
 // is a RecordRandom scope: the thread's default generator's whole state (the engine and the kept
-// normal value, an Engine) is copied when the scope opens, and
-// each explicit Generator just before the scope's first draw from it (Draw calls before_draw
-// with the generator locked). Nobody can list the Generators a function will use beforehand, so
-// they are noted as they are met. The recomputation runs in a ReplayRandom scope, which sets
-// them all to those states and puts back after what they held, so recomputing advances no
-// generator. Scopes nest: a checkpoint inside a checkpoint notes a Generator in both.
+// normal value, an Engine) is copied when the scope opens, and each explicit Generator's just
+// before the scope's first draw from it (Draw calls before_draw with the generator locked).
+// Nobody can list the Generators a function will use beforehand, so they are noted as they are
+// met. The recomputation runs in a ReplayRandom scope, which sets them all to those states and
+// puts back after what they held, so recomputing advances no generator. Scopes nest: a
+// checkpoint inside a checkpoint notes a Generator in both.
 RecordRandom::RecordRandom(RandomState& state) : state_(state), outer_(t_recording) {
     state_.default_engine = generator();
     state_.generators.clear();
