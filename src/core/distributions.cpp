@@ -28,8 +28,9 @@ inline uint64_t bits53(uint32_t hi, uint32_t lo) {
     return (uint64_t(hi & 0x1FFFFFu) << 32) | lo;
 }
 
-/// out[k] = one when element k of the chunk keeps (its 53-bit draw k·2⁻⁵³ < p, i.e. k < t =
-/// ceil(p·2⁵³), compared as two 32-bit halves so that it vectorises), else zero.
+/// out[k] = one when element k of the chunk keeps, else zero. Its uniform is b·2⁻⁵³ for its
+/// 53-bit draw b, and b·2⁻⁵³ < p exactly when b < t = ceil(p·2⁵³): an integer comparison, done
+/// on the two 32-bit halves so that it vectorises.
 template <class T>
 void keep_chunk(T* out, const uint32_t* r, int64_t n, uint32_t t_hi, uint32_t t_lo, T one) {
     for (int64_t k = 0; k < n; ++k) {

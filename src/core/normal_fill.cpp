@@ -9,13 +9,13 @@
 // single-precision logf and sincosf (Stephen Moshier's range reductions and polynomials, which
 // LibTorch takes from avx_mathfun.h), every multiply-add of them fused by the compiler. The
 // float32 functions below are the same algorithms with FMAs where that build has them: they
-// give LibTorch's bits for every one of the 2²⁴ inputs a 24-bit uniform can be (checked
-// exhaustively against LibTorch's code), so randn of >= 16 float32 elements is LibTorch's bit
-// for bit. (On a CPU without AVX2 LibTorch itself falls back to libm in float, and gives other
-// last bits than it does on this one; tapegrad always gives the AVX2 kernel's.)
-// Smaller or non-contiguous tensors are filled one element at a time from
-// normal_distribution<double>, whose Box-Muller pair keeps its second value in the generator.
-// Compiled with -ffp-contract=off: exactly the FMAs written here.
+// give the bits of LibTorch's code (avx_mathfun.h compiled as Debian compiles it) for every one
+// of the 2²⁴ inputs a 24-bit uniform can make, and randn of >= 16 float32 elements is LibTorch's
+// bit for bit (tests/test_random_libtorch.cpp; 4M values checked against LibTorch once). (On a CPU
+// without AVX2 LibTorch itself falls back to libm in float, and gives other last bits than it does
+// on this one; tapegrad always gives the AVX2 kernel's.) Smaller or non-contiguous tensors are
+// filled one element at a time from normal_distribution<double>, whose Box-Muller pair keeps its
+// second value in the generator. Compiled with -ffp-contract=off: exactly the FMAs written here.
 #include <cmath>
 #include <cstdint>
 #include <cstring>

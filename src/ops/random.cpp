@@ -122,6 +122,8 @@ Tensor& fill_random_(Tensor& t, bool normal, double a, double b, const Generator
 }
 
 Tensor& bernoulli_scalar_(Tensor& t, double p, const Generator* g) {
+    if (!t.defined())
+        throw value_error("bernoulli_: undefined tensor");
     if (!(p >= 0 && p <= 1))
         throw value_error("bernoulli_: p " + runtime::scalar_str(p) + " is not in [0, 1]");
     const Dtype d = t.dtype();
