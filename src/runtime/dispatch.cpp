@@ -10,10 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/keep_mask.hpp"
 #include "backend/cpu/threads.hpp"
 #include "backend/registry.hpp"
-#include "core/random.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::runtime {
@@ -239,40 +237,6 @@ void fill(const Tensor& t, double value) {
     }
     const backend::View v = view(t);
     be(t).unary(UnaryOp::fill, v, v, value, 0);
-}
-
-void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g) {
-    check_not_bool(normal ? "normal_" : "uniform_", t);
-    detail::Draw draw(g);
-    const int64_t n = t.numel();
-    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "fill_random");
-    const TensorImpl* i = t.impl();
-    const size_t offset = size_t(i->offset) * element_size(t.dtype());
-    if (t.device().is_cpu()) {
-        detail::sample(static_cast<char*>(i->storage->data) + offset, t.dtype(), n, normal, a, b,
-                       draw.engine());
-        return;
-    }
-    std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
-    detail::sample(host.data(), t.dtype(), n, normal, a, b, draw.engine());
-    be(t).from_host(i->storage->data, offset, host.data(), bytes);
-}
-
-uint64_t draw_seed(const Generator* g) {
-    detail::Draw draw(g);
-    return draw.engine()();
-}
-
-void fill_keep_mask(const Tensor& t, double keep, double scale, uint64_t seed) {
-    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "dropout");
-    const TensorImpl* i = t.impl();
-    const size_t offset = size_t(i->offset) * element_size(t.dtype());
-    if (t.device().is_cpu())
-        return backend::cpu::keep_mask(static_cast<char*>(i->storage->data) + offset, t.dtype(),
-                                       t.numel(), keep, scale, seed);
-    std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
-    backend::cpu::keep_mask(host.data(), t.dtype(), t.numel(), keep, scale, seed);
-    be(t).from_host(i->storage->data, offset, host.data(), bytes);
 }
 
 bool all_finite(const Tensor& t) {
