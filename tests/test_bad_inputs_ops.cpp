@@ -28,31 +28,24 @@ BOOST_FIXTURE_TEST_CASE(arithmetic, Fixtures) {
                     TG_BAD(x - tg::zeros({3, 3}), shape_error, "sub", "[2,3]", "[3,3]"),
                     TG_BAD(x * tg::zeros({2, 2}), shape_error, "mul", "[2,3]", "[2,2]"),
                     TG_BAD(x / tg::zeros({4}), shape_error, "div", "[2,3]", "[4]"),
-                    TG_BAD(x + d, dtype_error, "add", "float32", "float64"),
-                    TG_BAD(tg::pow(x, d), dtype_error, "pow"),
-                    TG_BAD(tg::maximum(x, d), dtype_error, "maximum", "float64"),
                     TG_BAD(tg::minimum(x, tg::zeros({5})), shape_error, "minimum", "[5]"),
-                    TG_BAD(i64({1}) / i64({0}), value_error, "div"),
-                    TG_BAD(tg::sqrt(l), dtype_error, "sqrt", "int64"),
-                    TG_BAD(tg::exp(l), dtype_error, "exp", "int64"),
-                    TG_BAD(tg::log(l), dtype_error, "log", "int64"),
-                    TG_BAD(tg::pow(l, 2.0), dtype_error, "pow", "int64"),
-                    TG_BAD(tg::sin(l), dtype_error, "sin", "int64"),
+                    TG_BAD(tg::div(i64({1}), i64({0}), "trunc"), value_error, "div",
+                           "integer division by zero"),
+                    TG_BAD(tg::div(x, x, "floor"), dtype_error, "div", "floor", "float32"),
+                    TG_BAD(tg::div(x, x, "round"), value_error, "div", "rounding_mode"),
+                    TG_BAD(tg::pow(l, -1), value_error, "pow", "int64", "negative integer"),
                     TG_BAD(tg::clamp(x, 2, 1), value_error, "clamp", "min 2", "max 1"),
                     TG_BAD(tg::clamp(x, nan, 1), value_error, "clamp", "nan"),
                     TG_BAD(tg::clamp_min(x, nan), value_error, "clamp", "nan"),
                     TG_BAD(tg::clamp_max(x, nan), value_error, "clamp", "nan"),
                     TG_BAD(tg::where(tg::ones({2}), tg::ones({3}), tg::ones({3})), shape_error,
                            "where", "[2]", "[3]"),
-                    TG_BAD(tg::where(tg::ones({3}), x, d), dtype_error, "where"),
                 });
 }
 
 BOOST_FIXTURE_TEST_CASE(activations, Fixtures) {
     check_table("Activations",
                 {
-                    TG_BAD(tg::tanh(l), dtype_error, "tanh", "int64"),
-                    TG_BAD(tg::sigmoid(l), dtype_error, "sigmoid", "int64"),
                     TG_BAD(tg::gelu(l), dtype_error, "gelu", "int64"),
                     TG_BAD(tg::leaky_relu(x, nan), value_error, "leaky_relu", "nan"),
                     TG_BAD(tg::softplus(x, 0), value_error, "softplus", "beta"),
@@ -113,8 +106,6 @@ BOOST_FIXTURE_TEST_CASE(reductions_and_comparisons, Fixtures) {
             TG_BAD(tg::argmin(x, 2), shape_error, "argmin", "dim 2"),
             TG_BAD(tg::sum_to(tg::zeros({3}), {2, 3}), shape_error, "sum_to", "[3]", "[2,3]"),
             TG_BAD(tg::eq(x, tg::zeros({4})), shape_error, "eq", "[2,3]", "[4]"),
-            TG_BAD(tg::gt(x, d), dtype_error, "gt", "float64"),
-            TG_BAD(tg::eq(x, l), dtype_error, "eq", "int64"),
             TG_BAD(tg::cumsum(x, 2), shape_error, "cumsum", "2"),
             TG_BAD(tg::sort(x, -3), shape_error, "sort", "-3"),
             TG_BAD(tg::topk(x, 4), value_error, "topk", "k 4", "dim 1 of size 3", "[2,3]"),
@@ -166,7 +157,6 @@ BOOST_FIXTURE_TEST_CASE(libtorch_spellings, Fixtures) {
             TG_BAD(tg::norm(x, -1), value_error, "norm", "p = -1"),
             TG_BAD(tg::norm(l), dtype_error, "norm"),
             TG_BAD(tg::logsumexp(x, 2), shape_error, "logsumexp"),
-            TG_BAD(tg::rsqrt(l), dtype_error, "rsqrt"),
             TG_BAD(tg::Device("gpu:0"), device_error, "'gpu:0'", "is not a device"),
             TG_BAD(tg::Device("cuda:one"), device_error, "'cuda:one'"),
             TG_BAD(tg::Device("cpu:1"), device_error, "'cpu:1'"),
@@ -196,7 +186,6 @@ BOOST_FIXTURE_TEST_CASE(bool_tensors_and_masks, Fixtures) {
             TG_BAD(m - m, dtype_error, "sub", "[2,3] bool", "logical_not", "logical_xor"),
             TG_BAD(1.0 - m, dtype_error, "sub", "[2,3] bool"),
             TG_BAD(x - m, dtype_error, "sub", "[2,3] bool"),
-            TG_BAD(tg::exp(m), dtype_error, "exp", "bool"),
             TG_BAD(m.mean(), dtype_error, "mean", "bool"),
             TG_BAD(tg::rand({2}, tg::kBool), dtype_error, "rand", "bool"),
             TG_BAD(~x, dtype_error, "bitwise_not", "float32", "logical_not"),
@@ -213,5 +202,44 @@ BOOST_FIXTURE_TEST_CASE(bool_tensors_and_masks, Fixtures) {
             TG_BAD(x.index({tg::zeros({1})}), dtype_error, "index", "int64 or bool", "float32"),
             TG_BAD(y.index_put_({i64({1, 1})}, 1.0), value_error, "index_put_", "more than once"),
             TG_BAD(y.index_put_({m}, tg::ones({4})), shape_error, "index_put_", "[0]", "[4]"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(dtypes_and_promotion, Fixtures) {
+    const tg::Tensor u = tg::tensor({200.0, 10.0}, tg::kUInt8);
+    const tg::Tensor h = tg::ones({2, 2}, tg::kFloat16);
+    const tg::Tensor m = u > 100;
+    check_table(
+        "Dtypes and promotion",
+        {
+            TG_BAD(tg::full({2}, 300, tg::kUInt8), value_error, "full", "300", "uint8"),
+            TG_BAD(tg::full({2}, -1.0, tg::kUInt8), value_error, "full", "-1", "uint8"),
+            TG_BAD(tg::full({2}, 1e10, tg::kFloat16), value_error, "full", "float16"),
+            TG_BAD(tg::tensor({1.0, -2.5}, tg::kUInt8), value_error, "tensor", "-2.5", "element 1"),
+            TG_BAD(tg::zeros({2}, tg::kUInt8).fill_(256), value_error, "fill_", "256", "uint8"),
+            TG_BAD(tg::zeros({2}, tg::kInt32).fill_(nan), value_error, "fill_", "nan", "int32"),
+            TG_BAD(u.masked_fill(m, 300), value_error, "masked_fill", "300", "uint8"),
+            TG_BAD(u.clamp(0, 300), value_error, "clamp", "300", "uint8"),
+            TG_BAD(tg::randint(0, 300, {2}, tg::kUInt8), value_error, "randint", "299", "uint8"),
+            TG_BAD(tg::tensor(300).item<uint8_t>(), value_error, "item", "300", "uint8"),
+            TG_BAD(tg::tensor(1e10).item<int>(), value_error, "item", "int32"),
+            TG_BAD(u.data_ptr<int8_t>(), dtype_error, "data_ptr<int8>", "uint8"),
+            TG_BAD(tg::Tensor(u.clone()).requires_grad_(), dtype_error, "requires_grad_", "uint8"),
+            TG_BAD(tg::Tensor(l.clone()).mul_(0.5), dtype_error, "mul_", "float32", "int64"),
+            TG_BAD(tg::Tensor(u.clone()).add_(x.narrow(1, 0, 2)), dtype_error, "add_", "float32",
+                   "uint8"),
+            TG_BAD(tg::Tensor(l.clone()).div_(2), dtype_error, "div_", "float32", "int64"),
+            TG_BAD(2 / l, dtype_error, "div_", "float32", "int64"),
+            TG_BAD(tg::Tensor(l.clone()).add_(l, 2.5), dtype_error, "add_", "alpha"),
+            TG_BAD(tg::Tensor(m.clone()).add_(1), dtype_error, "add_", "int64", "bool"),
+            TG_BAD(tg::mean(u), dtype_error, "mean", "uint8"),
+            TG_BAD(tg::softmax(u, 0), dtype_error, "softmax", "uint8"),
+            TG_BAD(u & u, dtype_error, "bitwise_and", "uint8"),
+            TG_BAD(tg::rand({2}, tg::kInt32), dtype_error, "rand", "int32"),
+            TG_BAD(tg::matmul(h, h), dtype_error, "matmul", "float16", "kFloat32"),
+            TG_BAD(tg::conv2d(h.reshape({1, 1, 2, 2}), h.reshape({1, 1, 2, 2})), dtype_error,
+                   "conv2d", "float16"),
+            TG_BAD(tg::matmul(u.reshape({1, 2}), u.reshape({2, 1})), dtype_error, "matmul",
+                   "uint8"),
         });
 }

@@ -4,6 +4,7 @@
 
 #include "autograd/record.hpp"
 #include "core/random.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -12,8 +13,8 @@ namespace tg {
 using runtime::BinaryOp;
 using runtime::UnaryOp;
 
-Tensor tanh(const Tensor& x) {
-    runtime::check_floating("tanh", x);
+Tensor tanh(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's tanh is float32
     Tensor y = runtime::unary(UnaryOp::tanh, x);
     if (should_record({&x}))
         record("tanh", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
@@ -25,8 +26,8 @@ Tensor tanh(const Tensor& x) {
     return y;
 }
 
-Tensor sigmoid(const Tensor& x) {
-    runtime::check_floating("sigmoid", x);
+Tensor sigmoid(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);
     Tensor y = runtime::unary(UnaryOp::sigmoid, x);
     if (should_record({&x}))
         record("sigmoid", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
@@ -131,6 +132,8 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return softmax(x.to(kFloat32), dim).to(x.dtype());
     Tensor y = softmax_impl(x, dim, false);
     if (should_record({&x}))
         record("softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {
@@ -141,6 +144,8 @@ Tensor softmax(const Tensor& x, int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return log_softmax(x.to(kFloat32), dim).to(x.dtype());
     Tensor y = softmax_impl(x, dim, true);
     if (should_record({&x}))
         record("log_softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {

@@ -5,8 +5,11 @@
 #include <new>
 #include <random>
 #include <string>
+#include <type_traits>
 
+#include "backend/convert.hpp"
 #include "core/random.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/ops.hpp"
@@ -22,9 +25,14 @@ static Tensor finish(Tensor t, const TensorOptions& o) {
 Tensor empty(const Shape& s, const TensorOptions& o) {
     return finish(runtime::empty(s, o.dtype(), o.device(), "empty"), o);
 }
+/// v checked into o's dtype as LibTorch's full checks it (300 into uint8 throws value_error).
 static Tensor filled(const Shape& s, Scalar v, const TensorOptions& o, const char* op) {
     Tensor t = runtime::empty(s, o.dtype(), o.device(), op);
-    runtime::fill(t, v);
+    const double value = promote::checked_in(o.dtype(), v, op);
+    if (is_integral(o.dtype()) && t.numel() > 0)  // exactly, not through a double
+        runtime::copy_into(t, promote::scalar_tensor(v, o));
+    else
+        runtime::fill(t, value);
     return finish(t, o);
 }
 Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
@@ -61,19 +69,30 @@ static std::vector<T> host_buffer(size_t n, const char* op) {
     }
 }
 
-/// Copies v, converted to t's dtype, into contiguous t (any device).
+/// Copies v, converted to t's dtype, into contiguous t (any device): checked as LibTorch's
+/// tensor() checks (a value the dtype cannot hold throws value_error naming op), or converted as
+/// a copy converts (Note [Conversions]; arange, as LibTorch's, wraps).
 template <class T>
-static void upload(const Tensor& t, const std::vector<T>& v, const char* op) {
-    if (t.dtype() == kBool) {  // one byte each, nonzero (and NaN) is true
-        std::vector<uint8_t> conv = host_buffer<uint8_t>(v.size(), op);
-        std::transform(v.begin(), v.end(), conv.begin(), [](T x) { return uint8_t(x != T(0)); });
-        return runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size());
-    }
-    dispatch(t.dtype(), [&](auto tag) {
+static void upload(const Tensor& t, const std::vector<T>& v, const char* op, bool checked = true) {
+    dispatch_all(t.dtype(), [&](auto tag) {
         using U = decltype(tag);
-        std::vector<U> conv = host_buffer<U>(v.size(), op);
-        std::copy(v.begin(), v.end(), conv.begin());
-        runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size() * sizeof(U));
+        using Byte = std::conditional_t<std::is_same_v<U, bool>, uint8_t, U>;  // no vector<bool>
+        std::vector<Byte> conv = host_buffer<Byte>(v.size(), op);
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (!checked) {
+                conv[i] = Byte(backend::convert<U>(v[i]));
+                continue;
+            }
+            try {
+                conv[i] = Byte(Scalar(v[i]).to<U>());
+            } catch (const value_error& e) {
+                throw value_error(std::string(op) + ": " + e.what() + " (element " +
+                                  std::to_string(i) + " of a " + dtype_name(t.dtype()) +
+                                  " tensor)");
+            }
+        }
+        runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(),
+                                 conv.size() * sizeof(Byte));
     });
 }
 template <class T>
@@ -96,7 +115,9 @@ Tensor tensor(const std::vector<int64_t>& v, const TensorOptions& o) {
     return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
 Tensor scalar_tensor(Scalar v, const TensorOptions& o) {
-    return from_host_vector(std::vector<double>{v}, {}, o, "scalar_tensor");
+    if (v.isFloatingPoint())
+        return from_host_vector(std::vector<double>{v.toDouble()}, {}, o, "scalar_tensor");
+    return from_host_vector(std::vector<int64_t>{v.toLong()}, {}, o, "scalar_tensor");
 }
 Tensor arange(Scalar end, const TensorOptions& o) {
     return arange(0, end, 1, o);
@@ -126,7 +147,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
     std::vector<double> v = host_buffer<double>(size_t(n), "arange");
     for (int64_t i = 0; i < n; ++i)
         v[size_t(i)] = start + double(i) * step;
-    upload(t, v, "arange");
+    upload(t, v, "arange", false);
     return finish(t, o);
 }
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
@@ -176,6 +197,8 @@ static Tensor random_ints(int64_t low, int64_t high, const Shape& s, const Tenso
     if (high <= low)
         throw value_error("randint: empty range [" + std::to_string(low) + ", " +
                           std::to_string(high) + ")");
+    promote::checked_in(o.dtype(), low, "randint");  // both bounds fit the dtype
+    promote::checked_in(o.dtype(), high - 1, "randint");
     Tensor t = runtime::empty(s, o.dtype(), o.device(), "randint");  // before the host buffer
     std::vector<int64_t> v = host_buffer<int64_t>(size_t(t.numel()), "randint");
     std::uniform_int_distribution<int64_t> dist(low, high - 1);

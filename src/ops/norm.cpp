@@ -120,15 +120,16 @@ void check_channel_tensor(const char* op, const char* what, const Tensor& x, con
         return;
     runtime::check_same(op, x, t);
     if (t.dim() != 1 || t.size(0) != x.size(1))
-        throw shape_error(std::string(op) + ": " + what + " " + shapes(t) + " does not match input " +
-                          shapes(x) + " with " + std::to_string(x.size(1)) + " channels (expected [" +
+        throw shape_error(std::string(op) + ": " + what + " " + shapes(t) +
+                          " does not match input " + shapes(x) + " with " +
+                          std::to_string(x.size(1)) + " channels (expected [" +
                           std::to_string(x.size(1)) + "])");
 }
 
 void check_args(const NormArgs& a) {
     if (!a.x.defined())
         throw value_error(std::string(a.op) + ": undefined input");
-    runtime::check_floating(a.op, a.x);
+    runtime::check_float_kernels(a.op, a.x);
     if (a.x.dim() < 2)
         throw shape_error(std::string(a.op) + ": input " + shapes(a.x) +
                           " must have at least 2 dims [N,C,...]");
@@ -265,8 +266,8 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                 op = a.op](const Tensor& dy, const Node& n) {
                    const Tensor xx = sx.get(), ww = sw.get();
                    if (GradMode::is_enabled())
-                       return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats,
-                                                eps, needs(n, 0), needs(n, 1), needs(n, 2));
+                       return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats, eps,
+                                                needs(n, 0), needs(n, 1), needs(n, 2));
                    return backward_fast(dy, xx, l, sm.get(), si.get(), ww, batch_stats, op,
                                         needs(n, 0), needs(n, 1), needs(n, 2));
                });
