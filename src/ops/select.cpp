@@ -32,12 +32,12 @@ Tensor clamp_impl(const Tensor& x_in, std::optional<Scalar> lo, std::optional<Sc
                              : result_type(x_in, lo ? *lo : *hi);
     const Tensor x = promote::to(x_in, d);
     if (is_integral(d)) {  // not differentiable; exact bounds (a missing one is no double)
-        Tensor y = lo ? maximum(x, promote::scalar_tensor(promote::checked_in(d, *lo, "clamp"),
-                                                          x.options()))
-                      : x;
-        return hi ? minimum(y, promote::scalar_tensor(promote::checked_in(d, *hi, "clamp"),
-                                                      x.options()))
-                  : y;
+        if (lo)
+            promote::checked_in(d, *lo, "clamp");
+        if (hi)
+            promote::checked_in(d, *hi, "clamp");
+        const Tensor y = lo ? maximum(x, promote::scalar_tensor(*lo, x.options())) : x;
+        return hi ? minimum(y, promote::scalar_tensor(*hi, x.options())) : y;
     }
     const double inf = std::numeric_limits<double>::infinity();
     const double l = lo ? promote::checked_in(d, *lo, "clamp") : -inf;
