@@ -225,6 +225,8 @@ inline int run(const Args& args, const Example& e) {
     auto t_start = Clock::now();
     double test_acc = 0;
     for (int epoch = 1; epoch <= args.epochs; ++epoch) {
+        if (args.cosine)  // the k-th step() sets epoch k's lr (LibTorch's convention)
+            schedule.step();
         auto t_epoch = Clock::now(), t_print = t_epoch;
         double loss_sum = 0;
         int64_t correct = 0, seen = 0, i = 0;
@@ -258,8 +260,6 @@ inline int run(const Args& args, const Example& e) {
         const double train_secs = seconds_since(t_epoch);
         const double train_loss = loss_sum / double(seen),
                      train_acc = double(correct) / double(seen);
-        if (args.cosine)
-            schedule.step();
         auto [test_loss, acc] = evaluate(model, test_x, test_y);
         test_acc = acc;
         const double secs = seconds_since(t_epoch);

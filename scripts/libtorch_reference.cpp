@@ -6,8 +6,11 @@
 //       -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10)
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <string>
 
 namespace F = torch::nn::functional;
@@ -364,6 +367,137 @@ static void dtypes() {
     std::cout << torch::tensor({65504.0, 0.1}, torch::kHalf) << "\n";
 }
 
+/// tests/test_libtorch_fidelity.cpp and test_optim.cpp: calls that compiled against both and
+/// computed something else in tapegrad (issue 29).
+static void fidelity(const torch::TensorOptions& o) {
+    auto x = torch::tensor({0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 3.0, 1.0}, o).reshape({2, 2, 2});
+    auto w = torch::tensor({2.0, -3.0}, o), b = torch::tensor({0.5, 0.25}, o);
+    auto rm = torch::tensor({0.1, -0.2}, o), rv = torch::tensor({4.0, 0.5}, o);
+    show("batch_norm_eval", torch::batch_norm(x, w, b, rm, rv, false, 0.1, 1e-5, false));
+    auto rm2 = rm.clone(), rv2 = rv.clone();
+    show("batch_norm_train", torch::batch_norm(x, w, b, rm2, rv2, true, 0.3, 1e-3, false));
+    show("batch_norm_train_running_mean", rm2);
+    show("batch_norm_train_running_var", rv2);
+    // StepLR(step_size 2, gamma 0.5) over 6 calls, then lr set to 2 and 3 more calls
+    auto p = torch::zeros({2}, torch::requires_grad());
+    torch::optim::SGD sgd({p}, torch::optim::SGDOptions(1.0));
+    torch::optim::StepLR sched(sgd, 2, 0.5);
+    std::printf("step_lr:");
+    for (int i = 0; i < 9; ++i) {
+        if (i == 6)
+            sgd.param_groups()[0].options().set_lr(2.0);
+        sched.step();
+        std::printf(" %.17g", sgd.param_groups()[0].options().get_lr());
+    }
+    std::printf("\n");
+    // loading an optimizer keeps the options the program set
+    torch::optim::SGD saved({torch::zeros({2}, torch::requires_grad())},
+                            torch::optim::SGDOptions(0.3).momentum(0.9));
+    torch::save(saved, "/tmp/libtorch_reference_sgd.pt");
+    torch::optim::SGD loaded({torch::zeros({2}, torch::requires_grad())},
+                             torch::optim::SGDOptions(0.7).momentum(0.5));
+    torch::load(loaded, "/tmp/libtorch_reference_sgd.pt");
+    auto& lo = static_cast<torch::optim::SGDOptions&>(loaded.param_groups()[0].options());
+    std::printf("loaded_sgd_lr_momentum: %.17g %.17g\n", lo.lr(), lo.momentum());
+    // embedding: ATen's padding_idx (negative = none), scale_grad_by_freq, F:: from the end
+    auto ids = torch::tensor({0, 2, 2, 4, 2, 1}).reshape({2, 3});
+    auto dy = torch::arange(18, o).reshape({2, 3, 3});
+    auto emb_grad = [&](const std::function<torch::Tensor(const torch::Tensor&)>& f) {
+        auto w = torch::arange(15, o).reshape({5, 3}).requires_grad_(true);
+        (f(w) * dy).sum().backward();
+        return w.grad();
+    };
+    show("embedding_minus1_grad",
+         emb_grad([&](const torch::Tensor& w) { return torch::embedding(w, ids, -1); }));
+    show("embedding_pad2_freq_grad",
+         emb_grad([&](const torch::Tensor& w) { return torch::embedding(w, ids, 2, true); }));
+    show("F_embedding_padm1_freq_grad", emb_grad([&](const torch::Tensor& w) {
+             return F::embedding(
+                 ids, w, F::EmbeddingFuncOptions().padding_idx(-1).scale_grad_by_freq(true));
+         }));
+    // overloads where an int, {} or a bool means something else than a first guess
+    auto v = torch::tensor({1.0, 4.0, -2.0, 0.5, 3.0, 3.0, -1.0, 2.0, 0.0, 5.0, 1.5, -0.5}, o)
+                 .reshape({3, 4});
+    show("var_x_0", torch::var(v, 0));
+    show("var_method_1", v.var(1));
+    show("clamp_none_2", torch::clamp(v, {}, 2));
+    show("clamp_3_1", torch::clamp(v, 3, 1));
+    show("argsort_stable_3d", torch::argsort(v.reshape({2, 3, 2}), true));
+    show("mse_loss_reduction_braces", torch::mse_loss(v, v * 0.5, {}));
+    show("argmax_braces_keepdim", torch::argmax(v, {}, true));
+    std::printf("argmax_braces_keepdim_shape: %s\n",
+                c10::str(torch::argmax(v, {}, true).sizes()).c_str());
+    torch::manual_seed(0);
+    auto h = torch::ones({2, 3}, o);
+    F::dropout(h, F::DropoutFuncOptions().p(1.0).inplace(true));
+    show("dropout_inplace_p1", h);
+    std::printf("data_loader_options_batch_size: %zu\n",
+                torch::data::DataLoaderOptions().batch_size());
+    std::printf("index_true_shape: %s\n", c10::str(v.index({true}).sizes()).c_str());
+    std::printf("index_false_shape: %s\n", c10::str(v.index({false}).sizes()).c_str());
+}
+
+/// tests/test_nn_spellings.cpp: module options and the functions ported programs call (issue 29).
+static void ported_spellings(const torch::TensorOptions& o) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+    auto a = torch::tensor({1.0, inf, -inf, nan, 1e-9, 100.0, 2.0}, o);
+    auto b = torch::tensor({1.0 + 1e-6, inf, inf, nan, 0.0, 100.001, 2.1}, o);
+    show("isclose", torch::isclose(a, b));
+    show("isclose_equal_nan_rtol_0.1", torch::isclose(a, b, 0.1, 0.0, true));
+    std::printf("allclose_first2: %d\n", int(torch::allclose(a.slice(0, 0, 2), b.slice(0, 0, 2))));
+    auto x = torch::tensor({-2.0, -0.5, 0.0, 0.3, 1.7, 4.0}, o);
+    show("gelu_tanh", torch::nn::GELU(torch::nn::GELUOptions().approximate("tanh"))(x));
+    show("gelu_none", torch::nn::GELU()(x));
+    auto logits = torch::tensor({0.3, -1.2, 2.0, 0.0, -0.4, 1.1}, o).reshape({2, 3});
+    auto target = torch::tensor({1.0, 0.0, 1.0, 0.5, 0.0, 1.0}, o).reshape({2, 3});
+    show("bce_logits_pos_weight",
+         torch::nn::BCEWithLogitsLoss(torch::nn::BCEWithLogitsLossOptions().pos_weight(
+             torch::tensor({2.0, 0.5, 1.5}, o)))(logits, target));
+    show("bce_logits_weight_pos_weight_sum",
+         torch::nn::BCEWithLogitsLoss(torch::nn::BCEWithLogitsLossOptions()
+                                          .weight(torch::tensor({1.0, 3.0, 0.5}, o))
+                                          .pos_weight(torch::tensor({2.0, 0.5, 1.5}, o))
+                                          .reduction(torch::kSum))(logits, target));
+    auto img = torch::arange(12, o).reshape({1, 1, 3, 4}) * 0.5 - 1.0;
+    auto w = torch::tensor({1.0, -2.0, 0.5, 3.0}, o).reshape({1, 1, 2, 2});
+    for (auto mode : {0, 1, 2, 3}) {
+        torch::nn::Conv2dOptions opts(1, 1, 2);
+        opts.bias(false).padding(torch::kSame);
+        const char* name = "conv_same_zeros";
+        if (mode == 1)
+            opts.padding_mode(torch::kReflect), name = "conv_same_reflect";
+        if (mode == 2)
+            opts.padding_mode(torch::kReplicate), name = "conv_same_replicate";
+        if (mode == 3)
+            opts.padding_mode(torch::kCircular), name = "conv_same_circular";
+        torch::nn::Conv2d conv(opts);
+        conv->to(torch::kFloat64);
+        {
+            torch::NoGradGuard g;
+            conv->weight.copy_(w);
+        }
+        show(name, conv(img));
+    }
+    torch::nn::Conv2d pad1(
+        torch::nn::Conv2dOptions(1, 1, 2).bias(false).padding(1).padding_mode(torch::kReflect));
+    pad1->to(torch::kFloat64);
+    {
+        torch::NoGradGuard g;
+        pad1->weight.copy_(w);
+    }
+    show("conv_pad1_reflect", pad1(img));
+    auto p = torch::tensor({3.0, -4.0}, o).requires_grad_(), q = torch::tensor({12.0}, o);
+    q.requires_grad_();
+    for (double nt : {0.0, 3.0, inf}) {
+        p.mutable_grad() = torch::tensor({3.0, -4.0}, o);
+        q.mutable_grad() = torch::tensor({12.0}, o);
+        const double total = torch::nn::utils::clip_grad_norm_({p, q}, 5.0, nt);
+        std::printf("clip_norm_type_%g: %.17g\n", nt, total);
+        show("clipped", torch::cat({p.grad(), q.grad()}));
+    }
+    show("norm_2_dim1", torch::tensor({3.0, 4.0, 6.0, 8.0}, o).reshape({2, 2}).norm(2, 1));
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -419,6 +553,8 @@ int main() {
     ordering(o);
     resampling(o);
     attention(o);
+    fidelity(o);
+    ported_spellings(o);
     dtypes();
     return 0;
 }

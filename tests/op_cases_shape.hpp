@@ -11,8 +11,9 @@ inline std::vector<OpCase> shape_cases() {
     const tg::Tensor idx_gather0 = index_of({2, 0, 1, 0}, {1, 4});
     const tg::Tensor idx_add = labels({1, 1, 0});
     const tg::Tensor idx_none = labels({});  // an empty index
-    const tg::Tensor fill_mask = index_of({1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1}, {3, 4});
-    const tg::Tensor row_mask = index_of({0, 1, 1, 0}, {4});
+    const tg::Tensor fill_mask =
+        index_of({1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1}, {3, 4}).to(tg::kBool);
+    const tg::Tensor row_mask = index_of({0, 1, 1, 0}, {4}).to(tg::kBool);
     return {
         {"reshape", {U({3, 4})}, F(tg::reshape(x[0], {2, 6}))},
         {"reshape_method_infer", {U({3, 4})}, F(x[0].reshape({4, -1}))},
@@ -119,7 +120,7 @@ inline std::vector<OpCase> shape_cases() {
         {"index_pairs",
          {U({3, 4})},
          F(x[0].index({on(idx_rows, x[0]), on(labels({1, 3, 1}), x[0])}) * 2.0)},
-        {"index_mask", {U({3, 4})}, F(x[0].index({on(fill_mask, x[0]) > 0.5}))},
+        {"index_mask", {U({3, 4})}, F(x[0].index({on(fill_mask, x[0])}))},
         {"index_2d", {U({4, 3})}, F(x[0].index({on(idx_gather, x[0])}))},
         {"index_separated",  // a slice between: the broadcast dims go first
          {U({3, 2, 4})},

@@ -22,9 +22,14 @@ inline std::vector<OpCase> transformer_cases() {
         // the padding row gets no gradient by definition (not the derivative): no finite
         // differences; test_attention.cpp checks that row
         {"embedding_padding_idx", {U({5, 3})}, F(tg::embedding(x[0], on(tokens, x[0]), 2)), kNoFD},
-        {"embedding_padding_idx_negative",
+        {"embedding_padding_idx_negative",  // F:: counts it from the end: row 0
          {UT({5, 3})},
-         F(tg::embedding(x[0], on(tokens, x[0]), -5)),
+         F(tg::nn::functional::embedding(
+             on(tokens, x[0]), x[0], tg::nn::functional::EmbeddingFuncOptions().padding_idx(-5))),
+         kNoFD},
+        {"embedding_scale_grad_by_freq",  // a scaled gradient, not the derivative
+         {U({5, 3})},
+         F(tg::embedding(x[0], on(tokens, x[0]), -1, true)),
          kNoFD},
         {"embedding_empty", {U({5, 3})}, F(tg::embedding(x[0], on(no_tokens, x[0])))},
         {"layer_norm_1d", {U({3, 4}), P({4}), U({4})}, F(tg::layer_norm(x[0], {4}, x[1], x[2]))},

@@ -36,7 +36,7 @@ tg::Tensor reference(const tg::Tensor& q, const tg::Tensor& k, const tg::Tensor&
     if (mask.defined())
         s = tg::is_floating(mask.dtype())
                 ? s + mask
-                : tg::where(mask.expand(full), s, tg::full({}, -inf, q.options()));
+                : tg::where(mask.expand(full).to(tg::kBool), s, tg::full({}, -inf, q.options()));
     if (causal) {
         const tg::Tensor i = tg::arange(L).reshape({L, 1}), j = tg::arange(S).reshape({1, S});
         s = tg::where(tg::gt(j, i), tg::full({}, -inf, q.options()), s);
@@ -224,4 +224,34 @@ BOOST_AUTO_TEST_CASE(embedding_padding_row_and_repeated_tokens) {
     y.sum().backward();
     // each row's gradient counts its tokens; the padding row (2) gets none
     check_close(w.grad(), std::vector<double>{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1});
+}
+
+/// ATen's embedding(weight, indices, padding_idx = -1, scale_grad_by_freq): a negative
+/// padding_idx is no padding row (tapegrad counted it from the end, so -1 never trained the last
+/// row); F::embedding counts it from the end. Gradients recorded from LibTorch 1.13
+/// (scripts/libtorch_reference.cpp "fidelity").
+BOOST_AUTO_TEST_CASE(embedding_padding_idx_as_aten) {
+    const tg::Tensor ids = tg::tensor(std::vector<int64_t>{0, 2, 2, 4, 2, 1}).reshape({2, 3});
+    const tg::Tensor dy = tg::arange(18.0, tg::kFloat64).reshape({2, 3, 3});
+    auto grad_of = [&](const std::function<tg::Tensor(const tg::Tensor&)>& f) {
+        tg::Tensor w = tg::arange(15.0, tg::kFloat64).reshape({5, 3}).requires_grad_(true);
+        (f(w) * dy).sum().backward();
+        return w.grad();
+    };
+    check_close(grad_of([&](const tg::Tensor& w) { return tg::embedding(w, ids, -1); }),
+                {0, 1, 2, 15, 16, 17, 21, 24, 27, 0, 0, 0, 9, 10, 11});
+    check_close(grad_of([&](const tg::Tensor& w) { return tg::embedding(w, ids, 2, true); }),
+                {0, 1, 2, 15, 16, 17, 0, 0, 0, 0, 0, 0, 9, 10, 11});
+    namespace F = tg::nn::functional;
+    check_close(grad_of([&](const tg::Tensor& w) {
+                    return F::embedding(
+                        ids, w, F::EmbeddingFuncOptions().padding_idx(-1).scale_grad_by_freq(true));
+                }),
+                {0, 1, 2, 15, 16, 17, 7, 8, 9, 0, 0, 0, 0, 0, 0});
+    const tg::Tensor w = tg::zeros({5, 3});
+    check_throws<tg::value_error>([&] { (void)tg::embedding(w, ids, -1, false, true); },
+                                  {"embedding", "sparse"});
+    check_throws<tg::value_error>(
+        [&] { (void)F::embedding(ids, w, F::EmbeddingFuncOptions().padding_idx(-6)); },
+        {"F::embedding", "padding_idx -6", "[-5, 5)"});
 }

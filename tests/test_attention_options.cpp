@@ -5,6 +5,7 @@
 /// masks widened over the appended keys, and the parameters' names.
 #define BOOST_TEST_MODULE test_attention_options
 #include <boost/test/unit_test.hpp>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,7 +103,11 @@ BOOST_AUTO_TEST_CASE(different_kdim_and_vdim_gradcheck_with_masks) {
     BOOST_TEST(mha->v_proj_weight.sizes() == tg::Shape({4, 5}));
     const tg::Tensor key = wave(18, 0.4, false).reshape({3, 2, 3});
     const tg::Tensor value = wave(30, 0.25, true).reshape({3, 2, 5});
-    const tg::Tensor causal = tg::triu(tg::ones({2, 3}, tg::kBool), 1);  // [L, S]: true = not
+    // [L, S], added to the scores: -inf where a query may not attend
+    const tg::Tensor causal =
+        tg::where(tg::triu(tg::ones({2, 3}, tg::kBool), 1),
+                  tg::full({}, -std::numeric_limits<double>::infinity(), tg::kFloat64),
+                  tg::zeros({}, tg::kFloat64));
     const tg::Tensor pad = tg::tensor({0.0, 0.0, 1.0, 0.0, 0.0, 0.0}, tg::kBool).reshape({2, 3});
     std::vector<tg::Tensor> in = {wave(16, 0.7, true).reshape({2, 2, 4}), key, value};
     for (const tg::Tensor& p : mha->parameters())

@@ -38,13 +38,13 @@ struct Fixtures {
         std::remove(model_file.c_str());
         std::remove(optim_file.c_str());
     }
-    data::Example past_the_end() const {
+    data::Example<> past_the_end() const {
         data::DataLoader loader(images, labels, data::DataLoaderOptions(5));
         auto it = loader.begin();
         ++it;
         return *it;
     }
-    data::Example default_iterator() const { return *data::DataLoader::Iterator(); }
+    data::Example<> default_iterator() const { return *data::DataLoader::Iterator(); }
     void load_into(nn::Linear m, const std::string& path) const { tg::load(m, path); }
     void load_into(tg::optim::Optimizer& o, const std::string& path) const { tg::load(o, path); }
 };

@@ -45,7 +45,7 @@ BOOST_FIXTURE_TEST_CASE(layers, Fixtures) {
     check_table(
         "Layers",
         {
-            TG_BAD(nn::Linear(0, 3), shape_error, "Linear(0, 3)", "positive"),
+            TG_BAD(nn::Linear(-1, 3), shape_error, "Linear(-1, 3)", ">= 0"),
             TG_BAD(nn::Linear(3, -1), shape_error, "Linear(3, -1)"),
             TG_BAD(fc(tg::zeros({4, 5})), shape_error, "Linear(3, 2)", "[4,5]", "last dim 3"),
             TG_BAD(fc(tg::zeros({})), shape_error, "Linear(3, 2)", "[]"),
@@ -66,6 +66,18 @@ BOOST_FIXTURE_TEST_CASE(layers, Fixtures) {
             TG_BAD(seq->at<nn::ReLUImpl>(0), error, "Sequential::at", "Linear"),
             TG_BAD(nn::Linear(nullptr)(x), error, "empty holder"),
             TG_BAD(seq(tg::zeros({4, 5})), shape_error, "Linear(3, 3)", "[4,5]"),
+            TG_BAD(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(-0.5).inplace(true)),
+                   value_error, "LeakyReLU", "inplace"),
+            TG_BAD(nn::GELU(nn::GELUOptions().approximate("fast")), value_error, "GELU", "fast"),
+            TG_BAD(nn::Conv2d(nn::Conv2dOptions(1, 2, 3).padding(tg::kSame).stride(2)), value_error,
+                   "Conv2d", "padding='same'", "strided"),
+            TG_BAD(
+                nn::ConvTranspose2d(nn::ConvTranspose2dOptions(1, 2, 3).padding_mode(tg::kReflect)),
+                value_error, "ConvTranspose2d", "kZeros"),
+            TG_BAD(nn::Functional(nn::FunctionalImpl::Function()), value_error, "Functional",
+                   "empty"),
+            TG_BAD(seq->named_parameters()["nope"], value_error, "Key 'nope' is not defined"),
+            TG_BAD(tg::ExpandingArray<2>({1, 2, 3}), value_error, "Expected 2 values", "got 3"),
         });
 }
 
@@ -109,7 +121,7 @@ BOOST_FIXTURE_TEST_CASE(init_and_utils, Fixtures) {
             TG_BAD(nn::init::calculate_gain(nn::init::Nonlinearity::LeakyReLU, nan), value_error,
                    "calculate_gain"),
             TG_BAD(nn::init::zeros_(u), value_error, "undefined"),
-            TG_BAD(nn::utils::clip_grad_norm_({p}, 1.0, 0.0), value_error, "clip_grad_norm_",
+            TG_BAD(nn::utils::clip_grad_norm_({p}, 1.0, -1.0), value_error, "clip_grad_norm_",
                    "norm_type"),
             TG_BAD(nn::utils::clip_grad_norm_({p}, 1.0, nan), value_error, "norm_type"),
             TG_BAD(nn::utils::clip_grad_norm_({p}, -1.0), value_error, "clip_grad_norm_",

@@ -244,7 +244,15 @@ BOOST_AUTO_TEST_CASE(masks_drive_attention_and_multihead_attention) {
     mha->to(tg::kFloat64);
     const tg::Tensor x = q.transpose(0, 1);  // [L, N, E]
     const tg::Tensor pad = tg::tensor({0.0, 0.0, 1.0, 0.0, 1.0, 1.0}, tg::kBool).reshape({2, 3});
+    // key_padding_mask true = padding; LibTorch masked_fills it, so it must be bool
     const tg::Tensor y_bool = std::get<0>(mha(x, x, x, pad));
-    const tg::Tensor y_long = std::get<0>(mha(x, x, x, pad.to(tg::kInt64)));
-    check_close(y_bool, y_long, 1e-12, 1e-12);
+    const tg::Tensor inf = tg::full({}, -std::numeric_limits<double>::infinity(), tg::kFloat64);
+    const tg::Tensor add = tg::where(pad, inf, tg::zeros({}, tg::kFloat64));
+    // [N,S] -> the [N·H, L, S] form attn_mask takes: the same scores, masked by addition
+    const tg::Tensor per_head = add.reshape({2, 1, 1, 3}).expand({2, 2, 3, 3}).reshape({4, 3, 3});
+    check_close(y_bool, std::get<0>(mha(x, x, x, tg::Tensor(), true, per_head)), 1e-12, 1e-12);
+    BOOST_CHECK_THROW(mha(x, x, x, pad.to(tg::kInt64)), tg::dtype_error);
+    // LibTorch's C++ module adds a bool attn_mask (true = +1): refused, not misread
+    BOOST_CHECK_THROW(mha(x, x, x, tg::Tensor(), true, tg::ones({3, 3}, tg::kBool)),
+                      tg::dtype_error);
 }

@@ -116,6 +116,26 @@ struct NanGrad : Function<NanGrad> {
         return {dy[0] * std::numeric_limits<double>::quiet_NaN()};
     }
 };
+/// LibTorch's autograd tutorial: forward's bias defaults to undefined, backward always returns
+/// three gradients, the third undefined when the bias was: LibTorch drops extra undefined ones.
+struct LinearWithBias : Function<LinearWithBias> {
+    static tg::Tensor forward(AutogradContext* ctx, tg::Tensor x, tg::Tensor w,
+                              tg::Tensor b = tg::Tensor()) {
+        ctx->save_for_backward({x, w, b});
+        tg::Tensor y = x.mm(w.t());
+        return b.defined() ? y + b : y;
+    }
+    static tensor_list backward(AutogradContext* ctx, tensor_list dy) {
+        auto saved = ctx->get_saved_variables();
+        tg::Tensor db = saved[2].defined() ? dy[0].sum(0) : tg::Tensor();
+        return {dy[0].mm(saved[1]), dy[0].t().mm(saved[0]), db};
+    }
+};
+/// An extra gradient that is defined is still an error.
+struct ExtraDefined : Function<ExtraDefined> {
+    static tg::Tensor forward(AutogradContext*, tg::Tensor x) { return x * 2.0; }
+    static tensor_list backward(AutogradContext*, tensor_list dy) { return {dy[0] * 2.0, dy[0]}; }
+};
 /// A gradient with a broadcast shape ([1,3] for a [1,3] input given [2,3]): summed down.
 struct BroadcastGrad : Function<BroadcastGrad> {
     static tg::Tensor forward(AutogradContext*, tg::Tensor x) { return x.sum(); }
@@ -222,6 +242,12 @@ BOOST_AUTO_TEST_CASE(bad_backwards_are_typed_errors) {
     BOOST_CHECK_THROW(TooFew::apply(x, y).sum().backward(), tg::autograd_error);
     BOOST_CHECK_THROW(WrongShape::apply(x).backward(), tg::autograd_error);
     BOOST_CHECK_THROW(GradForDouble::apply(x, 2.0).sum().backward(), tg::autograd_error);
+    BOOST_CHECK_THROW(ExtraDefined::apply(x).sum().backward(), tg::autograd_error);
+    // extra undefined gradients are dropped, as LibTorch does (its autograd tutorial's
+    // LinearFunction applied without a bias)
+    tg::Tensor w = make_input({4, 3}, 19);
+    LinearWithBias::apply(x, w).sum().backward();
+    check_close(w.grad(), tg::ones({4, 2}, x.options()).mm(x.detach()));
     tg::Tensor b = make_input({1, 3}, 18);
     BroadcastGrad::apply(b).backward();
     check_close(b.grad(), {2, 2, 2});

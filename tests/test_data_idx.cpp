@@ -369,7 +369,7 @@ BOOST_AUTO_TEST_CASE(libtorch_mnist_map_stack_make_data_loader) {
     data::datasets::MNIST raw(dir.path.string(), data::datasets::MNIST::Mode::kTrain);
     BOOST_TEST(raw.size().value() == 10u);
     BOOST_TEST(raw.is_train());
-    const data::Example e = raw.get(3);
+    const data::Example<> e = raw.get(3);
     BOOST_TEST(e.data.sizes() == tg::Shape({1, 28, 28}));
     BOOST_TEST(e.target.dim() == 0);
     BOOST_TEST(e.target.item<int64_t>() == 3);
@@ -406,8 +406,8 @@ BOOST_AUTO_TEST_CASE(libtorch_mnist_map_stack_make_data_loader) {
     auto in_order = data::make_data_loader<data::samplers::SequentialSampler>(
         data::datasets::MNIST(dir.path.string(), data::datasets::MNIST::Mode::kTest), 2);
     std::vector<int64_t> labels;
-    for (std::vector<data::Example>& batch : *in_order)
-        for (const data::Example& ex : batch)
+    for (std::vector<data::Example<>>& batch : *in_order)
+        for (const data::Example<>& ex : batch)
             labels.push_back(ex.target.item<int64_t>());
     BOOST_TEST(labels == (std::vector<int64_t>{0, 1, 2}), boost::test_tools::per_element());
     BOOST_CHECK_THROW(data::make_data_loader(data::datasets::MNIST(dir.path.string()),

@@ -23,7 +23,7 @@ namespace {
 class Numbers : public data::datasets::Dataset<Numbers> {
 public:
     Numbers(size_t n, int64_t bad = -1) : n_(n), bad_(bad), seen_(std::make_shared<Seen>()) {}
-    data::Example get(size_t i) const {
+    data::Example<> get(size_t i) const {
         {
             std::lock_guard<std::mutex> lock(seen_->mu);
             seen_->threads.insert(std::this_thread::get_id());

@@ -128,7 +128,8 @@ BOOST_AUTO_TEST_CASE(every_op_reports_libtorchs_node_name) {
       "MaxPool2DWithIndicesBackward0");
     N("avg_pool2d", F::avg_pool2d(img, F::AvgPool2dFuncOptions(2)), "AvgPool2DBackward0");
     N("adaptive_avg_pool2d", tg::adaptive_avg_pool2d(img, {2, 2}), "AdaptiveAvgPool2DBackward0");
-    N("batch_norm", tg::batch_norm(img, tg::zeros({2}, o), tg::ones({2}, o), {}, {}, true),
+    N("batch_norm",
+      tg::batch_norm(img, {}, {}, tg::zeros({2}, o), tg::ones({2}, o), true, 0.1, 1e-5, false),
       "NativeBatchNormBackward0");
     N("group_norm", tg::group_norm(img, 1), "NativeGroupNormBackward0");
     N("embedding", F::embedding(tg::tensor(std::vector<int64_t>{0, 2}), w), "EmbeddingBackward0");

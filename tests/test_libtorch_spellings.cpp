@@ -138,9 +138,13 @@ BOOST_AUTO_TEST_CASE(masks_and_likes_as_libtorch) {
     check_close(x.tril(-1), {0, 0, 0, 4, 0, 0, 7, 8, 0});
     const tg::Tensor m = tg::gt(x, 4.0);
     check_close(x.masked_fill(m, -1.0), {1, 2, 3, 4, -1, -1, -1, -1, -1});
-    check_close(x.masked_fill(tg::tensor(std::vector<int64_t>{1, 0, 0}), 0.0),
+    check_close(x.masked_fill(tg::tensor(std::vector<int64_t>{1, 0, 0}).to(tg::kBool), 0.0),
                 {0, 2, 3, 0, 5, 6, 0, 8, 9});
-    BOOST_CHECK_THROW(x.masked_fill(tg::ones({2, 3}), 0.0), tg::shape_error);
+    // masks are bool (LibTorch 2's rule; 1.13 ignored a float mask silently, pytorch#89320)
+    BOOST_CHECK_THROW(x.masked_fill(tg::tensor(std::vector<int64_t>{1, 0, 0}), 0.0),
+                      tg::dtype_error);
+    BOOST_CHECK_THROW(x.masked_fill(tg::ones({3}), 0.0), tg::dtype_error);
+    BOOST_CHECK_THROW(x.masked_fill(tg::ones({2, 3}, tg::kBool), 0.0), tg::shape_error);
     BOOST_CHECK_THROW(tg::triu(tg::ones({3})), tg::shape_error);
 
     const tg::Tensor f = tg::zeros({2, 3});
@@ -351,7 +355,6 @@ BOOST_AUTO_TEST_CASE(a_renamed_libtorch_program) {
     check_close(fc->bias, {0.3}, 1e-3, 1e-3);  // members, as LibTorch's
     check_close(fc->weight, {1.0, -2.0, 0.5}, 1e-3, 1e-3);
     BOOST_TEST(fc->weight.grad().defined());
-    BOOST_TEST(fc->weight().impl() == fc->weight.impl());  // the method spelling still works
     auto conv = tg::nn::Conv2d(tg::nn::Conv2dOptions(1, 2, 3).bias(false));
     BOOST_TEST(tg::shape_str(conv->weight.sizes()) == "[2,1,3,3]");
     BOOST_TEST(!conv->bias.defined());
@@ -383,4 +386,40 @@ BOOST_AUTO_TEST_CASE(method_spellings_and_scalar_tensors) {
     BOOST_TEST(i.dtype() == tg::kInt64);  // as LibTorch's torch::tensor(7)
     BOOST_TEST(i.item<int64_t>() == 7);
     BOOST_TEST(tg::tensor({3.5}).dim() == 1);  // a braced list is still a 1-D tensor
+}
+
+BOOST_AUTO_TEST_CASE(closeness_and_int_dim_norms) {
+    // LibTorch 1.13's values (scripts/libtorch_reference.cpp, ported_spellings)
+    const double nan = std::nan("");
+    const tg::Tensor a = from_values({1.0, kInf, -kInf, nan, 1e-9, 100.0, 2.0}, {7});
+    const tg::Tensor b = from_values({1.0 + 1e-6, kInf, kInf, nan, 0.0, 100.001, 2.1}, {7});
+    BOOST_TEST((tg::isclose(a, b).dtype() == tg::kBool));
+    check_close(tg::isclose(a, b), {1, 1, 0, 0, 1, 1, 0}, 0, 0);
+    check_close(a.isclose(b, 0.1, 0.0, true), {1, 1, 0, 1, 0, 1, 1}, 0, 0);
+    BOOST_TEST(tg::allclose(a.slice(0, 0, 2), b.slice(0, 0, 2)));
+    BOOST_TEST(!a.allclose(b));
+    BOOST_TEST(tg::allclose(tg::ones({1}), tg::ones({3})));  // broadcast, as LibTorch's
+    BOOST_TEST(tg::allclose(tg::ones({0}), tg::ones({0})));
+    // integers compare in float32 with the formula: |2 - 3| <= 0.5·3
+    check_close(tg::isclose(tg::tensor(std::vector<int64_t>{1, 2}),
+                            tg::tensor(std::vector<int64_t>{1, 3}), 0.5, 0.0),
+                {1, 1}, 0, 0);
+    tgtest::check_throws<tg::dtype_error>([&] { tg::isclose(a, a.to(tg::kFloat32)); },
+                                          {"isclose", "float64", "float32"});
+    tgtest::check_throws<tg::value_error>([&] { tg::isclose(a, b, -1.0); }, {"rtol"});
+    tgtest::check_throws<tg::value_error>([&] { tg::allclose(a, b, 1e-5, -1.0); }, {"atol"});
+    // equal: same sizes and values; two dtypes compare values; NaN equals nothing
+    const tg::Tensor c = from_values({1.0, 2.0}, {2});
+    BOOST_TEST(tg::equal(c, c.clone()));
+    BOOST_TEST(c.equal(c.to(tg::kFloat32)));
+    BOOST_TEST(tg::equal(c, c.to(tg::kInt64)));
+    BOOST_TEST(!tg::equal(tg::ones({2}), tg::ones({1})));
+    BOOST_TEST(!tg::equal(tg::ones({2, 1}), tg::ones({2})));
+    BOOST_TEST(!tg::equal(from_values({nan}, {1}), from_values({nan}, {1})));
+    // norm over one int dim: x.norm(2, 1), torch::norm(x, 2, 1)
+    const tg::Tensor m = from_values({3.0, 4.0, 6.0, 8.0}, {2, 2});
+    check_close(m.norm(2, 1), {5, 10});
+    check_close(tg::norm(m, 2, 1), {5, 10});
+    check_close(m.norm(1, 0, true), {9, 12});
+    BOOST_TEST(tg::shape_str(m.norm(1, 0, true).sizes()) == "[1,2]");
 }

@@ -96,12 +96,12 @@ BOOST_AUTO_TEST_CASE(zero_grad_train_eval) {
 
 BOOST_AUTO_TEST_CASE(to_dtype_keeps_parameter_identity) {
     tg::nn::Linear fc(3, 2);
-    tg::Tensor w = fc->weight();  // a handle held elsewhere (e.g. by an optimizer)
+    tg::Tensor w = fc->weight;  // a handle held elsewhere (e.g. by an optimizer)
     std::vector<double> before = values_of(w);
     fc(tg::ones({1, 3})).sum().backward();
     fc->to(tg::kFloat64);
     BOOST_TEST(w.dtype() == tg::kFloat64);
-    BOOST_TEST(fc->bias().dtype() == tg::kFloat64);
+    BOOST_TEST(fc->bias.dtype() == tg::kFloat64);
     BOOST_TEST(w.is_leaf());
     BOOST_TEST(w.requires_grad());
     BOOST_TEST(w.grad().dtype() == tg::kFloat64);
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(anomaly_messages_name_the_layer) {
     Net net;
     {
         tg::NoGradGuard guard;
-        net->fc1->weight().fill_(std::nan(""));
+        net->fc1->weight.fill_(std::nan(""));
     }
     tg::autograd::AnomalyMode anomaly;
     check_throws<tg::autograd_error>(

@@ -29,7 +29,7 @@ std::vector<std::string> names(const nn::Module& m) {
 /// MultiheadAttention written with plain ops from its parameters: [N, L, E] in and out.
 tg::Tensor mha_reference(nn::MultiheadAttentionImpl& m, const tg::Tensor& q, const tg::Tensor& k,
                          const tg::Tensor& v, const tg::Tensor& additive_mask) {
-    const int64_t E = m.options().embed_dim(), H = m.options().num_heads(), Dh = E / H;
+    const int64_t E = m.options.embed_dim(), H = m.options.num_heads(), Dh = E / H;
     const int64_t N = q.size(0), L = q.size(1), S = k.size(1);
     auto proj = [&](const tg::Tensor& x, int64_t i, int64_t T) {
         const tg::Tensor w = m.in_proj_weight.narrow(0, i * E, E),
@@ -46,7 +46,7 @@ tg::Tensor mha_reference(nn::MultiheadAttentionImpl& m, const tg::Tensor& q, con
                              .reshape({N, H, L, Dh})
                              .permute({0, 2, 1, 3})
                              .reshape({N, L, E});
-    return tg::matmul(y, m.out_proj->weight().t()) + m.out_proj->bias();
+    return tg::matmul(y, m.out_proj->weight.t()) + m.out_proj->bias;
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(module_list_and_dict_register_their_modules) {
 BOOST_AUTO_TEST_CASE(embedding_module) {
     tg::manual_seed(3);
     nn::Embedding emb(nn::EmbeddingOptions(10, 4).padding_idx(-1));
-    BOOST_TEST(emb->options().padding_idx().value() == 9);
+    BOOST_TEST(emb->options.padding_idx().value() == 9);
     check_close(emb->weight.narrow(0, 9, 1), std::vector<double>(4, 0.0), 0, 0);
     const tg::Tensor ids = tg::tensor(std::vector<int64_t>{1, 9, 1, 3}).reshape({2, 2});
     const tg::Tensor y = emb(ids);
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
         {  // LibTorch initialises the projection biases to zero: give them values to check
             tg::NoGradGuard g;
             mha->in_proj_bias.copy_(make_const({24}, 30));
-            mha->out_proj->bias().copy_(make_const({8}, 31));
+            mha->out_proj->bias.copy_(make_const({8}, 31));
         }
         const tg::Tensor x = make_const({2, 5, 8}, 32), kv = make_const({2, 6, 8}, 33);
         auto io = [&](const tg::Tensor& t) { return batch_first ? t : t.transpose(0, 1); };
@@ -144,17 +144,19 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
             check_close(io(y), mha_reference(*mha, x, x, x, {}), 1e-12, 1e-12);
             BOOST_TEST(tg::shape_str(w.sizes()) == "[2,5,5]");
             check_close(w.sum({2}), std::vector<double>(10, 1.0), 1e-12);
-            // cross-attention with a key padding mask (nonzero = ignore) and an int64 attn_mask
+            // cross-attention with a key padding mask (true = ignore) and a float attn_mask
             const tg::Tensor kpm =
                 tg::tensor(std::vector<int64_t>{0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1})
-                    .reshape({2, 6});
-            std::vector<int64_t> am(30, 0);
-            am[3] = am[17] = 1;  // (0,3) and (2,5) may not attend
-            const tg::Tensor attn = tg::tensor(am).reshape({5, 6});
+                    .reshape({2, 6})
+                    .to(tg::kBool);
+            std::vector<double> am(30, 0);
+            am[3] = am[17] = -inf;  // (0,3) and (2,5) may not attend
+            am[8] = 0.5;            // and (1,2) a little more
+            const tg::Tensor attn = tg::tensor(am, tg::kFloat64).reshape({5, 6});
             auto [y2, w2] = mha(io(x), io(kv), io(kv), kpm, true, attn, false);
             tg::Tensor add = tg::zeros({2, 1, 5, 6}, tg::kFloat64);
             add = tg::where(kpm.reshape({2, 1, 1, 6}), tg::full({}, -inf, tg::kFloat64), add);
-            add = tg::where(attn, tg::full({}, -inf, tg::kFloat64), add);
+            add = add + attn;
             check_close(io(y2), mha_reference(*mha, x, kv, kv, add), 1e-12, 1e-12);
             BOOST_TEST(tg::shape_str(w2.sizes()) == "[2,2,5,6]");
             BOOST_TEST(w2.narrow(0, 0, 1).narrow(3, 4, 2).abs().sum().item<double>() == 0.0);
@@ -179,7 +181,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_plain_ops) {
     check_throws<tg::shape_error>(
         [&] {
             const tg::Tensor x = tg::zeros({5, 2, 8});
-            mha(x, x, x, tg::zeros({2, 4}, tg::kInt64));
+            mha(x, x, x, tg::zeros({2, 4}, tg::kBool));
         },
         {"key_padding_mask", "[2,4]", "[2, 5]"});
 }

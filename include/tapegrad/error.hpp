@@ -9,6 +9,10 @@ namespace tg {
 /// Base of every tapegrad exception.
 struct error : std::runtime_error {
     using std::runtime_error::runtime_error;
+    /// The message, as c10::Error's msg() and what_without_backtrace() (tapegrad's what() has
+    /// no backtrace).
+    std::string msg() const { return what(); }
+    const char* what_without_backtrace() const noexcept { return what(); }
 };
 /// Incompatible shapes, out-of-range dims or indices.
 struct shape_error : error {
@@ -43,6 +47,13 @@ struct value_error : error {
 struct out_of_memory : error {
     using error::error;
 };
+
+/// LibTorch's exception names (c10::Error, c10::ValueError, c10::IndexError, c10::TypeError),
+/// so that `catch (const c10::Error& e)` ports by renaming.
+using Error = error;
+using ValueError = value_error;
+using IndexError = shape_error;
+using TypeError = dtype_error;
 
 }  // namespace tg
 

@@ -40,6 +40,10 @@ Tensor empty_like(const Tensor& t);
 /// value_error; a zero step or one pointing away from end, or too many values, shape_error.
 Tensor arange(Scalar end, const TensorOptions& o = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& o = {});
+/// steps values from start to end, evenly spaced, computed as LibTorch's CPU kernel does (the
+/// first half from start, the second from end, in the element type), so they agree bit for bit;
+/// value_error for a negative steps or a NaN or infinite bound.
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o = {});
 /// Standard normal samples from the calling thread's default generator (see manual_seed), or
 /// from g.
 Tensor randn(const Shape& s, const TensorOptions& o = {});

@@ -55,12 +55,15 @@ public:
     TensorIndex(std::nullopt_t) : v_(std::monostate{}) {}
     TensorIndex(EllipsisIndexType e) : v_(e) {}
     TensorIndex(Tensor t) : v_(std::move(t)) {}
-    const std::variant<std::monostate, int64_t, Slice, EllipsisIndexType, Tensor>& get() const {
+    /// true or false, as LibTorch's (and Python's x[True]): a new dim of size 1 (as None) or 0.
+    TensorIndex(bool b) : v_(b) {}
+    const std::variant<std::monostate, int64_t, Slice, EllipsisIndexType, Tensor, bool>& get()
+        const {
         return v_;
     }
 
 private:
-    std::variant<std::monostate, int64_t, Slice, EllipsisIndexType, Tensor> v_;
+    std::variant<std::monostate, int64_t, Slice, EllipsisIndexType, Tensor, bool> v_;
 };
 
 }  // namespace tg::indexing

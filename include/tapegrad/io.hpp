@@ -4,6 +4,7 @@
 ///     tg::save(model, "model.tgsv");      // model: a Module or a holder such as Sequential
 ///     tg::load(model, "model.tgsv");      // same architecture: names, shapes, dtypes must match
 ///     tg::save(optimizer, "opt.tgsv");  tg::load(optimizer, "opt.tgsv");
+///     tg::save(tensor, "x.tgsv");        tg::load(tensor, "x.tgsv");   // also std::vector<Tensor>
 ///
 /// save() writes a temporary `path.tmp.XXXXXX` (a fresh random name) in the same directory,
 /// flushes it to disk and renames it over `path`: an interrupted or killed save, or several
@@ -25,7 +26,7 @@
 ///     offset  size      field
 ///     0       4         magic "TGSV"
 ///     4       4         u32 format version: 2 when a record has a dtype of code 4 or more, else 1
-///     8       4         u32 kind: 1 = module parameters, 2 = optimizer state
+///     8       4         u32 kind: 1 = module parameters, 2 = optimizer state, 3 = tensors
 ///     12      8         u64 total file size in bytes (tells truncation from corruption)
 ///     20      4+n       string type: the module's type name ("Sequential") or the
 ///                       optimizer's ("SGD", "Adam", "AdamW")
@@ -38,6 +39,10 @@
 ///             8         u64 nbytes (= numel × element size)
 ///             nbytes    the elements, row-major (contiguous), little-endian
 ///     end     4         u32 CRC-32 (zlib's crc32, polynomial 0xEDB88320) of all bytes before it
+///
+/// Tensor files (kind 3, type "Tensor" or "TensorList") hold one record per tensor, named "0",
+/// "1", ... in order, as LibTorch's archives name them. A single tensor loads from the record
+/// "0" of either form (the first of a list, as LibTorch), a list from all of them.
 ///
 /// Module files hold one record per parameter, named as named_parameters() names it
 /// ("fc1.weight", "0.bias"), then one per buffer, named as named_buffers() names it
@@ -55,9 +60,14 @@
 ///                             "exp_avg_sq", "max_exp_avg_sq")
 /// Loading requires the same optimizer type, the same number of groups with the same sizes, and
 /// state shapes/dtypes equal to the parameters'. Loading replaces the whole state (parameters
-/// absent from the file get none) and every group's lr; the other options are not stored.
+/// absent from the file get none) and leaves every group's options, its lr included, as they
+/// are, as LibTorch's torch::load(optimizer, path) does: a resumed program sets its lr (or
+/// steps its scheduler back to where it was) itself. The file's lrs are checked, not applied.
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "tapegrad/device.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/optim/optimizer.hpp"
@@ -80,6 +90,21 @@ void save(const optim::Optimizer& o, const std::string& path);
 /// Loads state saved from an optimizer of the same type over the same parameter shapes; throws
 /// io_error and leaves o unchanged on any mismatch or corruption.
 void load(optim::Optimizer& o, const std::string& path);
+
+/// Writes a tensor's values (any device; no autograd state) as torch::save(tensor, path) does.
+void save(const Tensor& t, const std::string& path);
+/// Writes the tensors in order (LibTorch's torch::save of a std::vector<Tensor>).
+void save(const std::vector<Tensor>& tensors, const std::string& path);
+/// Reads the first tensor of a tensor file into t, as torch::load(tensor, path): a defined t
+/// keeps its identity (every handle to it sees the new values, shape and dtype; its gradient is
+/// dropped when the shape or dtype changes) and its requires_grad; an undefined t becomes the
+/// loaded tensor. It lands on `device`, else on the CPU (TGSV keeps no device; LibTorch puts it
+/// back on the device it was saved from). io_error for a file of another kind or without
+/// tensors, with t unchanged.
+void load(Tensor& t, const std::string& path, std::optional<Device> device = std::nullopt);
+/// Reads every tensor of a tensor file into `tensors` (replacing its contents).
+void load(std::vector<Tensor>& tensors, const std::string& path,
+          std::optional<Device> device = std::nullopt);
 
 /// save(*holder, path), for Linear, Sequential and user TG_MODULEs.
 template <class Impl>

@@ -54,6 +54,20 @@ Tensor all(const Tensor& x);
 Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
 
+// ---- closeness, as LibTorch's (src/ops/closeness.cpp)
+/// |a - b| <= atol + |rtol·b| elementwise with broadcasting, or a == b (equal infinities are
+/// close), or both NaN with equal_nan; in a's dtype (integers in float32, LibTorch's default
+/// dtype), bool. dtype_error unless a and b have one dtype ("isclose: float64 did not match
+/// float32"), value_error for a negative rtol or atol.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double atol = 1e-08,
+               bool equal_nan = false);
+/// isclose(...).all(), read back to the host.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double atol = 1e-08,
+              bool equal_nan = false);
+/// Whether a and b have the same sizes (no broadcasting) and equal values (NaN equals nothing);
+/// of two dtypes, the values are compared, as LibTorch's equal.
+bool equal(const Tensor& a, const Tensor& b);
+
 // ---- masks to indices (these read the mask back to the host, as PyTorch does)
 /// The indices of the nonzero elements, int64 [n, x.dim()], in row-major order.
 Tensor nonzero(const Tensor& x);

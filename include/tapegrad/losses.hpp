@@ -9,7 +9,9 @@
 namespace tg {
 
 // ---- losses; reduction is "mean" (default), "sum" or "none"
-enum class Reduction { Mean, Sum, None };
+/// In ATen's numbering (None 0, Mean 1, Sum 2), so that a value-initialised reduction ({}) means
+/// None, as LibTorch's int64_t reduction argument does.
+enum class Reduction { None, Mean, Sum };
 /// LibTorch's spellings of the reductions (torch::kMean, kSum, kNone)
 constexpr Reduction kMean = Reduction::Mean, kSum = Reduction::Sum, kNone = Reduction::None;
 /// mean((x - y)²) (composed)

@@ -8,6 +8,7 @@
 #include "tapegrad/nn/embedding.hpp"
 #include "tapegrad/nn/flatten.hpp"
 #include "tapegrad/nn/functional.hpp"
+#include "tapegrad/nn/functional_module.hpp"
 #include "tapegrad/nn/holder.hpp"
 #include "tapegrad/nn/init.hpp"
 #include "tapegrad/nn/layer_norm.hpp"

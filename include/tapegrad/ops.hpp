@@ -8,9 +8,11 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tapegrad/spatial.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
 
@@ -69,8 +71,9 @@ Tensor ceil(const Tensor& x);
 Tensor round(const Tensor& x);
 Tensor trunc(const Tensor& x);
 Tensor sign(const Tensor& x);
-/// y = min(max(x, lo), hi);  dx = dy where lo <= x <= hi, else 0
-Tensor clamp(const Tensor& x, Scalar lo, Scalar hi);
+/// y = min(max(x, lo), hi), a missing bound none ({} too, as LibTorch; max when lo > hi);
+/// dx = dy where lo <= x <= hi, else 0
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt);
 Tensor clamp_min(const Tensor& x, Scalar lo);
 Tensor clamp_max(const Tensor& x, Scalar hi);
 /// y = max(a, b);  da = dy where a > b, db = dy where b > a, ties split dy/2 each
@@ -139,28 +142,6 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 
 // ---- convolution and pooling (NCHW; Note [Convolution as three bilinear ops]: conv_gemm.cpp)
-/// A spatial argument as LibTorch's ExpandingArray: one value for every spatial dim (3), one
-/// per dim ({3, 5}), or none ({}: the op's default, e.g. stride = kernel_size for pooling).
-class IntArg {
-public:
-    IntArg(int64_t v);                         // NOLINT: implicit, as LibTorch's
-    IntArg(std::initializer_list<int64_t> v);  // NOLINT
-    IntArg(std::vector<int64_t> v);            // NOLINT
-    const std::vector<int64_t>& values() const { return v_; }
-
-private:
-    std::vector<int64_t> v_;
-};
-/// A convolution's padding by name: "same" or "valid" (LibTorch's string forms).
-class PaddingMode {
-public:
-    PaddingMode(const char* name) : name_(name ? name : "") {}  // NOLINT: implicit
-    PaddingMode(std::string name) : name_(std::move(name)) {}   // NOLINT
-    const std::string& name() const { return name_; }
-
-private:
-    std::string name_;
-};
 /// y[n,o] = Σ_c w[o,c] ⋆ x[n,c] + b[o]: x [N,C,H,W], w [O,C/groups,kh,kw], b [O] or undefined;
 /// one GEMM per sample and group over the unfolded input.  dx = the gather of wᵀ·dy (no
 /// atomics, Note [Gathering adjoints]), dw = Σ_n dy·unfold(x)ᵀ, db = Σ dy
@@ -247,6 +228,10 @@ Tensor logsumexp(const Tensor& x, Int dim, bool keepdim = false) {
 /// p = 1 sum |x|, p = inf max |x|, other p > 0 (Σ |x|^p)^(1/p).
 Tensor norm(const Tensor& x, Scalar p, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor norm(const Tensor& x, Scalar p = 2);
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+Tensor norm(const Tensor& x, Scalar p, Int dim, bool keepdim = false) {  // torch::norm(x, 2, 1)
+    return norm(x, p, std::vector<int64_t>{int64_t(dim)}, keepdim);
+}
 /// y = max x;  dx = expand(dy) * (x == y) / count(x == y): ties share the gradient evenly.
 /// Reducing a dim of size 0 throws shape_error (there is no identity); kept dims may be empty
 Tensor max(const Tensor& x);
@@ -270,6 +255,8 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased = tr
            bool keepdim = false);
 Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased = true,
            bool keepdim = false);
+/// var(x, {dim}): LibTorch's C++ overload, so that var(x, 0) is dim 0, not unbiased = false
+Tensor var(const Tensor& x, int dim);
 /// Gradient of broadcasting: sums x down to `shape`;  dx = expand(dy, x.shape)
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
@@ -317,9 +304,8 @@ Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tenso
 
 // ---- comparisons, logic, any/all, nonzero, masked_select: tapegrad/logical.hpp
 /// Index of the largest element (first one on ties), int64
-Tensor argmax(const Tensor& x);
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
 // ---- ordering along a dim (src/ops/sort.cpp)
 /// y_i = Σ_{j <= i} x_j along dim (integers and bool in int64);  dx_i = Σ_{j >= i} dy_j
@@ -328,73 +314,19 @@ Tensor cumsum(const Tensor& x, int64_t dim);
 /// values = gather(x, dim, indices), so dx = scatter_add(dy, indices)
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int dim, bool descending = false);  // argsort(x, 1): dim 1
+/// LibTorch's stable overload: argsort(x, true) sorts the last dim (every sort here is stable)
+Tensor argsort(const Tensor& x, bool stable, int64_t dim, bool descending = false);
+Tensor argsort(const Tensor& x, bool stable);
 /// (values, int64 indices) of the k largest (smallest) along dim, in sorted order;  dx as sort's
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
                                 bool sorted = true);
-
-// ---- normalisation: x [N,C,*] ([N,C], [N,C,L], [N,C,H,W], ...), weight and bias [C] or
-// undefined; one node each, saving x, the statistics and the weight. With xhat = (x - mean)·invstd,
-// invstd = 1/√(var + eps) and the sums and means over each statistic's elements:
-/// y = xhat·w + b, the statistics over every dim but 1: the batch's when training (the biased
-/// variance; running_mean and running_var, when defined, become (1-momentum)·r + momentum·s in
-/// place, with the unbiased variance), else running_mean and running_var, which must be defined.
-/// dx = invstd·(dy·w - mean(dy·w) - xhat·mean(dy·w·xhat)) (training), invstd·w·dy (not);
-/// dw = Σ dy·xhat, db = Σ dy. Not differentiable in the running statistics.
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
-                  double momentum = 0.1, double eps = 1e-5);
-/// y = xhat·w + b, the statistics of each sample over each of num_groups groups of C/num_groups
-/// channels (and every spatial dim);  dx, dw, db as batch_norm's in training, per group
-Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5);
-
-// ---- transformers: embeddings, row normalisation, attention
-/// y = weight[indices]: weight [V,D], indices int64 of any shape -> indices.shape + [D];
-/// dweight = index_add(dy rows, indices): each row gathers the rows of its token (the CPU sorts
-/// the tokens; the same bits for any thread count). The padding_idx row (negative: from the end)
-/// gets no gradient.
-Tensor embedding(const Tensor& weight, const Tensor& indices,
-                 std::optional<int64_t> padding_idx = std::nullopt);
-/// y = (x - mean)·rstd·w + b over the last dims of x (normalized_shape; w, b of that shape or
-/// undefined), rstd = 1/√(var + eps), biased variance; one node saving x, w, mean and rstd.
-/// dx = rstd·(g - mean(g) - xhat·mean(g·xhat)), g = dy·w;  dw = Σ dy·xhat, db = Σ dy
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
-                  const Tensor& bias = {}, double eps = 1e-5);
-/// y = x·rstd·w over the last dims, rstd = 1/√(mean(x²) + eps) (eps: the dtype's epsilon by
-/// default, as PyTorch). dx = rstd·(g - xhat·mean(g·xhat)), g = dy·w;  dw = Σ dy·xhat
-Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
-                std::optional<double> eps = std::nullopt);
-/// y = dropout(softmax(scale·q·kᵀ + mask))·v: q [..., L, E], k [..., S, E], v [..., S, Ev] with
-/// the same leading dims; attn_mask broadcasts to [..., L, S]: floating (added; differentiable)
-/// or bool (true = may attend, as PyTorch's; int64 nonzero too); is_causal: query i attends keys
-/// j <= i (with attn_mask too, both apply: PyTorch refuses the pair); scale defaults to 1/√E;
-/// dropout_p applies to the probabilities.
-/// One node saving q, k, v and each row's log-sum-exp (O(L) per head, not O(L·S)): backward
-/// recomputes the probabilities a block of rows at a time (Note [Attention that saves O(T)]).
-/// dv = Pᵀ·dy, dS = P∘(dy·vᵀ - rowsum(P∘dy·vᵀ)), dq = scale·dS·k, dk = scale·dSᵀ·q
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
-                                    bool is_causal = false,
-                                    std::optional<double> scale = std::nullopt);
-/// As above, the dropout masks drawn from `generator` (one draw per call).
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
-                                    std::optional<double> scale, const Generator& generator);
-
-// ---- random ops used by layers
-/// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;
-/// dx = dy * mask / (1-p). The mask comes from the thread's default generator, or from g.
-Tensor dropout(const Tensor& x, double p, bool train);
-Tensor dropout(const Tensor& x, double p, bool train, const Generator& g);
-/// Dropout of whole feature maps (nn::Dropout2d): zeroes each slice x[n][c] of x [N,C,*] with
-/// probability p and scales the rest by 1/(1-p) when train is true; dx = dy * mask / (1-p).
-Tensor feature_dropout(const Tensor& x, double p, bool train);
-Tensor feature_dropout(const Tensor& x, double p, bool train, const Generator& g);
 
 }  // namespace tg
 
 #pragma GCC visibility pop
 
+#include "tapegrad/layer_ops.hpp"   // normalisation, embedding, attention, dropout
 #include "tapegrad/logical.hpp"     // comparisons and bool tensors, in a header of their own
 #include "tapegrad/losses.hpp"      // the losses, in a header of their own
 #include "tapegrad/resampling.hpp"  // pad and interpolate, in a header of their own

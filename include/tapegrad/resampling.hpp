@@ -19,6 +19,8 @@ Tensor constant_pad_nd(const Tensor& x, const std::vector<int64_t>& pad, Scalar 
 enum class PadMode { Constant, Reflect, Replicate, Circular };
 constexpr PadMode kConstant = PadMode::Constant, kReflect = PadMode::Reflect,
                   kReplicate = PadMode::Replicate, kCircular = PadMode::Circular;
+/// A convolution's padding_mode kZeros (LibTorch's name for zero padding there): kConstant.
+constexpr PadMode kZeros = PadMode::Constant;
 /// x padded as F::pad does: kConstant is constant_pad_nd; the others pad the last k = 1, 2 or 3
 /// dims of a (k+1)- or (k+2)-dim x (pad has 2k entries, last dim first) by mirroring without
 /// the edge (kReflect, each pad below the dim's size), repeating the edge (kReplicate) or

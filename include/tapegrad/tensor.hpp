@@ -182,6 +182,9 @@ public:
     void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
     /// Shares storage, records nothing: the result is a leaf that does not require grad.
     Tensor detach() const;
+    /// LibTorch's x.data(): detach() (in-place writes through it still bump the version that
+    /// backward checks, where LibTorch's would go unseen: a stale saved tensor throws here).
+    Tensor data() const { return detach(); }
     uint32_t _version() const { return check()->storage->version; }
 
     // ---- conversion (differentiable where it makes sense)
@@ -222,8 +225,8 @@ public:
     Tensor min(const Tensor& other) const;
     Tensor amax(std::vector<int64_t> dims = {}, bool keepdim = false) const;
     Tensor amin(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-    Tensor argmax(int64_t dim, bool keepdim = false) const;
-    Tensor argmin(int64_t dim, bool keepdim = false) const;
+    Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+    Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
     Tensor reshape(Shape s) const;
     Tensor view(Shape s) const;
     Tensor flatten(int64_t start = 0, int64_t end = -1) const;
@@ -270,6 +273,8 @@ public:
     Tensor cumsum(int64_t dim) const;
     std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
     Tensor argsort(int64_t dim = -1, bool descending = false) const;
+    Tensor argsort(int dim, bool descending = false) const;  // x.argsort(1): dim 1
+    Tensor argsort(bool stable, int64_t dim = -1, bool descending = false) const;  // LibTorch's
     std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
                                     bool sorted = true) const;
     // one dim, as x.sum(1) in LibTorch (templates, so that x.sum({}) still means all dims)
@@ -288,6 +293,16 @@ public:
     }
     Tensor norm(Scalar p = 2) const;
     Tensor norm(Scalar p, std::vector<int64_t> dims, bool keepdim = false) const;
+    template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+    Tensor norm(Scalar p, Int dim, bool keepdim = false) const {  // x.norm(2, 1), as LibTorch
+        return norm(p, std::vector<int64_t>{int64_t(dim)}, keepdim);
+    }
+    // closeness (tapegrad/logical.hpp)
+    Tensor isclose(const Tensor& o, double rtol = 1e-05, double atol = 1e-08,
+                   bool equal_nan = false) const;
+    bool allclose(const Tensor& o, double rtol = 1e-05, double atol = 1e-08,
+                  bool equal_nan = false) const;
+    bool equal(const Tensor& o) const;
     Tensor mm(const Tensor& other) const;
     Tensor bmm(const Tensor& other) const;
     Tensor square() const;
@@ -305,12 +320,13 @@ public:
     Tensor reshape_as(const Tensor& other) const;
     Tensor type_as(const Tensor& other) const;
     Tensor masked_fill(const Tensor& mask, Scalar value) const;
-    Tensor clamp(Scalar lo, Scalar hi) const;
+    Tensor clamp(std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt) const;
     Tensor clamp_min(Scalar lo) const;
     Tensor clamp_max(Scalar hi) const;
     Tensor var(bool unbiased = true) const;
     Tensor var(std::vector<int64_t> dims, bool unbiased = true, bool keepdim = false) const;
     // (so that x.var({1}) means dim 1, not unbiased = true)
+    Tensor var(int dim) const;  // x.var(1): dim 1, as LibTorch's overload (not unbiased)
     Tensor var(std::initializer_list<int64_t> dims, bool unbiased = true,
                bool keepdim = false) const;
     Tensor softmax(int64_t dim) const;

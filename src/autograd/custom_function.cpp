@@ -223,7 +223,14 @@ void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>
                           TensorOptions(out_meta[i].dtype).device(out_meta[i].device));
             g.push_back(d);
         }
-        const tensor_list r = backward(ctx.get(), std::move(g));
+        tensor_list r = backward(ctx.get(), std::move(g));
+        // extra gradients are fine when all undefined (a forward's defaulted arguments), as
+        // LibTorch truncates them
+        bool extra_undefined = r.size() > slots.size();
+        for (size_t i = slots.size(); i < r.size(); ++i)
+            extra_undefined = extra_undefined && !r[i].defined();
+        if (extra_undefined)
+            r.resize(slots.size());
         if (r.size() != slots.size())
             throw autograd_error(std::string(name) + ": backward returned " +
                                  std::to_string(r.size()) + " gradients for " +

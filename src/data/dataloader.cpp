@@ -51,7 +51,7 @@ DataLoader::Iterator DataLoader::begin() {
     return Iterator(this, 0);
 }
 
-Example DataLoader::batch(int64_t i) const {
+Example<> DataLoader::batch(int64_t i) const {
     if (i < 0 || i >= size())
         throw shape_error("DataLoader: batch " + std::to_string(i) + " out of range [0, " +
                           std::to_string(size()) + ")");
@@ -68,7 +68,7 @@ Example DataLoader::batch(int64_t i) const {
     return {tg::index_select(data_, 0, index), tg::index_select(targets_, 0, target_index)};
 }
 
-Example& DataLoader::Iterator::operator*() const {
+Example<>& DataLoader::Iterator::operator*() const {
     if (!loader_)
         throw error("DataLoader::Iterator: dereferencing an iterator that no DataLoader made");
     if (!built_) {

@@ -16,7 +16,7 @@ datasets::MNIST::MNIST(const std::string& root, Mode mode) : train_(mode == Mode
     targets_ = files.labels();
 }
 
-Example datasets::MNIST::get(size_t index) const {
+Example<> datasets::MNIST::get(size_t index) const {
     const auto n = size_t(images_.size(0));
     if (index >= n)
         throw shape_error("MNIST::get: index " + std::to_string(index) + " out of range [0, " +

@@ -108,7 +108,16 @@ public:
     ~MpiGroup() override {
         if (CommThread* t = comm_thread_if_running()) {
             MPI_Comm c = comm_;
-            t->post([c]() mutable { MPI_Comm_free(&c); }, nullptr);
+            // a program may call MPI_Finalize itself before tapegrad's teardown at exit: the
+            // communicator went with it then, and MPI_Comm_free would abort the process
+            t->post(
+                [c]() mutable {
+                    int finalized = 0;
+                    MPI_Finalized(&finalized);
+                    if (!finalized)
+                        MPI_Comm_free(&c);
+                },
+                nullptr);
         }
     }
     int rank() const override { return rank_; }

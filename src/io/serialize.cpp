@@ -15,6 +15,7 @@ using namespace io_detail;
 const char* kind_name(uint32_t k) {
     return k == kKindModule      ? "module parameters"
            : k == kKindOptimizer ? "optimizer state"
+           : k == kKindTensors   ? "tensors"
                                  : "unknown data";
 }
 
@@ -35,9 +36,9 @@ void as_io_error(const std::string& where, const std::string& what, F&& check) {
 
 /// What a module file holds: the parameters, then the buffers, by their dotted names.
 std::vector<std::pair<std::string, Tensor>> state_of(const nn::Module& m) {
-    auto out = m.named_parameters();
+    auto out = m.named_parameters().pairs();
     for (auto& b : m.named_buffers())
-        out.push_back(std::move(b));
+        out.push_back(b.pair());
     return out;
 }
 
@@ -120,7 +121,6 @@ void load(optim::Optimizer& o, const std::string& path) {
     for (auto& rec : f.records)
         if (!names.insert(rec.name).second)
             throw io_error(where + ": record \"" + rec.name + "\" appears twice in the file");
-    std::vector<double> lrs(groups.size());
     std::vector<bool> seen_lr(groups.size()), seen_size(groups.size());
     std::map<size_t, std::unique_ptr<optim::OptimizerParamState>> states;
     std::vector<std::pair<Tensor*, const InRecord*>> fills;  // validated, applied below
@@ -155,10 +155,10 @@ void load(optim::Optimizer& o, const std::string& path) {
                 if (pass == 1)
                     continue;
                 if (field == "lr") {
-                    lrs[g] = scalar_of(rec, kFloat64).item<double>();
-                    // the check every optimizer applies to its options, on a copy with this lr
+                    // not applied (LibTorch's load keeps the options), but a bad lr is a bad
+                    // file: the check every optimizer applies to its options, on a copy
                     auto options = groups[g].options().clone();
-                    options->set_lr(lrs[g]);
+                    options->set_lr(scalar_of(rec, kFloat64).item<double>());
                     as_io_error(where, "param group " + idx,
                                 [&] { options->validate(o.type_name()); });
                     seen_lr[g] = true;
@@ -221,10 +221,9 @@ void load(optim::Optimizer& o, const std::string& path) {
                     *t = t->to(params[i].device());
         new_state[params[i].impl()] = std::move(st);
     }
-    // everything validated and built: only now change the optimizer (nothing below throws)
+    // everything validated and built: only now change the optimizer (nothing below throws).
+    // The groups' options stay as the program set them, as LibTorch's load leaves them.
     o.state() = std::move(new_state);
-    for (size_t g = 0; g < groups.size(); ++g)
-        groups[g].options().set_lr(lrs[g]);
 }
 
 }  // namespace tg

@@ -10,7 +10,7 @@
 
 namespace tg::io_detail {
 
-constexpr uint32_t kKindModule = 1, kKindOptimizer = 2;
+constexpr uint32_t kKindModule = 1, kKindOptimizer = 2, kKindTensors = 3;
 
 /// One record to write: name, dtype, shape and the little-endian bytes.
 struct OutRecord {

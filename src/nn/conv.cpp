@@ -51,11 +51,26 @@ void print_if(std::ostream& os, const char* name, const IntArg& a, int64_t none)
         }
 }
 
-/// The options after kernel_size and stride: padding, dilation, groups, bias, as LibTorch's.
+/// LibTorch's name of a padding_mode.
+const char* mode_name(PadMode m) {
+    switch (m) {
+        case PadMode::Reflect:
+            return "kReflect";
+        case PadMode::Replicate:
+            return "kReplicate";
+        case PadMode::Circular:
+            return "kCircular";
+        default:
+            return "kZeros";
+    }
+}
+
+/// The options after kernel_size and stride: padding, dilation, groups, bias, padding_mode, as
+/// LibTorch's.
 template <class O>
-void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& mode) {
-    if (mode)
-        os << ", padding=\"" << mode->name() << "\"";
+void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& by_name) {
+    if (by_name)
+        os << ", padding='" << by_name->name() << "'";
     else
         print_if(os, "padding", o.padding(), 0);
     print_if(os, "dilation", o.dilation(), 1);
@@ -63,6 +78,19 @@ void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& 
         os << ", groups=" << o.groups();
     if (!o.bias())
         os << ", bias=false";
+    if (o.padding_mode() != kZeros)
+        os << ", padding_mode=" << mode_name(o.padding_mode());
+}
+
+/// LibTorch refuses "same" with a stride other than 1 when the layer is built.
+template <class O>
+void check_same(const char* layer, const O& o) {
+    if (!o.padding_by_name() || o.padding_by_name()->name() != "same")
+        return;
+    for (int64_t s : o.stride().values())
+        if (s != 1)
+            throw value_error(std::string(layer) +
+                              ": padding='same' is not supported for strided convolutions");
 }
 
 }  // namespace
@@ -89,6 +117,33 @@ void ConvBase::reset_parameters() {
         const double bound = 1.0 / std::sqrt(double(weight.numel() / weight.size(0)));
         init::uniform_(bias, -bound, bound);
     }
+}
+
+Tensor ConvBase::pad_input(const Tensor& x, const IntArg& padding,
+                           const std::optional<PaddingMode>& by_name, PadMode mode,
+                           const IntArg& dilation) const {
+    const int64_t dims = weight.dim() - 2;
+    auto per_dim = [&](const IntArg& a, int64_t i, int64_t none) {
+        const auto& v = a.values();
+        return v.empty() ? none : v.size() == 1 ? v[0] : v.at(size_t(i));
+    };
+    std::vector<int64_t> pads;  // F::pad's order: the last dim first, (before, after) each
+    for (int64_t i = dims - 1; i >= 0; --i) {
+        int64_t before = 0, after = 0;
+        if (!by_name) {
+            before = after = per_dim(padding, i, 0);
+        } else if (by_name->name() == "same") {
+            const int64_t total = per_dim(dilation, i, 1) * (weight.size(2 + i) - 1);
+            before = total / 2;
+            after = total - before;
+        } else if (by_name->name() != "valid") {
+            throw value_error(label() + ": padding \"" + by_name->name() +
+                              "\": expected \"same\" or \"valid\"");
+        }
+        pads.push_back(before);
+        pads.push_back(after);
+    }
+    return pad(x, pads, mode);
 }
 
 Tensor ConvBase::check_input(const Tensor& x, int64_t dims) const {
@@ -118,23 +173,28 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
                weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
                             kernel_dims("Conv1d", o.kernel_size(), 1)),
                o.out_channels(), o.bias()),
-      options_(o) {}
+      options(o) {
+    check_same("Conv1d", o);
+}
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 3);
-    const auto& o = options_;
+    const auto& o = options;
+    const auto& by_name = o.padding_by_name();
     const Tensor y =
-        o.padding_mode()
-            ? conv1d(xb, weight, bias, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
-            : conv1d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
+        o.padding_mode() != kZeros
+            ? conv1d(pad_input(xb, o.padding(), by_name, o.padding_mode(), o.dilation()), weight,
+                     bias, o.stride(), 0, o.dilation(), o.groups())
+        : by_name ? conv1d(xb, weight, bias, o.stride(), *by_name, o.dilation(), o.groups())
+                  : conv1d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
     return x.dim() == 3 ? y : y.squeeze(0);
 }
 
 void Conv1dImpl::pretty_print(std::ostream& os) const {
     os << "Conv1d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options_.kernel_size());
-    print_arg(os, "stride", options_.stride());
-    print_rest(os, options_, options_.padding_mode());
+    print_arg(os, "kernel_size", options.kernel_size());
+    print_arg(os, "stride", options.stride());
+    print_rest(os, options, options.padding_by_name());
     os << ")";
 }
 
@@ -143,23 +203,28 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
                weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
                             kernel_dims("Conv2d", o.kernel_size(), 2)),
                o.out_channels(), o.bias()),
-      options_(o) {}
+      options(o) {
+    check_same("Conv2d", o);
+}
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 4);
-    const auto& o = options_;
+    const auto& o = options;
+    const auto& by_name = o.padding_by_name();
     const Tensor y =
-        o.padding_mode()
-            ? conv2d(xb, weight, bias, o.stride(), *o.padding_mode(), o.dilation(), o.groups())
-            : conv2d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
+        o.padding_mode() != kZeros
+            ? conv2d(pad_input(xb, o.padding(), by_name, o.padding_mode(), o.dilation()), weight,
+                     bias, o.stride(), 0, o.dilation(), o.groups())
+        : by_name ? conv2d(xb, weight, bias, o.stride(), *by_name, o.dilation(), o.groups())
+                  : conv2d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
     return x.dim() == 4 ? y : y.squeeze(0);
 }
 
 void Conv2dImpl::pretty_print(std::ostream& os) const {
     os << "Conv2d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options_.kernel_size());
-    print_arg(os, "stride", options_.stride());
-    print_rest(os, options_, options_.padding_mode());
+    print_arg(os, "kernel_size", options.kernel_size());
+    print_arg(os, "stride", options.stride());
+    print_rest(os, options, options.padding_by_name());
     os << ")";
 }
 
@@ -168,11 +233,14 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
                weight_shape(o.in_channels(), o.out_channels() / std::max<int64_t>(o.groups(), 1),
                             kernel_dims("ConvTranspose2d", o.kernel_size(), 2)),
                o.out_channels(), o.bias()),
-      options_(o) {}
+      options(o) {
+    if (o.padding_mode() != kZeros)
+        throw value_error("ConvTranspose2d: only padding_mode kZeros is supported, as LibTorch");
+}
 
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
     const Tensor xb = check_input(x, 4);
-    const auto& o = options_;
+    const auto& o = options;
     const Tensor y = conv_transpose2d(xb, weight, bias, o.stride(), o.padding(), o.output_padding(),
                                       o.groups(), o.dilation());
     return x.dim() == 4 ? y : y.squeeze(0);
@@ -180,10 +248,10 @@ Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
 
 void ConvTranspose2dImpl::pretty_print(std::ostream& os) const {
     os << "ConvTranspose2d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options_.kernel_size());
-    print_arg(os, "stride", options_.stride());
-    print_if(os, "output_padding", options_.output_padding(), 0);
-    print_rest(os, options_, std::nullopt);
+    print_arg(os, "kernel_size", options.kernel_size());
+    print_arg(os, "stride", options.stride());
+    print_if(os, "output_padding", options.output_padding(), 0);
+    print_rest(os, options, std::nullopt);
     os << ")";
 }
 

@@ -56,7 +56,7 @@ double fan_of(const Tensor& t, FanMode mode) {
 
 // A tensor with no elements has nothing to initialise (as in PyTorch); every other tensor with
 // at least 2 dims has positive fans, so the bounds below are finite.
-Tensor& kaiming_uniform_(Tensor& t, double a, FanMode mode, Nonlinearity nonlinearity) {
+Tensor kaiming_uniform_(Tensor t, double a, FanMode mode, Nonlinearity nonlinearity) {
     require_floating("kaiming_uniform_", t);
     const double fan = fan_of(t, mode);
     if (t.numel() == 0)
@@ -65,7 +65,7 @@ Tensor& kaiming_uniform_(Tensor& t, double a, FanMode mode, Nonlinearity nonline
     return uniform_(t, -bound, bound);
 }
 
-Tensor& kaiming_normal_(Tensor& t, double a, FanMode mode, Nonlinearity nonlinearity) {
+Tensor kaiming_normal_(Tensor t, double a, FanMode mode, Nonlinearity nonlinearity) {
     require_floating("kaiming_normal_", t);
     const double fan = fan_of(t, mode);
     if (t.numel() == 0)
@@ -73,7 +73,7 @@ Tensor& kaiming_normal_(Tensor& t, double a, FanMode mode, Nonlinearity nonlinea
     return normal_(t, 0, calculate_gain(nonlinearity, a) / std::sqrt(fan));
 }
 
-Tensor& xavier_uniform_(Tensor& t, double gain) {
+Tensor xavier_uniform_(Tensor t, double gain) {
     require(std::isfinite(gain) && gain >= 0, "xavier_uniform_", "gain", "finite and >= 0", gain);
     require_floating("xavier_uniform_", t);
     auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
@@ -83,7 +83,7 @@ Tensor& xavier_uniform_(Tensor& t, double gain) {
     return uniform_(t, -bound, bound);
 }
 
-Tensor& xavier_normal_(Tensor& t, double gain) {
+Tensor xavier_normal_(Tensor t, double gain) {
     require(std::isfinite(gain) && gain >= 0, "xavier_normal_", "gain", "finite and >= 0", gain);
     require_floating("xavier_normal_", t);
     auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
@@ -92,7 +92,7 @@ Tensor& xavier_normal_(Tensor& t, double gain) {
     return normal_(t, 0, gain * std::sqrt(2.0 / double(fan_in + fan_out)));
 }
 
-Tensor& uniform_(Tensor& t, double lo, double hi) {
+Tensor uniform_(Tensor t, double lo, double hi) {
     require(std::isfinite(lo), "uniform_", "lo", "finite", lo);
     require(std::isfinite(hi) && lo <= hi, "uniform_", "hi", "finite and >= lo", hi);
     require_floating("uniform_", t);
@@ -101,7 +101,7 @@ Tensor& uniform_(Tensor& t, double lo, double hi) {
     return t;
 }
 
-Tensor& normal_(Tensor& t, double mean, double std) {
+Tensor normal_(Tensor t, double mean, double std) {
     require(std::isfinite(mean), "normal_", "mean", "finite", mean);
     require(std::isfinite(std) && std >= 0, "normal_", "std", "finite and >= 0", std);
     require_floating("normal_", t);
@@ -110,19 +110,19 @@ Tensor& normal_(Tensor& t, double mean, double std) {
     return t;
 }
 
-Tensor& constant_(Tensor& t, double value) {
+Tensor constant_(Tensor t, double value) {
     NoGradGuard guard;
     t.fill_(value);
     return t;
 }
 
-Tensor& zeros_(Tensor& t) {
+Tensor zeros_(Tensor t) {
     NoGradGuard guard;
     t.zero_();
     return t;
 }
 
-Tensor& ones_(Tensor& t) {
+Tensor ones_(Tensor t) {
     return constant_(t, 1.0);
 }
 

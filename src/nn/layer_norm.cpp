@@ -22,8 +22,7 @@ Shape checked_shape(const char* layer, const std::vector<int64_t>& s) {
 
 }  // namespace
 
-LayerNormImpl::LayerNormImpl(const LayerNormOptions& options)
-    : Module("LayerNorm"), options_(options) {
+LayerNormImpl::LayerNormImpl(const LayerNormOptions& opts) : Module("LayerNorm"), options(opts) {
     const Shape s = checked_shape("LayerNorm", options.normalized_shape());
     if (!(options.eps() >= 0))
         throw value_error("LayerNorm: eps must be >= 0");
@@ -44,18 +43,18 @@ void LayerNormImpl::reset_parameters() {
 }
 
 Tensor LayerNormImpl::forward(const Tensor& x) {
-    const std::vector<int64_t>& s = options_.normalized_shape();
-    return layer_norm(x, Shape(s.begin(), s.end()), weight, bias, options_.eps());
+    const std::vector<int64_t>& s = options.normalized_shape();
+    return layer_norm(x, Shape(s.begin(), s.end()), weight, bias, options.eps());
 }
 
 void LayerNormImpl::pretty_print(std::ostream& os) const {
     os << "LayerNorm(";
-    detail::print_list(os, options_.normalized_shape());
-    os << ", eps=" << options_.eps()
-       << ", elementwise_affine=" << (options_.elementwise_affine() ? "true" : "false") << ")";
+    detail::print_list(os, options.normalized_shape());
+    os << ", eps=" << options.eps()
+       << ", elementwise_affine=" << (options.elementwise_affine() ? "true" : "false") << ")";
 }
 
-RMSNormImpl::RMSNormImpl(const RMSNormOptions& options) : Module("RMSNorm"), options_(options) {
+RMSNormImpl::RMSNormImpl(const RMSNormOptions& opts) : Module("RMSNorm"), options(opts) {
     const Shape s = checked_shape("RMSNorm", options.normalized_shape());
     if (options.eps() && !(*options.eps() >= 0))
         throw value_error("RMSNorm: eps must be >= 0");
@@ -71,16 +70,16 @@ void RMSNormImpl::reset_parameters() {
 }
 
 Tensor RMSNormImpl::forward(const Tensor& x) {
-    const std::vector<int64_t>& s = options_.normalized_shape();
-    return rms_norm(x, Shape(s.begin(), s.end()), weight, options_.eps());
+    const std::vector<int64_t>& s = options.normalized_shape();
+    return rms_norm(x, Shape(s.begin(), s.end()), weight, options.eps());
 }
 
 void RMSNormImpl::pretty_print(std::ostream& os) const {
     os << "RMSNorm(";
-    detail::print_list(os, options_.normalized_shape());
-    if (options_.eps())
-        os << ", eps=" << *options_.eps();
-    os << ", elementwise_affine=" << (options_.elementwise_affine() ? "true" : "false") << ")";
+    detail::print_list(os, options.normalized_shape());
+    if (options.eps())
+        os << ", eps=" << *options.eps();
+    os << ", elementwise_affine=" << (options.elementwise_affine() ? "true" : "false") << ")";
 }
 
 }  // namespace tg::nn

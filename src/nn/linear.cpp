@@ -9,21 +9,25 @@
 
 namespace tg::nn {
 
-LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, bool has_bias)
-    : Module("Linear"), in_(in_features), out_(out_features) {
-    if (in_features <= 0 || out_features <= 0)
-        throw shape_error("Linear(" + std::to_string(in_features) + ", " +
-                          std::to_string(out_features) + "): feature counts must be positive");
+LinearImpl::LinearImpl(const LinearOptions& o)
+    : Module("Linear"), options(o), in_(o.in_features()), out_(o.out_features()) {
+    if (in_ < 0 || out_ < 0)
+        throw shape_error("Linear(" + std::to_string(in_) + ", " + std::to_string(out_) +
+                          "): feature counts must be >= 0");
     weight = register_parameter("weight", empty({out_, in_}));
-    if (has_bias)
+    if (o.bias())
         bias = register_parameter("bias", empty({out_}));
     reset_parameters();
 }
 
+LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, bool has_bias)
+    : LinearImpl(LinearOptions(in_features, out_features).bias(has_bias)) {}
+
 void LinearImpl::reset_parameters() {
-    init::kaiming_uniform_(weight, std::sqrt(5.0));
+    init::kaiming_uniform_(weight, std::sqrt(5.0));  // nothing to draw when in_ or out_ is 0
     if (bias.defined()) {
-        double bound = 1.0 / std::sqrt(double(in_));
+        // PyTorch's bound: 0 without inputs (the bias is then zero: the output is the bias)
+        const double bound = in_ > 0 ? 1.0 / std::sqrt(double(in_)) : 0.0;
         init::uniform_(bias, -bound, bound);
     }
 }

@@ -80,13 +80,15 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
     return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
-    std::vector<std::pair<std::string, Tensor>> out(parameters_.begin(), parameters_.end());
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+    OrderedDict<std::string, Tensor> out;
+    for (auto& [pname, p] : parameters_)
+        out.insert(pname, p);
     if (!recurse)
         return out;
     for (auto& [cname, child] : children_)
         for (auto& [pname, p] : child->named_parameters(true))
-            out.emplace_back(cname + "." + pname, p);
+            out.insert(cname + "." + pname, p);
     return out;
 }
 
@@ -97,18 +99,23 @@ std::vector<Tensor> Module::buffers(bool recurse) const {
     return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
-    std::vector<std::pair<std::string, Tensor>> out(buffers_.begin(), buffers_.end());
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
+    OrderedDict<std::string, Tensor> out;
+    for (auto& [bname, b] : buffers_)
+        out.insert(bname, b);
     if (!recurse)
         return out;
     for (auto& [cname, child] : children_)
         for (auto& [bname, b] : child->named_buffers(true))
-            out.emplace_back(cname + "." + bname, b);
+            out.insert(cname + "." + bname, b);
     return out;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const {
-    return children_;
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const {
+    OrderedDict<std::string, std::shared_ptr<Module>> out("Submodule");
+    for (auto& [cname, child] : children_)
+        out.insert(cname, child);
+    return out;
 }
 
 std::vector<std::shared_ptr<Module>> Module::children() const {
@@ -118,20 +125,39 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
     return out;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(
-    const std::string& prefix) const {
-    std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-    // shared_from_this needs a shared owner; a stack-allocated root is listed as null.
-    std::shared_ptr<Module> self;
-    try {
-        self = std::const_pointer_cast<Module>(shared_from_this());
-    } catch (const std::bad_weak_ptr&) {
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& prefix,
+                                                                        bool include_self) const {
+    OrderedDict<std::string, std::shared_ptr<Module>> out;
+    if (include_self) {
+        // shared_from_this needs a shared owner; a stack-allocated root is listed as null.
+        std::shared_ptr<Module> self;
+        try {
+            self = std::const_pointer_cast<Module>(shared_from_this());
+        } catch (const std::bad_weak_ptr&) {
+        }
+        out.insert(prefix, self);
     }
-    out.emplace_back(prefix, self);
     for (auto& [cname, child] : children_)
         for (auto& sub : child->named_modules(prefix.empty() ? cname : prefix + "." + cname))
-            out.push_back(sub);
+            out.insert(sub.key(), sub.value());
     return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) const {
+    return named_modules("", include_self).values();
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+    fn(*this);
+    for (auto& c : children_)
+        c.second->apply(fn);
+}
+
+void Module::apply(const std::function<void(const std::string&, Module&)>& fn,
+                   const std::string& prefix) {
+    fn(prefix, *this);
+    for (auto& [cname, child] : children_)
+        child->apply(fn, prefix.empty() ? cname : prefix + "." + cname);
 }
 
 void Module::train(bool on) {
@@ -174,7 +200,7 @@ void set_data(const Tensor& p, const Tensor& data) {
 }
 }  // namespace
 
-void Module::to(Device d) {
+void Module::to(Device d, bool /*non_blocking*/) {
     // parameters() recurses, so apply only to this module's own parameters here
     NoGradGuard guard;
     for (auto& [name, p] : parameters_) {
@@ -196,7 +222,7 @@ void Module::to(Device d) {
         c.second->to(d);
 }
 
-void Module::to(Dtype d) {
+void Module::to(Dtype d, bool /*non_blocking*/) {
     if (!is_floating(d))
         throw dtype_error(label() + ".to(" + dtype_name(d) +
                           "): parameters must be floating point");
@@ -220,6 +246,11 @@ void Module::to(Dtype d) {
         c.second->to(d);
 }
 
+void Module::to(Device device, Dtype dtype, bool non_blocking) {
+    to(dtype, non_blocking);
+    to(device, non_blocking);
+}
+
 void Module::pretty_print(std::ostream& os) const {
     os << name_;
 }
@@ -228,7 +259,7 @@ namespace {
 void print_tree(std::ostream& os, const Module& m, int indent) {
     m.pretty_print(os);
     auto kids = m.named_children();
-    if (kids.empty())
+    if (kids.is_empty())
         return;
     os << "(\n";
     for (auto& [n, c] : kids) {

@@ -10,9 +10,9 @@
 
 namespace tg::nn {
 
-BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& options, int64_t min_dim,
+BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& opts, int64_t min_dim,
                              int64_t max_dim)
-    : Module(name), options_(options), min_dim_(min_dim), max_dim_(max_dim) {
+    : Module(name), options(opts), min_dim_(min_dim), max_dim_(max_dim) {
     const int64_t c = options.num_features();
     if (c <= 0)
         throw shape_error(std::string(name) + "(" + std::to_string(c) +
@@ -34,7 +34,7 @@ BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& options, 
 }
 
 void BatchNormBase::reset_running_stats() {
-    if (!options_.track_running_stats())
+    if (!options.track_running_stats())
         return;
     NoGradGuard guard;
     running_mean.zero_();
@@ -44,7 +44,7 @@ void BatchNormBase::reset_running_stats() {
 
 void BatchNormBase::reset_parameters() {
     reset_running_stats();
-    if (!options_.affine())
+    if (!options.affine())
         return;
     NoGradGuard guard;
     weight.fill_(1);
@@ -58,38 +58,37 @@ Tensor BatchNormBase::forward(const Tensor& x) {
                                                 : std::to_string(min_dim_) + "-D or " +
                                                       std::to_string(max_dim_) + "-D") +
                           " input, got " + (x.defined() ? shape_str(x.sizes()) : "undefined"));
-    if (x.size(1) != options_.num_features())
-        throw shape_error(label() + "(" + std::to_string(options_.num_features()) + "): input " +
+    if (x.size(1) != options.num_features())
+        throw shape_error(label() + "(" + std::to_string(options.num_features()) + "): input " +
                           shape_str(x.sizes()) + " has " + std::to_string(x.size(1)) +
-                          " channels, expected " + std::to_string(options_.num_features()));
-    const bool track = options_.track_running_stats();
-    double factor = options_.momentum().value_or(0.0);
+                          " channels, expected " + std::to_string(options.num_features()));
+    const bool track = options.track_running_stats();
+    double factor = options.momentum().value_or(0.0);
     if (is_training() && track) {
         // counted once per forward, as the statistics (Note [Side effects of a recomputation])
         if (!checkpointing::recomputing() && x.numel() > 0) {
             NoGradGuard guard;
             num_batches_tracked.add_(1);
         }
-        if (!options_.momentum())  // the cumulative average reads the count on the host
+        if (!options.momentum())  // the cumulative average reads the count on the host
             factor = 1.0 / double(std::max<int64_t>(num_batches_tracked.item<int64_t>(), 1));
     }
     const bool batch_stats = is_training() || !track;
-    return batch_norm(x, track ? running_mean : Tensor(), track ? running_var : Tensor(), weight,
-                      bias, batch_stats, factor, options_.eps());
+    return batch_norm(x, weight, bias, track ? running_mean : Tensor(),
+                      track ? running_var : Tensor(), batch_stats, factor, options.eps(), false);
 }
 
 void BatchNormBase::pretty_print(std::ostream& os) const {
-    os << name() << "(" << options_.num_features() << ", eps=" << options_.eps() << ", momentum=";
-    if (options_.momentum())
-        os << *options_.momentum();
+    os << name() << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
+    if (options.momentum())
+        os << *options.momentum();
     else
         os << "None";
-    os << ", affine=" << (options_.affine() ? "true" : "false")
-       << ", track_running_stats=" << (options_.track_running_stats() ? "true" : "false") << ")";
+    os << ", affine=" << (options.affine() ? "true" : "false")
+       << ", track_running_stats=" << (options.track_running_stats() ? "true" : "false") << ")";
 }
 
-GroupNormImpl::GroupNormImpl(const GroupNormOptions& options)
-    : Module("GroupNorm"), options_(options) {
+GroupNormImpl::GroupNormImpl(const GroupNormOptions& opts) : Module("GroupNorm"), options(opts) {
     const int64_t g = options.num_groups(), c = options.num_channels();
     if (g <= 0 || c <= 0 || c % g != 0)
         throw value_error("GroupNorm(" + std::to_string(g) + ", " + std::to_string(c) +
@@ -104,7 +103,7 @@ GroupNormImpl::GroupNormImpl(const GroupNormOptions& options)
 }
 
 void GroupNormImpl::reset_parameters() {
-    if (!options_.affine())
+    if (!options.affine())
         return;
     NoGradGuard guard;
     weight.fill_(1);
@@ -112,17 +111,16 @@ void GroupNormImpl::reset_parameters() {
 }
 
 Tensor GroupNormImpl::forward(const Tensor& x) {
-    if (x.defined() && x.dim() >= 2 && x.size(1) != options_.num_channels())
+    if (x.defined() && x.dim() >= 2 && x.size(1) != options.num_channels())
         throw shape_error(label() + ": input " + shape_str(x.sizes()) + " has " +
                           std::to_string(x.size(1)) + " channels, expected " +
-                          std::to_string(options_.num_channels()));
-    return group_norm(x, options_.num_groups(), weight, bias, options_.eps());
+                          std::to_string(options.num_channels()));
+    return group_norm(x, options.num_groups(), weight, bias, options.eps());
 }
 
 void GroupNormImpl::pretty_print(std::ostream& os) const {
-    os << "GroupNorm(" << options_.num_groups() << ", " << options_.num_channels()
-       << ", eps=" << options_.eps() << ", affine=" << (options_.affine() ? "true" : "false")
-       << ")";
+    os << "GroupNorm(" << options.num_groups() << ", " << options.num_channels()
+       << ", eps=" << options.eps() << ", affine=" << (options.affine() ? "true" : "false") << ")";
 }
 
 }  // namespace tg::nn

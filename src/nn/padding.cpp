@@ -28,28 +28,27 @@ void PadImpl::pretty_print(std::ostream& os) const {
     os << ")";
 }
 
-UpsampleImpl::UpsampleImpl(const UpsampleOptions& options)
-    : Module("Upsample"), options_(options) {}
+UpsampleImpl::UpsampleImpl(const UpsampleOptions& opts) : Module("Upsample"), options(opts) {}
 
 Tensor UpsampleImpl::forward(const Tensor& x) {
-    return interpolate(x, options_.size().value_or(std::vector<int64_t>{}),
-                       options_.scale_factor().value_or(std::vector<double>{}), options_.mode(),
-                       options_.align_corners());
+    return interpolate(x, options.size().value_or(std::vector<int64_t>{}),
+                       options.scale_factor().value_or(std::vector<double>{}), options.mode(),
+                       options.align_corners());
 }
 
 void UpsampleImpl::pretty_print(std::ostream& os) const {
     os << "Upsample(";
-    if (options_.size())
-        os << "size=", print_list(os, *options_.size());
-    if (options_.scale_factor()) {
+    if (options.size())
+        os << "size=", print_list(os, *options.size());
+    if (options.scale_factor()) {
         os << "scale_factor=[";
-        for (size_t i = 0; i < options_.scale_factor()->size(); ++i)
-            os << (i ? ", " : "") << (*options_.scale_factor())[i];
+        for (size_t i = 0; i < options.scale_factor()->size(); ++i)
+            os << (i ? ", " : "") << (*options.scale_factor())[i];
         os << "]";
     }
     static const char* const kModes[] = {"nearest",   "linear", "bilinear",     "bicubic",
                                          "trilinear", "area",   "nearest-exact"};
-    os << ", mode=" << kModes[int(options_.mode())] << ")";
+    os << ", mode=" << kModes[int(options.mode())] << ")";
 }
 
 }  // namespace tg::nn

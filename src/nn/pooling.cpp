@@ -29,7 +29,7 @@ void print_arg(std::ostream& os, const char* name, const IntArg& a) {
 
 }  // namespace
 
-MaxPool2dImpl::MaxPool2dImpl(const MaxPool2dOptions& o) : Module("MaxPool2d"), options_(o) {
+MaxPool2dImpl::MaxPool2dImpl(const MaxPool2dOptions& o) : Module("MaxPool2d"), options(o) {
     check_arg("MaxPool2d", "kernel_size", o.kernel_size());
     check_arg("MaxPool2d", "stride", o.stride());
     check_arg("MaxPool2d", "padding", o.padding(), true);
@@ -37,66 +37,66 @@ MaxPool2dImpl::MaxPool2dImpl(const MaxPool2dOptions& o) : Module("MaxPool2d"), o
 }
 
 Tensor MaxPool2dImpl::forward(const Tensor& x) {
-    const auto& o = options_;
+    const auto& o = options;
     return max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
 }
 
 std::pair<Tensor, Tensor> MaxPool2dImpl::forward_with_indices(const Tensor& x) {
-    const auto& o = options_;
+    const auto& o = options;
     return max_pool2d_with_indices(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(),
                                    o.ceil_mode());
 }
 
 void MaxPool2dImpl::pretty_print(std::ostream& os) const {
     os << "MaxPool2d(";
-    print_arg(os, "kernel_size", options_.kernel_size());
+    print_arg(os, "kernel_size", options.kernel_size());
     os << ", ";
     print_arg(os, "stride",
-              options_.stride().values().empty() ? options_.kernel_size() : options_.stride());
+              options.stride().values().empty() ? options.kernel_size() : options.stride());
     os << ", ";
-    print_arg(os, "padding", options_.padding());
+    print_arg(os, "padding", options.padding());
     os << ", ";
-    print_arg(os, "dilation", options_.dilation());
-    os << ", ceil_mode=" << (options_.ceil_mode() ? "true" : "false") << ")";
+    print_arg(os, "dilation", options.dilation());
+    os << ", ceil_mode=" << (options.ceil_mode() ? "true" : "false") << ")";
 }
 
-AvgPool2dImpl::AvgPool2dImpl(const AvgPool2dOptions& o) : Module("AvgPool2d"), options_(o) {
+AvgPool2dImpl::AvgPool2dImpl(const AvgPool2dOptions& o) : Module("AvgPool2d"), options(o) {
     check_arg("AvgPool2d", "kernel_size", o.kernel_size());
     check_arg("AvgPool2d", "stride", o.stride());
     check_arg("AvgPool2d", "padding", o.padding(), true);
 }
 
 Tensor AvgPool2dImpl::forward(const Tensor& x) {
-    const auto& o = options_;
+    const auto& o = options;
     return avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(),
                       o.count_include_pad());
 }
 
 void AvgPool2dImpl::pretty_print(std::ostream& os) const {
     os << "AvgPool2d(";
-    print_arg(os, "kernel_size", options_.kernel_size());
+    print_arg(os, "kernel_size", options.kernel_size());
     os << ", ";
     print_arg(os, "stride",
-              options_.stride().values().empty() ? options_.kernel_size() : options_.stride());
+              options.stride().values().empty() ? options.kernel_size() : options.stride());
     os << ", ";
-    print_arg(os, "padding", options_.padding());
+    print_arg(os, "padding", options.padding());
     os << ")";
 }
 
 AdaptiveAvgPool2dImpl::AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& o)
-    : Module("AdaptiveAvgPool2d"), options_(o) {
+    : Module("AdaptiveAvgPool2d"), options(o) {
     check_arg("AdaptiveAvgPool2d", "output_size", o.output_size());
     if (o.output_size().values().empty())
         throw value_error("AdaptiveAvgPool2d: output_size is empty");
 }
 
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) {
-    return adaptive_avg_pool2d(x, options_.output_size());
+    return adaptive_avg_pool2d(x, options.output_size());
 }
 
 void AdaptiveAvgPool2dImpl::pretty_print(std::ostream& os) const {
     os << "AdaptiveAvgPool2d(";
-    print_arg(os, "output_size", options_.output_size());
+    print_arg(os, "output_size", options.output_size());
     os << ")";
 }
 

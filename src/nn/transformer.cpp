@@ -12,8 +12,8 @@ namespace tg::nn {
 
 namespace {
 
-/// A mask as scaled_dot_product_attention reads it, from MultiheadAttention's convention (bool or
-/// int64: true = may not attend; floating = added), viewed as `shape`.
+/// A mask as scaled_dot_product_attention reads it, from MultiheadAttention's convention (bool:
+/// true = may not attend; floating = added), viewed as `shape`.
 Tensor sdpa_mask(const Tensor& m, const Shape& shape) {
     if (!m.defined())
         return m;
@@ -42,8 +42,8 @@ Tensor combine(const Tensor& a, const Tensor& b, const Tensor& like) {
 
 }  // namespace
 
-MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& options)
-    : Module("MultiheadAttention"), options_(options) {
+MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& opts)
+    : Module("MultiheadAttention"), options(opts) {
     const int64_t E = options.embed_dim(), H = options.num_heads();
     if (E <= 0 || H <= 0 || E % H != 0)
         throw value_error("MultiheadAttention(" + std::to_string(E) + ", " + std::to_string(H) +
@@ -80,17 +80,17 @@ void MultiheadAttentionImpl::reset_parameters() {
     NoGradGuard guard;
     if (in_proj_bias.defined())
         in_proj_bias.zero_();
-    if (out_proj->bias().defined())
-        out_proj->bias().zero_();
+    if (out_proj->bias.defined())
+        out_proj->bias.zero_();
 }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
     const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_padding_mask,
     bool need_weights, const Tensor& attn_mask, bool average_attn_weights, bool is_causal) {
-    const int64_t E = options_.embed_dim(), H = options_.num_heads(), Dh = E / H;
-    const bool bf = options_.batch_first();
+    const int64_t E = options.embed_dim(), H = options.num_heads(), Dh = E / H;
+    const bool bf = options.batch_first();
     const char* const kNames[3] = {"query", "key", "value"};
-    const int64_t dims[3] = {E, options_.kdim(), options_.vdim()};
+    const int64_t dims[3] = {E, options.kdim(), options.vdim()};
     const Tensor* inputs[3] = {&query, &key, &value};
     for (int i = 0; i < 3; ++i) {
         const Tensor& t = *inputs[i];
@@ -99,10 +99,24 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
                               (bf ? "[N, T, " : "[T, N, ") + std::to_string(dims[i]) + "], got " +
                               (t.defined() ? shape_str(t.sizes()) : "undefined"));
     }
-    const int64_t extra = int64_t(bias_k.defined()) + int64_t(options_.add_zero_attn());
+    const int64_t extra = int64_t(bias_k.defined()) + int64_t(options.add_zero_attn());
     if (is_causal && extra > 0)
         throw value_error(label() + ": is_causal with add_bias_kv or add_zero_attn: pass the " +
                           "causal mask as attn_mask");
+    // Note [LibTorch's MultiheadAttention masks]: LibTorch's C++ module adds attn_mask to the
+    // scores whatever its dtype (a bool mask adds 1 where true and masks nothing, unlike Python)
+    // and masked_fills key_padding_mask (bool only, in LibTorch 2). A ported program must not
+    // get other numbers here, so the masks LibTorch would misread are refused.
+    if (attn_mask.defined() && !is_floating(attn_mask.dtype()))
+        throw dtype_error(label() + ": attn_mask is " + dtype_name(attn_mask.dtype()) +
+                          ": LibTorch's C++ MultiheadAttention adds attn_mask to the scores (a " +
+                          "bool one adds 1 where true); pass a floating mask, 0 where a query may "
+                          "attend and -inf where not");
+    if (key_padding_mask.defined() && key_padding_mask.dtype() != kBool)
+        throw dtype_error(label() + ": key_padding_mask is " +
+                          dtype_name(key_padding_mask.dtype()) +
+                          ": it must be bool, true where a key is padding (LibTorch fills those "
+                          "scores with -inf)");
     const Tensor qb = bf ? query : query.transpose(0, 1), kb = bf ? key : key.transpose(0, 1),
                  vb = bf ? value : value.transpose(0, 1);
     const int64_t N = qb.size(0), L = qb.size(1), S = kb.size(1);
@@ -127,7 +141,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
         kp = cat({kp, bias_k.expand({N, 1, E})}, 1);
         vp = cat({vp, bias_v.expand({N, 1, E})}, 1);
     }
-    if (options_.add_zero_attn()) {  // and a zero one
+    if (options.add_zero_attn()) {  // and a zero one
         kp = cat({kp, zeros({N, 1, E}, kp.options())}, 1);
         vp = cat({vp, zeros({N, 1, E}, vp.options())}, 1);
     }
@@ -157,7 +171,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
     const Tensor mask =
         combine(sdpa_mask(widen(attn_mask, attn_shape), wide_shape),
                 sdpa_mask(widen(key_padding_mask, {N, 1, 1, S}), {N, 1, 1, Sx}), qh);
-    const double p = is_training() ? options_.dropout() : 0.0;
+    const double p = is_training() ? options.dropout() : 0.0;
     const Tensor y = scaled_dot_product_attention(qh, kh, vh, mask, p, is_causal);
     Tensor out = out_proj(y.permute({0, 2, 1, 3}).reshape({N, L, E}));
     if (!bf)
@@ -183,21 +197,20 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
 }
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& os) const {
-    os << "MultiheadAttention(embed_dim=" << options_.embed_dim()
-       << ", num_heads=" << options_.num_heads() << ", dropout=" << options_.dropout()
-       << ", bias=" << (options_.bias() ? "true" : "false");
-    if (options_.kdim() != options_.embed_dim() || options_.vdim() != options_.embed_dim())
-        os << ", kdim=" << options_.kdim() << ", vdim=" << options_.vdim();
-    if (options_.add_bias_kv())
+    os << "MultiheadAttention(embed_dim=" << options.embed_dim()
+       << ", num_heads=" << options.num_heads() << ", dropout=" << options.dropout()
+       << ", bias=" << (options.bias() ? "true" : "false");
+    if (options.kdim() != options.embed_dim() || options.vdim() != options.embed_dim())
+        os << ", kdim=" << options.kdim() << ", vdim=" << options.vdim();
+    if (options.add_bias_kv())
         os << ", add_bias_kv=true";
-    if (options_.add_zero_attn())
+    if (options.add_zero_attn())
         os << ", add_zero_attn=true";
-    os << ", batch_first=" << (options_.batch_first() ? "true" : "false") << ")";
+    os << ", batch_first=" << (options.batch_first() ? "true" : "false") << ")";
 }
 
-TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(
-    const TransformerEncoderLayerOptions& options)
-    : Module("TransformerEncoderLayer"), options_(options) {
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& opts)
+    : Module("TransformerEncoderLayer"), options(opts) {
     const int64_t d = options.d_model(), ff = options.dim_feedforward();
     if (ff <= 0)
         throw value_error("TransformerEncoderLayer: dim_feedforward must be positive");
@@ -225,9 +238,9 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
     auto feed_forward = [&](const Tensor& x) {
         const Tensor h = linear1(x);
         return dropout2(
-            linear2(dropout(options_.activation() == Activation::GELU ? gelu(h) : relu(h))));
+            linear2(dropout(options.activation() == Activation::GELU ? gelu(h) : relu(h))));
     };
-    if (options_.norm_first()) {
+    if (options.norm_first()) {
         const Tensor x = src + attend(norm1(src));
         return x + feed_forward(norm2(x));
     }
@@ -240,10 +253,10 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src) {
 }
 
 void TransformerEncoderLayerImpl::pretty_print(std::ostream& os) const {
-    os << "TransformerEncoderLayer(d_model=" << options_.d_model() << ", nhead=" << options_.nhead()
-       << ", dim_feedforward=" << options_.dim_feedforward() << ", dropout=" << options_.dropout()
-       << ", activation=" << (options_.activation() == Activation::GELU ? "gelu" : "relu")
-       << ", norm_first=" << (options_.norm_first() ? "true" : "false") << ")";
+    os << "TransformerEncoderLayer(d_model=" << options.d_model() << ", nhead=" << options.nhead()
+       << ", dim_feedforward=" << options.dim_feedforward() << ", dropout=" << options.dropout()
+       << ", activation=" << (options.activation() == Activation::GELU ? "gelu" : "relu")
+       << ", norm_first=" << (options.norm_first() ? "true" : "false") << ")";
 }
 
 }  // namespace tg::nn

@@ -55,15 +55,18 @@ Tensor leaky_relu(const Tensor& x, Scalar slope) {
     if (!std::isfinite(slope))
         throw value_error("leaky_relu: negative slope " + std::to_string(slope) + " is not finite");
     Tensor y = runtime::unary(UnaryOp::leaky_relu, x, slope);
+    // with slope >= 0, y > 0 exactly where x > 0: backward keeps y, not x, so that writing y
+    // into x (nn::LeakyReLU's inplace) leaves backward exact, as PyTorch's leaky_relu_
     if (should_record({&x}))
-        record("leaky_relu", {&x}, y, [sx = save(x), slope](const Tensor& dy) {
-            const Tensor xx = sx.get();
-            if (GradMode::is_enabled())
-                return Grads{dy * runtime::binary(BinaryOp::leaky_relu_backward, ones_like(xx), xx,
-                                                  "leaky_relu", slope)};
-            return Grads{
-                runtime::binary(BinaryOp::leaky_relu_backward, dy, xx, "leaky_relu", slope)};
-        });
+        record("leaky_relu", {&x}, y,
+               [sx = slope >= 0 ? save_output(y) : save(x), slope](const Tensor& dy) {
+                   const Tensor xx = sx.get();
+                   if (GradMode::is_enabled())
+                       return Grads{dy * runtime::binary(BinaryOp::leaky_relu_backward,
+                                                         ones_like(xx), xx, "leaky_relu", slope)};
+                   return Grads{
+                       runtime::binary(BinaryOp::leaky_relu_backward, dy, xx, "leaky_relu", slope)};
+               });
     return y;
 }
 

@@ -78,7 +78,7 @@ Bias make_bias(const Geo& g, const Tensor& mask, const Tensor& like) {
     if (mask.defined()) {
         Tensor m = mask.detach();
         if (!is_floating(m.dtype()))  // true (nonzero) = take part, as PyTorch's bool masks
-            m = where(m, zeros({}, like.options()),
+            m = where(m.dtype() == kBool ? m : ne(m, 0.0), zeros({}, like.options()),
                       full({}, -std::numeric_limits<double>::infinity(), like.options()));
         Shape full_shape = g.lead;
         full_shape.push_back(g.L);
@@ -224,7 +224,8 @@ Grads backward_recorded(const Geo& g, const Tensor& q, const Tensor& k, const Te
     if (mask.defined()) {
         const Tensor m = is_floating(mask.dtype())
                              ? mask
-                             : where(mask, zeros({}, q.options()), full({}, -inf, q.options()));
+                             : where(mask.dtype() == kBool ? mask : ne(mask, 0.0),
+                                     zeros({}, q.options()), full({}, -inf, q.options()));
         s = s + m.expand(with_last(g, g.L, g.S)).reshape({g.BH, g.L, g.S});
     }
     if (g.causal) {

@@ -17,4 +17,11 @@ void broadcasts_to(const char* op, const char* what, const Tensor& t, const Shap
                           " cannot be broadcast to the " + target_name + " " + shape_str(target));
 }
 
+void is_bool(const char* op, const char* what, const Tensor& t) {
+    if (t.dtype() != kBool)
+        throw dtype_error(std::string(op) + ": " + what + " must be a bool tensor, got " +
+                          dtype_name(t.dtype()) + " " + shape_str(t.sizes()) +
+                          " (compare it: " + what + " != 0)");
+}
+
 }  // namespace tg::checks

@@ -13,4 +13,9 @@ void same_device(const char* op, const char* what, const Tensor& t, const Tensor
 void broadcasts_to(const char* op, const char* what, const Tensor& t, const Shape& target,
                    const char* target_name);
 
+/// t, the argument `what` of op, is a bool tensor, as LibTorch requires of conditions and masks
+/// (an integer or float one throws there too: PyTorch 2's rule; 1.13 still took uint8); else a
+/// dtype_error "op: what must be a bool tensor, got float32 [3] (compare it: t != 0)".
+void is_bool(const char* op, const char* what, const Tensor& t);
+
 }  // namespace tg::checks

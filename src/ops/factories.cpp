@@ -150,6 +150,30 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
     upload(t, v, "arange", false);
     return finish(t, o);
 }
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o) {
+    if (steps < 0)
+        throw value_error("linspace: number of steps must be non-negative, got " +
+                          std::to_string(steps));
+    if (!std::isfinite(start) || !std::isfinite(end))
+        throw value_error("linspace: start=" + runtime::scalar_str(start) +
+                          " end=" + runtime::scalar_str(end) + " must be finite");
+    if (!is_floating(o.dtype()))
+        throw dtype_error(std::string("linspace: dtype ") + dtype_name(o.dtype()) +
+                          " (a floating dtype is needed)");
+    Tensor t = runtime::empty({steps}, o.dtype(), o.device(), "linspace");
+    std::vector<double> v = host_buffer<double>(size_t(steps), "linspace");
+    // in the element type: float32's step and products round as LibTorch's float kernel's
+    dispatch(o.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T a = T(start), b = T(end);
+        const T step = steps > 1 ? (b - a) / T(steps - 1) : T(0);
+        const int64_t halfway = steps / 2;
+        for (int64_t i = 0; i < steps; ++i)
+            v[size_t(i)] = double(i < halfway ? a + step * T(i) : b - step * T(steps - i - 1));
+    });
+    upload(t, v, "linspace");
+    return finish(t, o);
+}
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     if (!o.device().is_cpu())
         throw device_error("from_blob: only CPU memory can be wrapped");

@@ -121,23 +121,22 @@ Tensor scatter_add(const Tensor& x, const Shape& shape, int64_t dim, const Tenso
     return y;
 }
 
-Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
+                 bool scale_grad_by_freq, bool sparse) {
     const char* op = "embedding";
     if (!weight.defined() || !indices.defined())
         throw value_error("embedding: undefined weight or indices");
     if (weight.dim() != 2)
         throw shape_error("embedding: weight must be 2-D [num_embeddings, embedding_dim], got " +
                           shape_str(weight.sizes()));
+    if (sparse)
+        throw value_error("embedding: sparse gradients are not supported (sparse = false)");
     check_index(op, weight, indices, 2);
     const int64_t V = weight.size(0), D = weight.size(1);
-    if (padding_idx) {
-        if (*padding_idx < -V || *padding_idx >= V)
-            throw value_error("embedding: padding_idx " + std::to_string(*padding_idx) +
-                              " is not within [" + std::to_string(-V) + ", " + std::to_string(V) +
-                              ") for weight " + shape_str(weight.sizes()));
-        if (*padding_idx < 0)
-            *padding_idx += V;
-    }
+    if (padding_idx >= V)
+        throw value_error("embedding: padding_idx " + std::to_string(padding_idx) +
+                          " is not below num_embeddings " + std::to_string(V) + " of weight " +
+                          shape_str(weight.sizes()));
     const Tensor flat = indices.reshape({indices.numel()});
     Shape out = indices.sizes();
     out.push_back(D);
@@ -146,17 +145,22 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
                          weight, 0, flat)
                    .reshape(out);
     if (should_record({&weight}))
-        record(op, {&weight}, y, [flat, V, D, padding_idx](const Tensor& dy) {
+        record(op, {&weight}, y, [flat, V, D, padding_idx, scale_grad_by_freq](const Tensor& dy) {
             // each row of dweight gathers the rows of dy whose token it is (the CPU's index_add
             // sorts the tokens and gives each thread whole rows: Note [Gathering index_add])
             Tensor dw = index_add(dy.reshape({flat.numel(), D}), {V, D}, 0, flat);
-            if (padding_idx) {
+            if (scale_grad_by_freq) {  // / the token's count (rows never seen stay 0)
+                const Tensor count =
+                    index_add(ones({flat.numel(), 1}, dw.options()), {V, 1}, 0, flat);
+                dw = dw / clamp_min(count, 1.0);
+            }
+            if (padding_idx >= 0) {
                 if (GradMode::is_enabled()) {  // create_graph: a recorded product
                     Tensor keep = ones({V, 1}, dw.options());
-                    runtime::fill(keep.narrow(0, *padding_idx, 1), 0);
+                    runtime::fill(keep.narrow(0, padding_idx, 1), 0);
                     dw = dw * keep;
                 } else {
-                    runtime::fill(dw.narrow(0, *padding_idx, 1), 0);
+                    runtime::fill(dw.narrow(0, padding_idx, 1), 0);
                 }
             }
             return Grads{dw};

@@ -55,7 +55,8 @@ int64_t consumed(const TensorIndex& i) {
     const auto& v = i.get();
     if (auto* t = std::get_if<Tensor>(&v))
         return t->dtype() == kBool ? t->dim() : 1;
-    return std::holds_alternative<std::monostate>(v) || std::holds_alternative<EllipsisIndexType>(v)
+    return std::holds_alternative<std::monostate>(v) ||
+                   std::holds_alternative<EllipsisIndexType>(v) || std::holds_alternative<bool>(v)
                ? 0
                : 1;
 }
@@ -149,6 +150,11 @@ Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
             ++d;
         } else if (std::holds_alternative<std::monostate>(v)) {
             y = unsqueeze(y, d);
+            ++d;
+        } else if (auto* b = std::get_if<bool>(&v)) {  // as None, of size 0 for false
+            y = unsqueeze(y, d);
+            if (!*b)
+                y = narrow(y, d, 0, 0);
             ++d;
         } else if (std::holds_alternative<EllipsisIndexType>(v)) {
             d += x.dim() - used;

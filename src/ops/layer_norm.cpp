@@ -183,7 +183,7 @@ Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+                  const Tensor& bias, double eps, bool /*cudnn_enable*/) {
     return row_norm(check("layer_norm", true, x, normalized_shape, weight, bias, eps), x, weight,
                     bias);
 }

@@ -9,6 +9,7 @@
 namespace tg {
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
+    checks::is_bool("masked_fill", "mask", mask);
     checks::same_device("masked_fill", "mask", mask, x);
     checks::broadcasts_to("masked_fill", "mask", mask, x.sizes(), "input");
     const ComposedName named;

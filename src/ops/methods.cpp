@@ -70,10 +70,10 @@ Tensor Tensor::amax(std::vector<int64_t> d, bool k) const {
 Tensor Tensor::amin(std::vector<int64_t> d, bool k) const {
     return tg::amin(*this, d, k);
 }
-Tensor Tensor::argmax(int64_t d, bool k) const {
+Tensor Tensor::argmax(std::optional<int64_t> d, bool k) const {
     return tg::argmax(*this, d, k);
 }
-Tensor Tensor::argmin(int64_t d, bool k) const {
+Tensor Tensor::argmin(std::optional<int64_t> d, bool k) const {
     return tg::argmin(*this, d, k);
 }
 Tensor Tensor::matmul(const Tensor& o) const {
@@ -171,6 +171,12 @@ std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
 }
 Tensor Tensor::argsort(int64_t dim, bool descending) const {
     return tg::argsort(*this, dim, descending);
+}
+Tensor Tensor::argsort(int dim, bool descending) const {
+    return tg::argsort(*this, int64_t(dim), descending);
+}
+Tensor Tensor::argsort(bool stable, int64_t dim, bool descending) const {
+    return tg::argsort(*this, stable, dim, descending);
 }
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
     return tg::topk(*this, k, dim, largest, sorted);
@@ -275,7 +281,7 @@ Tensor& operator/=(Tensor& a, Scalar s) {
     return a.div_(s);
 }
 
-Tensor Tensor::clamp(Scalar lo, Scalar hi) const {
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
     return tg::clamp(*this, lo, hi);
 }
 Tensor Tensor::clamp_min(Scalar lo) const {
@@ -283,6 +289,9 @@ Tensor Tensor::clamp_min(Scalar lo) const {
 }
 Tensor Tensor::clamp_max(Scalar hi) const {
     return tg::clamp_max(*this, hi);
+}
+Tensor Tensor::var(int dim) const {
+    return tg::var(*this, dim);
 }
 Tensor Tensor::var(bool unbiased) const {
     return tg::var(*this, unbiased);

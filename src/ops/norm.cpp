@@ -300,9 +300,9 @@ void update_running(const Tensor& running, const Tensor& value, double momentum,
 
 }  // namespace
 
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                  double momentum, double eps, bool /*cudnn_enabled*/) {
     const char* op = "batch_norm";
     const NormArgs a{op, x, weight, bias, eps};
     check_args(a);
@@ -349,7 +349,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias,
-                  double eps) {
+                  double eps, bool /*cudnn_enabled*/) {
     const char* op = "group_norm";
     const NormArgs a{op, x, weight, bias, eps};
     check_args(a);

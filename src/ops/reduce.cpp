@@ -248,6 +248,9 @@ Tensor var(const Tensor& x, std::initializer_list<int64_t> dims, bool unbiased, 
 Tensor var(const Tensor& x, bool unbiased) {
     return var(x, {}, unbiased, false);
 }
+Tensor var(const Tensor& x, int dim) {
+    return var(x, std::vector<int64_t>{dim}, true, false);
+}
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
     if (x.sizes() == shape)
@@ -289,14 +292,21 @@ Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
 }
 }  // namespace
 
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+namespace {
+/// Without a dim, the index into the flattened x (with keepdim, every dim kept as 1).
+Tensor arg_reduce(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+    if (dim)
+        return arg_reduce(x, *dim, keepdim, is_max);
+    Tensor flat = arg_reduce(x.detach().reshape({-1}), 0, false, is_max);
+    return keepdim ? flat.reshape(Shape(size_t(x.dim()), 1)) : flat;
+}
+}  // namespace
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
     return arg_reduce(x, dim, keepdim, true);
 }
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
     return arg_reduce(x, dim, keepdim, false);
-}
-Tensor argmax(const Tensor& x) {
-    return argmax(x.detach().reshape({-1}), 0, false);
 }
 
 namespace {

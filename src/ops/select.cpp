@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -22,47 +23,50 @@ Tensor grad_for(const Node& n, size_t i, const Tensor& g) {
 }  // namespace
 
 namespace {
-/// clamp with either bound optional. x and the bounds promote together (clamp(int, 0.5, 2.5) is
-/// float32) and the bounds are checked into the result dtype, as LibTorch's.
-Tensor clamp_impl(const Tensor& x_in, std::optional<Scalar> lo, std::optional<Scalar> hi) {
-    if ((lo && hi && !(*lo <= *hi)) || (lo && std::isnan(*lo)) || (hi && std::isnan(*hi)))
-        throw value_error("clamp: min " + (lo ? runtime::scalar_str(*lo) : "none") + " > max " +
-                          (hi ? runtime::scalar_str(*hi) : "none") + " or a bound is NaN");
-    const Dtype d = lo && hi ? promote_types(result_type(x_in, *lo), result_type(x_in, *hi))
-                             : result_type(x_in, lo ? *lo : *hi);
-    const Tensor x = promote::to(x_in, d);
-    if (is_integral(d)) {  // not differentiable; exact bounds (a missing one is no double)
-        if (lo)
-            promote::checked_in(d, *lo, "clamp");
-        if (hi)
-            promote::checked_in(d, *hi, "clamp");
-        const Tensor y = lo ? maximum(x, promote::scalar_tensor(*lo, x.options())) : x;
-        return hi ? minimum(y, promote::scalar_tensor(*hi, x.options())) : y;
-    }
-    const double inf = std::numeric_limits<double>::infinity();
-    const double l = lo ? promote::checked_in(d, *lo, "clamp") : -inf;
-    const double h = hi ? promote::checked_in(d, *hi, "clamp") : inf;
-    Tensor y = runtime::unary(UnaryOp::clamp, x, l, h);
+/// min(max(x, lo), hi) on floating x for lo <= hi (infinite bounds for one-sided clamps).
+Tensor clamp_between(const Tensor& x, double lo, double hi) {
+    Tensor y = runtime::unary(UnaryOp::clamp, x, lo, hi);
     if (should_record({&x}))
-        record("clamp", {&x}, y, [sx = save(x), l, h](const Tensor& dy) {
+        record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (GradMode::is_enabled())  // the mask is a constant of the second derivative
                 return Grads{dy * runtime::binary(BinaryOp::clamp_backward, ones_like(xx), xx,
-                                                  "clamp", l, h)};
-            return Grads{runtime::binary(BinaryOp::clamp_backward, dy, xx, "clamp", l, h)};
+                                                  "clamp", lo, hi)};
+            return Grads{runtime::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
         });
     return y;
 }
 }  // namespace
 
-Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
-    return clamp_impl(x, lo, hi);
+/// x and the bounds promote together (clamp(int, 0.5, 2.5) is float32) and the bounds are checked
+/// into the result dtype, as LibTorch's; lo > hi gives hi everywhere, as there.
+Tensor clamp(const Tensor& x_in, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+    if (!lo && !hi)
+        throw value_error("clamp: at least one of min and max must be given");
+    if ((lo && std::isnan(*lo)) || (hi && std::isnan(*hi)))
+        throw value_error("clamp: a bound is nan");
+    const Dtype d = lo && hi ? promote_types(result_type(x_in, *lo), result_type(x_in, *hi))
+                             : result_type(x_in, lo ? *lo : *hi);
+    const Tensor x = promote::to(x_in, d);
+    if (lo)
+        promote::checked_in(d, *lo, "clamp");  // 300 into uint8 throws
+    if (hi)
+        promote::checked_in(d, *hi, "clamp");
+    if (is_integral(d)) {  // not differentiable; exact bounds (a missing one is no double)
+        const Tensor y = lo ? maximum(x, promote::scalar_tensor(*lo, x.options())) : x;
+        return hi ? minimum(y, promote::scalar_tensor(*hi, x.options())) : y;
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    const double l = lo ? promote::value_in(d, *lo) : -inf, h = hi ? promote::value_in(d, *hi) : inf;
+    if (l > h)  // LibTorch: every element becomes max, with no gradient
+        return clamp_between(clamp_between(x, l, inf), -inf, h);
+    return clamp_between(x, l, h);
 }
 Tensor clamp_min(const Tensor& x, Scalar lo) {
-    return clamp_impl(x, lo, std::nullopt);
+    return clamp(x, lo, std::nullopt);
 }
 Tensor clamp_max(const Tensor& x, Scalar hi) {
-    return clamp_impl(x, std::nullopt, hi);
+    return clamp(x, std::nullopt, hi);
 }
 
 namespace {
@@ -96,14 +100,14 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
     return extremum(a, b, false);
 }
 
-Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
+Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
+    checks::is_bool("where", "condition", cond);
     runtime::check_same("where", a, b);
-    if (cond_in.device() != a.device())
-        throw device_error("where: condition on " + cond_in.device().str() + ", values on " +
+    if (cond.device() != a.device())
+        throw device_error("where: condition on " + cond.device().str() + ", values on " +
                            a.device().str());
-    const Tensor cond = runtime::converted(cond_in, kBool);  // nonzero is true
     const Shape s =
         broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"), "where");
     Tensor y = runtime::empty(s, a.dtype(), a.device(), "where");

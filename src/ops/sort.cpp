@@ -108,6 +108,15 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
     const int64_t n = x.dim() ? x.size(wrap_dim(dim, x.dim(), "argsort")) : 1;
     return order(x, dim, n, descending, "argsort");
 }
+Tensor argsort(const Tensor& x, int dim, bool descending) {
+    return argsort(x, int64_t(dim), descending);
+}
+Tensor argsort(const Tensor& x, bool /*stable: ours always is*/, int64_t dim, bool descending) {
+    return argsort(x, dim, descending);
+}
+Tensor argsort(const Tensor& x, bool stable) {
+    return argsort(x, stable, -1, false);
+}
 
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {

@@ -7,26 +7,28 @@
 
 namespace tg::optim {
 
-LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
-    for (auto& g : optimizer_.param_groups())
-        base_lrs_.push_back(g.options().get_lr());
-}
+LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {}
 
 void LRScheduler::step() {
-    ++epoch_;
-    auto& groups = optimizer_.param_groups();
-    // groups added after construction start from their lr at their first scheduled step
-    for (size_t i = base_lrs_.size(); i < groups.size(); ++i)
-        base_lrs_.push_back(groups[i].options().get_lr());
-    for (size_t i = 0; i < groups.size(); ++i)
-        groups[i].options().set_lr(lr_at(base_lrs_[i], epoch_));
+    set_optimizer_lrs(get_lrs());
+    ++step_count_;
 }
 
-std::vector<double> LRScheduler::get_last_lr() const {
+std::vector<double> LRScheduler::get_current_lrs() const {
     std::vector<double> out;
     for (auto& g : optimizer_.param_groups())
         out.push_back(g.options().get_lr());
     return out;
+}
+
+void LRScheduler::set_optimizer_lrs(const std::vector<double>& lrs) {
+    auto& groups = optimizer_.param_groups();
+    if (lrs.size() != groups.size())
+        throw value_error("LRScheduler: get_lrs() gave " + std::to_string(lrs.size()) +
+                          " learning rates for " + std::to_string(groups.size()) +
+                          " parameter groups");
+    for (size_t i = 0; i < groups.size(); ++i)
+        groups[i].options().set_lr(lrs[i]);
 }
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
@@ -37,12 +39,17 @@ StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
         throw value_error("StepLR: gamma must be finite and >= 0, got " + std::to_string(gamma));
 }
 
-double StepLR::lr_at(double base_lr, int64_t epoch) const {
-    return base_lr * std::pow(gamma_, double(epoch / step_size_));
+std::vector<double> StepLR::get_lrs() {
+    std::vector<double> lrs = get_current_lrs();
+    if (step_count_ == 0 || step_count_ % uint64_t(step_size_) != 0)
+        return lrs;
+    for (double& lr : lrs)
+        lr *= gamma_;
+    return lrs;
 }
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
-    : LRScheduler(optimizer), t_max_(T_max), eta_min_(eta_min) {
+    : LRScheduler(optimizer), t_max_(T_max), eta_min_(eta_min), base_lrs_(get_current_lrs()) {
     if (T_max < 1)
         throw value_error("CosineAnnealingLR: T_max must be >= 1, got " + std::to_string(T_max));
     if (!(std::isfinite(eta_min) && eta_min >= 0))
@@ -50,10 +57,14 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double
                           std::to_string(eta_min));
 }
 
-double CosineAnnealingLR::lr_at(double base_lr, int64_t epoch) const {
-    const double pi = std::acos(-1.0);
-    return eta_min_ +
-           (base_lr - eta_min_) * (1 + std::cos(pi * double(epoch) / double(t_max_))) / 2;
+std::vector<double> CosineAnnealingLR::get_lrs() {
+    std::vector<double> lrs = get_current_lrs();
+    for (size_t i = base_lrs_.size(); i < lrs.size(); ++i)  // groups added since
+        base_lrs_.push_back(lrs[i]);
+    const double pi = std::acos(-1.0), k = double(step_count_);
+    for (size_t i = 0; i < lrs.size(); ++i)
+        lrs[i] = eta_min_ + (base_lrs_[i] - eta_min_) * (1 + std::cos(pi * k / double(t_max_))) / 2;
+    return lrs;
 }
 
 }  // namespace tg::optim

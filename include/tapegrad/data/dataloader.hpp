@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/data/distributed_sampler.hpp"
@@ -18,17 +19,25 @@
 
 namespace tg::data {
 
-/// One mini-batch: `data` rows and their `target` rows, both sliced along dim 0.
+/// One example or mini-batch: `data` and its `target` (for a batch, rows sliced along dim 0).
+/// A template as LibTorch's: Example<> is Example<Tensor, Tensor>.
+template <class Data = Tensor, class Target = Tensor>
 struct Example {
-    Tensor data, target;
+    using DataType = Data;
+    using TargetType = Target;
+    Example() = default;
+    Example(Data d, Target t) : data(std::move(d)), target(std::move(t)) {}
+    Data data;
+    Target target;
 };
 
 /// Options with LibTorch-style chained setters: DataLoaderOptions().batch_size(128).seed(1).
-/// Defaults: batch_size 64, shuffle true, seed 0, drop_last false.
+/// Defaults: batch_size 1 (LibTorch's), shuffle true, seed 0, drop_last false; shuffle and seed
+/// are tapegrad's, for tg::data::DataLoader (make_data_loader's order is its sampler's).
 class DataLoaderOptions {
 public:
     DataLoaderOptions() = default;
-    explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
+    DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}  // NOLINT: as LibTorch's
     /// Rows per batch (the last batch may be smaller unless drop_last).
     DataLoaderOptions& batch_size(int64_t b) {
         batch_size_ = b;
@@ -63,7 +72,7 @@ public:
     bool drop_last() const { return drop_last_; }
 
 private:
-    int64_t batch_size_ = 64;
+    int64_t batch_size_ = 1;
     bool shuffle_ = true;
     uint64_t seed_ = 0;
     bool drop_last_ = false;
@@ -79,15 +88,15 @@ public:
     class Iterator {
     public:
         using iterator_category = std::input_iterator_tag;
-        using value_type = Example;
+        using value_type = Example<>;
         using difference_type = std::ptrdiff_t;
-        using pointer = Example*;
-        using reference = Example&;
+        using pointer = Example<>*;
+        using reference = Example<>&;
 
         Iterator() = default;
         /// The current batch (built on first access, then cached until ++).
-        Example& operator*() const;
-        Example* operator->() const { return &**this; }
+        Example<>& operator*() const;
+        Example<>* operator->() const { return &**this; }
         Iterator& operator++() {
             ++batch_;
             built_ = false;
@@ -104,7 +113,7 @@ public:
         const DataLoader* loader_ = nullptr;
         int64_t batch_ = 0;
         mutable bool built_ = false;
-        mutable Example current_;
+        mutable Example<> current_;
     };
 
     /// data and targets must be defined (value_error) and have the same size in dim 0
@@ -134,7 +143,7 @@ public:
     const std::vector<int64_t>& order() const { return order_; }
 
 private:
-    Example batch(int64_t i) const;
+    Example<> batch(int64_t i) const;
 
     Tensor data_, targets_;
     DataLoaderOptions options_;

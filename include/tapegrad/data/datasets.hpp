@@ -42,15 +42,17 @@ namespace transforms {
 template <class Target = Tensor>
 struct Normalize {
     Normalize(double m, double s) : mean(m), stddev(s) {}
-    Example operator()(Example e) const { return {(e.data - mean) / stddev, e.target}; }
+    Example<Tensor, Target> operator()(Example<Tensor, Target> e) const {
+        return {(e.data - mean) / stddev, std::move(e.target)};
+    }
     double mean, stddev;
 };
 /// Collation: a batch's examples stacked along a new dim 0, data and targets.
-template <class T = Example>
+template <class T = Example<>>
 struct Stack {
-    Example operator()(const std::vector<Example>& batch) const {
+    T operator()(const std::vector<T>& batch) const {
         std::vector<Tensor> data, target;
-        for (const Example& e : batch) {
+        for (const T& e : batch) {
             data.push_back(e.data);
             target.push_back(e.target);
         }
@@ -58,11 +60,11 @@ struct Stack {
     }
 };
 /// Any function of an example.
-template <class T = Example>
+template <class T = Example<>>
 struct Lambda {
-    explicit Lambda(std::function<Example(Example)> fn) : f(std::move(fn)) {}
-    Example operator()(Example e) const { return f(std::move(e)); }
-    std::function<Example(Example)> f;
+    explicit Lambda(std::function<T(T)> fn) : f(std::move(fn)) {}
+    T operator()(T e) const { return f(std::move(e)); }
+    std::function<T(T)> f;
 };
 }  // namespace transforms
 
@@ -71,15 +73,28 @@ namespace datasets {
 template <class Source, class Transform>
 class MapDataset;
 
-/// Base of the datasets (CRTP, as LibTorch's Dataset<Self>): get_batch and map.
-template <class Self>
+namespace detail {
+/// source.get(i), whether the dataset declares get const or not (LibTorch's get is not const;
+/// a loader's dataset is its own object, never a const one).
+template <class Source>
+auto get_of(const Source& source, size_t i) {
+    return const_cast<Source&>(source).get(i);
+}
+}  // namespace detail
+
+/// Base of the datasets (CRTP, as LibTorch's Dataset<Self, SingleExample>): get_batch and map.
+/// A dataset of your own declares get(size_t) (const or not) and size() const returning a
+/// tg::optional<size_t>.
+template <class Self, class SingleExample = Example<>>
 class Dataset {
 public:
-    std::vector<Example> get_batch(const std::vector<size_t>& indices) const {
-        std::vector<Example> out;
+    using ExampleType = SingleExample;
+    using BatchType = std::vector<SingleExample>;
+    std::vector<SingleExample> get_batch(const std::vector<size_t>& indices) const {
+        std::vector<SingleExample> out;
         out.reserve(indices.size());
         for (size_t i : indices)
-            out.push_back(static_cast<const Self&>(*this).get(i));
+            out.push_back(detail::get_of(static_cast<const Self&>(*this), i));
         return out;
     }
     template <class Transform>
@@ -92,18 +107,18 @@ public:
 template <class Source, class Transform>
 class MapDataset : public Dataset<MapDataset<Source, Transform>> {
 public:
-    static constexpr bool kCollates = std::is_invocable_v<const Transform&, std::vector<Example>>;
+    static constexpr bool kCollates = std::is_invocable_v<const Transform&, std::vector<Example<>>>;
     MapDataset(Source source, Transform t) : source_(std::move(source)), t_(std::move(t)) {}
-    Example get(size_t i) const {
+    auto get(size_t i) const {
         static_assert(!kCollates, "get(i): a collated dataset is read in batches");
-        return t_(source_.get(i));
+        return t_(detail::get_of(source_, i));
     }
     auto get_batch(const std::vector<size_t>& indices) const {
         if constexpr (kCollates) {
             return t_(source_.get_batch(indices));
         } else {
             auto batch = source_.get_batch(indices);
-            for (Example& e : batch)
+            for (auto& e : batch)
                 e = t_(std::move(e));
             return batch;
         }
@@ -124,7 +139,7 @@ public:
     enum class Mode { kTrain, kTest };
     explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);
     /// shape_error for an index past the end.
-    Example get(size_t index) const;
+    Example<> get(size_t index) const;
     std::optional<size_t> size() const { return size_t(images_.size(0)); }
     bool is_train() const { return train_; }
     /// [N,1,28,28] float32 and [N] int64.

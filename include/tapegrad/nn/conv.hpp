@@ -14,17 +14,21 @@
 namespace tg::nn {
 
 /// The options of a D-dimensional convolution (D = 1 or 2), as LibTorch's ConvOptions<D>.
-/// padding is a size per dim, or "same" / "valid" (then padding_mode() holds it).
+/// padding is a size per dim, or "same" / "valid" (tg::kSame / tg::kValid; then
+/// padding_by_name() holds it): "same" keeps the size (stride 1 only: value_error at
+/// construction otherwise, as LibTorch), the odd padding of an even kernel at the end.
+/// padding_mode is how the padding is filled: kZeros (the default), kReflect, kReplicate or
+/// kCircular (the input is padded with F::pad first, as LibTorch does).
 template <size_t D>
 class ConvOptions {
 public:
     ConvOptions(int64_t in_channels, int64_t out_channels, IntArg kernel_size)
         : in_(in_channels), out_(out_channels), kernel_(std::move(kernel_size)) {}
     ConvOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
-    ConvOptions& padding(IntArg v) { return padding_ = std::move(v), mode_.reset(), *this; }
+    ConvOptions& padding(IntArg v) { return padding_ = std::move(v), by_name_.reset(), *this; }
     ConvOptions& padding(int64_t v) { return padding(IntArg(v)); }
-    ConvOptions& padding(const PaddingMode& m) { return mode_ = m, *this; }
-    ConvOptions& padding(const char* m) { return padding(PaddingMode(m)); }
+    ConvOptions& padding(const PaddingMode& m) { return by_name_ = m, *this; }
+    ConvOptions& padding_mode(PadMode m) { return mode_ = m, *this; }
     ConvOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
     ConvOptions& groups(int64_t v) { return groups_ = v, *this; }
     ConvOptions& bias(bool v) { return bias_ = v, *this; }
@@ -34,7 +38,8 @@ public:
     const IntArg& kernel_size() const { return kernel_; }
     const IntArg& stride() const { return stride_; }
     const IntArg& padding() const { return padding_; }
-    const std::optional<PaddingMode>& padding_mode() const { return mode_; }
+    const std::optional<PaddingMode>& padding_by_name() const { return by_name_; }
+    PadMode padding_mode() const { return mode_; }
     const IntArg& dilation() const { return dilation_; }
     int64_t groups() const { return groups_; }
     bool bias() const { return bias_; }
@@ -42,7 +47,8 @@ public:
 private:
     int64_t in_, out_;
     IntArg kernel_, stride_ = 1, padding_ = 0, dilation_ = 1;
-    std::optional<PaddingMode> mode_;
+    std::optional<PaddingMode> by_name_;
+    PadMode mode_ = kZeros;
     int64_t groups_ = 1;
     bool bias_ = true;
 };
@@ -60,6 +66,8 @@ public:
     ConvTranspose2dOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
     ConvTranspose2dOptions& groups(int64_t v) { return groups_ = v, *this; }
     ConvTranspose2dOptions& bias(bool v) { return bias_ = v, *this; }
+    /// Only kZeros, as LibTorch's (value_error at construction for another mode).
+    ConvTranspose2dOptions& padding_mode(PadMode m) { return mode_ = m, *this; }
 
     int64_t in_channels() const { return in_; }
     int64_t out_channels() const { return out_; }
@@ -70,10 +78,12 @@ public:
     const IntArg& dilation() const { return dilation_; }
     int64_t groups() const { return groups_; }
     bool bias() const { return bias_; }
+    PadMode padding_mode() const { return mode_; }
 
 private:
     int64_t in_, out_;
     IntArg kernel_, stride_ = 1, padding_ = 0, out_pad_ = 0, dilation_ = 1;
+    PadMode mode_ = kZeros;
     int64_t groups_ = 1;
     bool bias_ = true;
 };
@@ -91,11 +101,16 @@ protected:
     /// Throws shape_error naming the layer unless x is [N, in, ...] with `dims` dims (or one
     /// fewer, unbatched) and matches the layer's dtype and device; returns x batched.
     Tensor check_input(const Tensor& x, int64_t dims) const;
+    /// x padded by `padding` (or by "same") with padding_mode, as LibTorch pads before a
+    /// convolution whose padding_mode is not kZeros.
+    Tensor pad_input(const Tensor& x, const IntArg& padding,
+                     const std::optional<PaddingMode>& by_name, PadMode mode,
+                     const IntArg& dilation) const;
     int64_t in_, out_;
 
 public:
-    Parameter weight;  // [w0, w1, kernel...]; conv->weight() works too
-    Parameter bias;    // undefined when built with bias(false)
+    Tensor weight;  // [w0, w1, kernel...]
+    Tensor bias;    // undefined when built with bias(false)
 };
 
 class Conv1dImpl : public ConvBase {
@@ -104,11 +119,8 @@ public:
     explicit Conv1dImpl(const Conv1dOptions& options);
     /// tg::conv1d over x [N, in, L] (or [in, L]).
     Tensor forward(const Tensor& x) override;
-    const Conv1dOptions& options() const { return options_; }
+    Conv1dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    Conv1dOptions options_;
 };
 TG_MODULE(Conv1d);
 
@@ -118,11 +130,8 @@ public:
     explicit Conv2dImpl(const Conv2dOptions& options);
     /// tg::conv2d over x [N, in, H, W] (or [in, H, W]).
     Tensor forward(const Tensor& x) override;
-    const Conv2dOptions& options() const { return options_; }
+    Conv2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    Conv2dOptions options_;
 };
 TG_MODULE(Conv2d);
 
@@ -132,11 +141,8 @@ public:
     explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
     /// tg::conv_transpose2d over x [N, in, H, W] (or [in, H, W]).
     Tensor forward(const Tensor& x) override;
-    const ConvTranspose2dOptions& options() const { return options_; }
+    ConvTranspose2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    ConvTranspose2dOptions options_;
 };
 TG_MODULE(ConvTranspose2d);
 

@@ -21,6 +21,13 @@ public:
         return *this;
     }
     double p() const { return p_; }
+    /// Writes the result into the input and returns it (LibTorch's inplace; the input must not
+    /// be a leaf that requires grad).
+    DropoutOptions& inplace(bool v) {
+        inplace_ = v;
+        return *this;
+    }
+    bool inplace() const { return inplace_; }
     /// Masks from g (shared: copies of a Generator share its state) instead of the thread's
     /// default generator.
     DropoutOptions& generator(const Generator& g) {
@@ -31,21 +38,21 @@ public:
 
 private:
     double p_;
+    bool inplace_ = false;
     std::optional<Generator> generator_;
 };
+using Dropout2dOptions = DropoutOptions;
 
 class DropoutImpl : public Module {
 public:
+    using Options = DropoutOptions;
     /// Throws value_error unless 0 <= p < 1.
     explicit DropoutImpl(const DropoutOptions& options = {});
     /// tg::dropout(x, p, is_training()), with the options' generator if they have one.
     Tensor forward(const Tensor& x) override;
-    double p() const { return options_.p(); }
-    const DropoutOptions& options() const { return options_; }
+    double p() const { return options.p(); }
+    DropoutOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    DropoutOptions options_;
 };
 TG_MODULE(Dropout);
 
@@ -58,12 +65,9 @@ public:
     explicit Dropout2dImpl(const DropoutOptions& options = {});
     /// Throws shape_error unless x is 3-D or 4-D.
     Tensor forward(const Tensor& x) override;
-    double p() const { return options_.p(); }
-    const DropoutOptions& options() const { return options_; }
+    double p() const { return options.p(); }
+    DropoutOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    DropoutOptions options_;
 };
 TG_MODULE(Dropout2d);
 

@@ -41,13 +41,10 @@ public:
     /// tg::embedding(weight, indices, padding_idx): int64 indices of any shape -> [..., dim].
     Tensor forward(const Tensor& indices) override;
     void reset_parameters();
-    const EmbeddingOptions& options() const { return options_; }
+    EmbeddingOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight;
-
-private:
-    EmbeddingOptions options_;
 };
 TG_MODULE(Embedding);
 

@@ -3,15 +3,25 @@
 #include <cstdint>
 #include <ostream>
 
+#include "tapegrad/arg.hpp"
 #include "tapegrad/nn/module.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg::nn {
 
+/// LibTorch's FlattenOptions: start_dim (1), end_dim (-1).
+struct FlattenOptions {
+    TG_ARG(int64_t, start_dim) = 1;
+    TG_ARG(int64_t, end_dim) = -1;
+};
+
 class FlattenImpl : public Module {
 public:
-    explicit FlattenImpl(int64_t start_dim = 1, int64_t end_dim = -1)
-        : Module("Flatten"), start_(start_dim), end_(end_dim) {}
+    using Options = FlattenOptions;
+    explicit FlattenImpl(const FlattenOptions& options = {})
+        : Module("Flatten"), start_(options.start_dim()), end_(options.end_dim()) {}
+    FlattenImpl(int64_t start_dim, int64_t end_dim = -1)
+        : FlattenImpl(FlattenOptions().start_dim(start_dim).end_dim(end_dim)) {}
     /// tg::flatten(x, start_dim, end_dim).
     Tensor forward(const Tensor& x) override;
     void pretty_print(std::ostream& os) const override;

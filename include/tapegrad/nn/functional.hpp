@@ -62,21 +62,27 @@ inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
 struct DropoutFuncOptions {
     TG_ARG(double, p) = 0.5;
     TG_ARG(bool, training) = true;
-    TG_ARG(bool, inplace) = false;  // accepted; tapegrad's dropout always returns a new tensor
+    TG_ARG(bool, inplace) = false;
 };
-inline Tensor dropout(const Tensor& x, const DropoutFuncOptions& o = {}) {
-    return tg::dropout(x, o.p(), o.training());
+/// With inplace, x itself is dropped out (a recorded copy_ into it) and returned, as LibTorch's
+/// dropout_ (autograd_error for a leaf that requires grad, as there).
+inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
+    if (!o.inplace())
+        return tg::dropout(x, o.p(), o.training());
+    x.copy_(tg::dropout(x, o.p(), o.training()));
+    return x;
 }
 inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}) {
     return tg::linear(x, weight, bias);
 }
 struct EmbeddingFuncOptions {
     TG_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+    TG_ARG(bool, scale_grad_by_freq) = false;
+    TG_ARG(bool, sparse) = false;
 };
-inline Tensor embedding(const Tensor& indices, const Tensor& weight,
-                        const EmbeddingFuncOptions& o = {}) {
-    return tg::embedding(weight, indices, o.padding_idx());
-}
+/// tg::embedding, a negative padding_idx counted from the end (value_error below -V), as
+/// LibTorch's F::embedding.
+Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingFuncOptions& o = {});
 struct LayerNormFuncOptions {
     LayerNormFuncOptions(std::vector<int64_t> normalized_shape)  // NOLINT: implicit
         : normalized_shape_(std::move(normalized_shape)) {}
@@ -144,8 +150,8 @@ struct BatchNormFuncOptions {
 };
 inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                          const BatchNormFuncOptions& o = {}) {
-    return tg::batch_norm(x, running_mean, running_var, o.weight(), o.bias(), o.training(),
-                          o.momentum(), o.eps());
+    return tg::batch_norm(x, o.weight(), o.bias(), running_mean, running_var, o.training(),
+                          o.momentum(), o.eps(), false);
 }
 struct GroupNormFuncOptions {
     GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT

@@ -1,7 +1,7 @@
 #pragma once
 /// ModuleHolder and TG_MODULE: value-semantics handles to shared modules, as LibTorch's
 /// ModuleHolder / TORCH_MODULE. `Linear fc(784, 10)` makes a shared LinearImpl; copies of `fc`
-/// share it; `fc->weight()` reaches the module; `fc(x)` calls its forward inside a RecordScope.
+/// share it; `fc->weight` reaches the module; `fc(x)` calls its forward inside a RecordScope.
 /// `Linear fc{nullptr}` is an empty holder, to be assigned later (e.g. from register_module).
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +94,14 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 }
 
 }  // namespace tg::nn
+
+/// Declares `Name` as a ModuleHolder of `Impl`, as TORCH_MODULE_IMPL.
+#define TG_MODULE_IMPL(Name, ImplType)                        \
+    class Name : public ::tg::nn::ModuleHolder<ImplType> {    \
+    public:                                                   \
+        using ::tg::nn::ModuleHolder<ImplType>::ModuleHolder; \
+        using Impl = ImplType;                                \
+    }
 
 /// Declares `Name` as a ModuleHolder of `Name##Impl`, as TORCH_MODULE.
 #define TG_MODULE(Name)                                         \

@@ -42,13 +42,10 @@ public:
     /// tg::layer_norm(x, normalized_shape, weight, bias, eps).
     Tensor forward(const Tensor& x) override;
     void reset_parameters();
-    const LayerNormOptions& options() const { return options_; }
+    LayerNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight, bias;  // normalized_shape, undefined without elementwise_affine (and bias)
-
-private:
-    LayerNormOptions options_;
 };
 TG_MODULE(LayerNorm);
 
@@ -76,13 +73,10 @@ public:
     /// tg::rms_norm(x, normalized_shape, weight, eps).
     Tensor forward(const Tensor& x) override;
     void reset_parameters();
-    const RMSNormOptions& options() const { return options_; }
+    RMSNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight;  // normalized_shape, undefined without elementwise_affine
-
-private:
-    RMSNormOptions options_;
 };
 TG_MODULE(RMSNorm);
 

@@ -16,14 +16,17 @@
 /// BatchNorm's running statistics: they move with to(), are saved and loaded with the
 /// parameters, and are not in parameters(). Calling a module (holder(x) or (*module)(x)) opens an
 /// autograd::RecordScope with the layer's label, so anomaly messages name the layer.
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tapegrad/device.hpp"
 #include "tapegrad/dtype.hpp"
+#include "tapegrad/ordered_dict.hpp"
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
 
@@ -32,19 +35,17 @@ namespace tg::nn {
 template <class Impl>
 class ModuleHolder;
 
-/// A layer's parameter member as LibTorch spells it: fc->weight is the tensor (copy it, pass it,
-/// assign to it), and fc->weight() still returns it, tapegrad's earlier spelling.
-class Parameter : public Tensor {
-public:
-    Parameter() = default;
-    Parameter(Tensor t) : Tensor(std::move(t)) {}  // NOLINT: implicit, a tensor member
-    Parameter& operator=(const Tensor& t) {
-        Tensor::operator=(t);
-        return *this;
-    }
-    Tensor& operator()() { return *this; }
-    const Tensor& operator()() const { return *this; }
+namespace module_detail {
+/// The module type a holder holds (Linear -> LinearImpl), or T itself.
+template <class T, class = void>
+struct Contained {
+    using type = T;
 };
+template <class T>
+struct Contained<T, std::void_t<typename T::ContainedType>> {
+    using type = typename T::ContainedType;
+};
+}  // namespace module_detail
 
 class Module : public std::enable_shared_from_this<Module> {
 public:
@@ -61,19 +62,41 @@ public:
 
     /// This module's parameters, then (recurse) its children's, in registration order.
     std::vector<Tensor> parameters(bool recurse = true) const;
-    /// As parameters(), with dotted names: "weight", "fc1.bias", "0.weight".
-    std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+    /// As parameters(), with dotted names ("weight", "fc1.bias", "0.weight") in an OrderedDict:
+    /// named_parameters()["fc1.weight"].
+    OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
     /// This module's buffers, then (recurse) its children's, in registration order.
     std::vector<Tensor> buffers(bool recurse = true) const;
     /// As buffers(), with dotted names: "running_mean", "1.num_batches_tracked".
-    std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
-    /// The direct submodules with the names they were registered under.
-    std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+    OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
+    /// The direct submodules with the names they were registered under (keys described as
+    /// "Submodule", as LibTorch's).
+    OrderedDict<std::string, std::shared_ptr<Module>> named_children() const;
     /// The direct submodules.
     std::vector<std::shared_ptr<Module>> children() const;
-    /// This module and every descendant, depth first, named with dotted paths ("" for this one).
-    std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
-        const std::string& prefix = "") const;
+    /// This module (unless include_self is false) and every descendant, depth first, named with
+    /// dotted paths after prefix ("" for this one). A module not held by a shared_ptr (a stack
+    /// object) is listed as null.
+    OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& prefix = "",
+                                                                    bool include_self = true) const;
+    /// named_modules()' modules.
+    std::vector<std::shared_ptr<Module>> modules(bool include_self = true) const;
+    /// Calls fn on this module and every descendant, depth first (LibTorch's apply, e.g. for
+    /// `if (auto* fc = m.as<nn::Linear>()) ...` initialisations).
+    void apply(const std::function<void(Module&)>& fn);
+    void apply(const std::function<void(const std::string&, Module&)>& fn,
+               const std::string& prefix = "");
+
+    /// This module as a T (a module type or its holder: as<nn::Linear>() is a LinearImpl*), or
+    /// null if it is not one.
+    template <class T>
+    typename module_detail::Contained<T>::type* as() noexcept {
+        return dynamic_cast<typename module_detail::Contained<T>::type*>(this);
+    }
+    template <class T>
+    const typename module_detail::Contained<T>::type* as() const noexcept {
+        return dynamic_cast<const typename module_detail::Contained<T>::type*>(this);
+    }
 
     /// Sets training mode here and in every descendant (Dropout is active only in training).
     void train(bool on = true);
@@ -86,11 +109,14 @@ public:
 
     /// Moves every parameter (and its gradient) and every buffer to `d`. Parameters and buffers
     /// keep their identity (the Tensor handles held by optimizers and layers stay valid) and
-    /// parameters remain leaves that require grad.
-    virtual void to(Device d);
+    /// parameters remain leaves that require grad. non_blocking is accepted as LibTorch's and
+    /// changes nothing (copies are synchronous).
+    virtual void to(Device d, bool non_blocking = false);
     /// Converts every floating-point parameter (and its gradient) and floating-point buffer to
     /// dtype `d`, as to(Device); integer buffers (num_batches_tracked) keep their dtype.
-    virtual void to(Dtype d);
+    virtual void to(Dtype d, bool non_blocking = false);
+    /// to(dtype) then to(device).
+    virtual void to(Device device, Dtype dtype, bool non_blocking = false);
 
     /// The type name given at construction ("Linear").
     const std::string& name() const { return name_; }
@@ -101,7 +127,6 @@ public:
     /// Writes a one-line description ("Linear(in_features=784, out_features=10, bias=true)").
     virtual void pretty_print(std::ostream& os) const;
 
-protected:
     /// Adds a parameter named `name` (no dots); returns it (the same tensor, made a leaf that
     /// requires grad unless requires_grad is false). Throws value_error for an empty, dotted or
     /// taken name or an undefined tensor, dtype_error for a non-floating one that would require

@@ -36,6 +36,10 @@ private:
     bool affine_ = true, track_ = true;
 };
 
+/// LibTorch's names for the same options.
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+
 /// What BatchNorm1d and BatchNorm2d share; they differ in the input dims they accept.
 class BatchNormBase : public Module {
 public:
@@ -48,7 +52,7 @@ public:
     void reset_running_stats();
     /// reset_running_stats(), weight 1 and bias 0.
     void reset_parameters();
-    const BatchNormOptions& options() const { return options_; }
+    BatchNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight, bias;                                    // [C], undefined unless affine
@@ -59,23 +63,20 @@ protected:
                   int64_t max_dim);
 
 private:
-    BatchNormOptions options_;
     int64_t min_dim_, max_dim_;
 };
 
 /// Batch normalisation of [N,C] or [N,C,L] inputs.
 class BatchNorm1dImpl : public BatchNormBase {
 public:
-    explicit BatchNorm1dImpl(const BatchNormOptions& options)
-        : BatchNormBase("BatchNorm1d", options, 2, 3) {}
+    explicit BatchNorm1dImpl(const BatchNormOptions& o) : BatchNormBase("BatchNorm1d", o, 2, 3) {}
 };
 TG_MODULE(BatchNorm1d);
 
 /// Batch normalisation of [N,C,H,W] inputs.
 class BatchNorm2dImpl : public BatchNormBase {
 public:
-    explicit BatchNorm2dImpl(const BatchNormOptions& options)
-        : BatchNormBase("BatchNorm2d", options, 4, 4) {}
+    explicit BatchNorm2dImpl(const BatchNormOptions& o) : BatchNormBase("BatchNorm2d", o, 4, 4) {}
 };
 TG_MODULE(BatchNorm2d);
 
@@ -107,13 +108,10 @@ public:
     Tensor forward(const Tensor& x) override;
     /// weight 1 and bias 0.
     void reset_parameters();
-    const GroupNormOptions& options() const { return options_; }
+    GroupNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor weight, bias;  // [C], undefined unless affine
-
-private:
-    GroupNormOptions options_;
 };
 TG_MODULE(GroupNorm);
 

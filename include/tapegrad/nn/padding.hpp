@@ -94,9 +94,7 @@ public:
     /// tg::interpolate with the options.
     Tensor forward(const Tensor& x) override;
     void pretty_print(std::ostream& os) const override;
-
-private:
-    UpsampleOptions options_;
+    UpsampleOptions options;  // public, as LibTorch's
 };
 TG_MODULE(Upsample);
 

@@ -38,11 +38,8 @@ public:
     Tensor forward(const Tensor& x) override;
     /// The output and the argmax indices (tg::max_pool2d_with_indices).
     std::pair<Tensor, Tensor> forward_with_indices(const Tensor& x);
-    const MaxPool2dOptions& options() const { return options_; }
+    MaxPool2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    MaxPool2dOptions options_;
 };
 TG_MODULE(MaxPool2d);
 
@@ -71,11 +68,8 @@ public:
     explicit AvgPool2dImpl(const AvgPool2dOptions& options);
     /// tg::avg_pool2d with the options.
     Tensor forward(const Tensor& x) override;
-    const AvgPool2dOptions& options() const { return options_; }
+    AvgPool2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    AvgPool2dOptions options_;
 };
 TG_MODULE(AvgPool2d);
 
@@ -96,11 +90,8 @@ public:
     explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options);
     /// tg::adaptive_avg_pool2d(x, output_size).
     Tensor forward(const Tensor& x) override;
-    const AdaptiveAvgPool2dOptions& options() const { return options_; }
+    AdaptiveAvgPool2dOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-private:
-    AdaptiveAvgPool2dOptions options_;
 };
 TG_MODULE(AdaptiveAvgPool2d);
 

@@ -78,8 +78,10 @@ public:
     /// the attention
     /// output [L, N, E] and, with need_weights, the attention weights [N, L, S] (averaged over
     /// heads) or [N, H, L, S] (computed apart from the output, without dropout; undefined
-    /// otherwise). key_padding_mask [N, S] and attn_mask [L, S] or [N·H, L, S]: bool (or int64)
-    /// true = may NOT attend (PyTorch's convention for this module) or floating (added).
+    /// otherwise). key_padding_mask [N, S]: bool, true = padding (may NOT be attended). attn_mask
+    /// [L, S] or [N·H, L, S]: floating, added to the scores (0 / -inf), as LibTorch's C++ module
+    /// adds it; a bool or integer attn_mask throws dtype_error (LibTorch would add it: Note
+    /// [LibTorch's MultiheadAttention masks] in src/nn/transformer.cpp).
     /// is_causal: query i attends keys j <= i (together with the masks; value_error with
     /// add_bias_kv or add_zero_attn: pass the mask as attn_mask).
     std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -87,15 +89,12 @@ public:
                                        bool need_weights = true, const Tensor& attn_mask = {},
                                        bool average_attn_weights = true, bool is_causal = false);
     void reset_parameters();
-    const MultiheadAttentionOptions& options() const { return options_; }
+    MultiheadAttentionOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     Tensor in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, bias_k,
         bias_v;
     Linear out_proj{nullptr};
-
-private:
-    MultiheadAttentionOptions options_;
 };
 TG_MODULE(MultiheadAttention);
 
@@ -138,16 +137,13 @@ public:
                    const Tensor& src_key_padding_mask = {}, bool is_causal = false);
     /// forward(src) with no masks (so the layer fits Sequential, ModuleList and checkpoints).
     Tensor forward(const Tensor& src) override;
-    const TransformerEncoderLayerOptions& options() const { return options_; }
+    TransformerEncoderLayerOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 
     MultiheadAttention self_attn{nullptr};
     Linear linear1{nullptr}, linear2{nullptr};
     Dropout dropout{nullptr}, dropout1{nullptr}, dropout2{nullptr};
     LayerNorm norm1{nullptr}, norm2{nullptr};
-
-private:
-    TransformerEncoderLayerOptions options_;
 };
 TG_MODULE(TransformerEncoderLayer);
 
