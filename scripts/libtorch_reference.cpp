@@ -1,9 +1,11 @@
-// Prints the float64 values tests/test_libtorch_spellings.cpp checks against, computed by
-// LibTorch itself (Debian's libtorch-dev, 1.13). Not part of the build: run it by hand when a
-// checked spelling is added, and paste its output into the test.
+// Prints the float64 values tests/test_libtorch_spellings.cpp (and the tests named at each
+// function below) check against, computed by LibTorch itself (Debian's libtorch-dev, 1.13). Not
+// part of the build: run it by hand when a checked spelling is added, and paste its output into
+// the test.
 //   g++ -std=c++17 -O1 scripts/libtorch_reference.cpp -o /tmp/libtorch_reference \
 //       $(pkg-config --cflags --libs torch 2>/dev/null || echo
 //       -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10)
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -498,6 +500,171 @@ static void ported_spellings(const torch::TensorOptions& o) {
     show("norm_2_dim1", torch::tensor({3.0, 4.0, 6.0, 8.0}, o).reshape({2, 2}).norm(2, 1));
 }
 
+/// The first k and last k values of t (in index order), for tensors too long to paste whole.
+static void show_ends(const char* name, const torch::Tensor& t, int64_t k = 4) {
+    auto c = t.to(torch::kFloat64).contiguous().reshape({-1});
+    std::printf("%s:", name);
+    for (int64_t i = 0; i < k; ++i)
+        std::printf(" %.17g", c[i].item<double>());
+    for (int64_t i = c.numel() - k; i < c.numel(); ++i)
+        std::printf(" %.17g", c[i].item<double>());
+    std::printf("\n");
+}
+
+/// A dataset of your own, as tests/test_random_libtorch.cpp has: example i is ([i], i).
+struct Numbers : torch::data::datasets::Dataset<Numbers> {
+    explicit Numbers(size_t n) : n(n) {}
+    torch::data::Example<> get(size_t i) override {
+        return {torch::tensor({double(i)}), torch::tensor(int64_t(i))};
+    }
+    torch::optional<size_t> size() const override { return n; }
+    size_t n;
+};
+
+/// tests/test_random_libtorch.cpp: what LibTorch's random ops, initialisations, dropout and
+/// RandomSampler draw after torch::manual_seed (every value exact: %.17g round-trips).
+static void random_streams() {
+    auto f64 = torch::kFloat64;
+    torch::manual_seed(1);
+    show("rand_f32", torch::rand({5}));
+    show("rand_f64", torch::rand({5}, f64));
+    show("randn_f32_5", torch::randn({5}));
+    show("randn_f32_20", torch::randn({20}));
+    show("randn_f64_17", torch::randn({17}, f64));
+    show("randn_f64_3", torch::randn({3}, f64));
+    show("randn_f64_2", torch::randn({2}, f64));  // the first is the value kept from the last 3
+    show("uniform_f32", torch::empty({6}).uniform_(-0.37, 0.2113));
+    show("uniform_f64", torch::empty({6}, f64).uniform_(-0.37, 0.2113));
+    show("normal_f32_33", torch::empty({33}).normal_(0.37, 0.31));
+    show("randint", torch::randint(-5, 9, {8}));
+    show("randint_wide", torch::randint(0, int64_t(1) << 40, {3}));
+    show("randint_high_f32", torch::randint(7, {5}, torch::kFloat));
+    show("randperm_10", torch::randperm(10));
+    show("bernoulli_f32", torch::empty({12}).bernoulli_(0.3));
+    auto p = torch::tensor({0.1, 0.5, 0.9, 0.3, 0.7, 0.2, 0.6, 0.4});
+    show("bernoulli_p_f32", torch::bernoulli(p));
+    show("bernoulli_p_f64", torch::bernoulli(p.to(f64)));
+    show("rand_like", torch::rand_like(torch::zeros({2, 3})));
+    show("randn_like_f64", torch::randn_like(torch::zeros({2, 3}, f64)));
+    show("streams_after", torch::rand({3}, f64));
+
+    torch::manual_seed(2);  // in-place draws on views go in memory order
+    auto a = torch::zeros({4, 6});
+    a.t().uniform_(-1, 1);
+    a.narrow(1, 1, 3).normal_();
+    show("views_2d", a);
+    auto b = torch::zeros({2, 3, 4});
+    b.permute({2, 0, 1}).normal_();
+    show("views_permuted", b);
+    show("views_after", torch::rand({3}, f64));
+
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(42);
+    show("gen_randn", torch::randn({20}, gen));
+    show("gen_randperm", torch::randperm(8, gen));
+    show("gen_normal_f64", torch::empty({3}, f64).normal_(0, 1, gen));
+    auto gen0 = at::make_generator<at::CPUGeneratorImpl>();
+    show("gen_default_seed", torch::rand({3}, gen0));
+
+    for (auto dtype : {torch::kFloat, torch::kDouble}) {
+        const bool f = dtype == torch::kFloat;
+        torch::manual_seed(7);
+        auto x = (torch::arange(40, dtype) * 0.25 - 4.5).reshape({5, 8}).requires_grad_(true);
+        auto y = torch::dropout(x, 0.15, true);
+        show(f ? "dropout_f32" : "dropout_f64", y);
+        (y * torch::arange(40, dtype).reshape({5, 8})).sum().backward();
+        show(f ? "dropout_grad_f32" : "dropout_grad_f64", x.grad());
+        auto x4 = torch::arange(24, dtype).reshape({2, 3, 2, 2}) - 11.5;
+        show(f ? "feature_dropout_f32" : "feature_dropout_f64",
+             torch::nn::Dropout2d(torch::nn::Dropout2dOptions(0.4))->forward(x4));
+        show(f ? "dropout_after_f32" : "dropout_after_f64", torch::rand({3}, f64));
+    }
+
+    torch::manual_seed(1);
+    torch::nn::Linear linear(3, 4);
+    show("linear_weight", linear->weight);
+    show("linear_bias", linear->bias);
+    torch::nn::Conv1d conv1(torch::nn::Conv1dOptions(2, 3, 3));
+    show("conv1d_weight", conv1->weight);
+    show("conv1d_bias", conv1->bias);
+    torch::nn::Conv2d conv2(torch::nn::Conv2dOptions(2, 4, 2).groups(2));
+    show("conv2d_weight", conv2->weight);
+    show("conv2d_bias", conv2->bias);
+    torch::nn::ConvTranspose2d convt(torch::nn::ConvTranspose2dOptions(2, 3, 2));
+    show("convt_weight", convt->weight);
+    show("convt_bias", convt->bias);
+    torch::nn::Embedding emb(torch::nn::EmbeddingOptions(5, 4).padding_idx(1));
+    show("embedding_weight", emb->weight);
+    torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({4}));
+    torch::nn::BatchNorm2d bn(3);
+    torch::nn::GroupNorm gn(torch::nn::GroupNormOptions(2, 4));
+    show("modules_after", torch::rand({3}, f64));
+
+    torch::manual_seed(3);
+    torch::nn::MultiheadAttention mha(torch::nn::MultiheadAttentionOptions(8, 2));
+    show_ends("mha_in_proj_weight", mha->in_proj_weight);
+    show_ends("mha_out_proj_weight", mha->out_proj->weight);
+    torch::nn::MultiheadAttention mha_kv(
+        torch::nn::MultiheadAttentionOptions(8, 2).kdim(6).vdim(5).add_bias_kv(true));
+    show_ends("mha_q_proj_weight", mha_kv->q_proj_weight);
+    show_ends("mha_k_proj_weight", mha_kv->k_proj_weight);
+    show_ends("mha_v_proj_weight", mha_kv->v_proj_weight);
+    show("mha_bias_k", mha_kv->bias_k);
+    show("mha_bias_v", mha_kv->bias_v);
+    torch::nn::TransformerEncoderLayer layer(
+        torch::nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.25));
+    for (const auto& np : layer->named_parameters())
+        show_ends(("layer_" + np.key()).c_str(), np.value(), 2);
+    show("init_after", torch::rand({3}, f64));
+
+    // training forwards: the attention's dropout mask and the layer's three dropouts
+    layer->to(f64);
+    layer->train();
+    auto src = (torch::arange(48, f64) * 0.37).sin().reshape({3, 2, 8});
+    torch::manual_seed(4);
+    show("layer_train_out", layer->forward(src));
+    show("layer_train_after", torch::rand({3}, f64));
+    torch::manual_seed(5);  // need_weights: the weights after dropout, averaged over heads
+    torch::nn::MultiheadAttention mha_train(
+        torch::nn::MultiheadAttentionOptions(4, 2).dropout(0.3));
+    mha_train->to(f64);
+    mha_train->train();
+    auto q = (torch::arange(24, f64) * 0.7).cos().reshape({3, 2, 4});
+    auto [mha_out, mha_weights] = mha_train->forward(q, q, q);
+    show("mha_train_out", mha_out);
+    show("mha_train_weights", mha_weights);
+    show("mha_train_after", torch::rand({3}, f64));
+
+    torch::manual_seed(1);
+    auto loader = torch::data::make_data_loader(Numbers(10).map(torch::data::transforms::Stack<>()),
+                                                torch::data::DataLoaderOptions().batch_size(4));
+    for (int epoch = 0; epoch < 2; ++epoch) {
+        std::printf("loader_epoch_%d:", epoch);
+        for (auto& batch : *loader)
+            for (int64_t k = 0; k < batch.target.size(0); ++k)
+                std::printf(" %ld", long(batch.target[k].item<int64_t>()));
+        std::printf("\n");
+    }
+    show("loader_after", torch::randperm(10));
+    auto print = [](const char* name, torch::data::samplers::Sampler<>& sampler) {
+        std::printf("%s:", name);
+        while (auto batch = sampler.next(3))
+            for (size_t i : *batch)
+                std::printf(" %zu", i);
+        std::printf("\n");
+    };
+    torch::data::samplers::DistributedRandomSampler dist(10, 3, 1);
+    print("distributed_epoch_0", dist);
+    dist.reset();
+    print("distributed_epoch_0_again", dist);
+    dist.set_epoch(1);
+    dist.reset();
+    print("distributed_epoch_1", dist);
+    torch::data::samplers::DistributedRandomSampler no_duplicates(10, 3, 1, false);
+    print("distributed_no_duplicates", no_duplicates);
+    torch::data::samplers::DistributedSequentialSampler sequential(10, 3, 2);
+    print("distributed_sequential", sequential);
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -555,6 +722,7 @@ int main() {
     attention(o);
     fidelity(o);
     ported_spellings(o);
+    random_streams();
     dtypes();
     return 0;
 }

@@ -79,7 +79,7 @@ BOOST_FIXTURE_TEST_CASE(loaders_and_data_sets, Fixtures) {
             TG_BAD(data::samplers::DistributedRandomSampler(20, 2, 2), value_error,
                    "DistributedRandomSampler", "rank 2"),
             TG_BAD(data::samplers::DistributedSequentialSampler(20, 0), value_error,
-                   "DistributedRandomSampler", "num_replicas 0"),
+                   "DistributedSequentialSampler", "num_replicas 0"),
         });
 }
 

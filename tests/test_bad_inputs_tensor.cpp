@@ -46,6 +46,11 @@ BOOST_FIXTURE_TEST_CASE(factories, Fixtures) {
             TG_BAD(tg::arange(0, 5, 0), value_error, "arange", "step"),
             TG_BAD(tg::arange(0, nan), value_error, "arange"),
             TG_BAD(tg::randint(3, 3, {2}), value_error, "randint", "[3, 3)"),
+            TG_BAD(tg::randperm(-1), value_error, "randperm", "-1"),
+            TG_BAD(tg::randperm(int64_t(1) << 25, tg::kFloat32), dtype_error, "randperm",
+                   "float32"),
+            TG_BAD(tg::bernoulli(l), dtype_error, "bernoulli", "int64"),
+            TG_BAD(tg::bernoulli(tg::full({2}, 1.5)), value_error, "bernoulli", "1.5"),
             TG_BAD(tg::from_blob(buf, {2}, tg::Device::opencl(0)), device_error, "from_blob"),
             TG_BAD(tg::from_blob(nullptr, {2}), value_error, "from_blob"),
             TG_BAD(tg::zeros({2}, tg::Device::cuda(57)), backend_unavailable, "cuda:57"),
@@ -76,6 +81,9 @@ BOOST_FIXTURE_TEST_CASE(tensor_methods, Fixtures) {
             TG_BAD(x.uniform_(2, 1), value_error, "uniform_"),
             TG_BAD(l.uniform_(), dtype_error, "uniform_", "int64"),
             TG_BAD(x.normal_(0, -1), value_error, "normal_", "std"),
+            TG_BAD(x.bernoulli_(1.5), value_error, "bernoulli_", "1.5"),
+            TG_BAD(tg::zeros({1, 3}).expand({4, 3}).uniform_(), value_error, "uniform_",
+                   "share memory", "[4,3]"),
         });
 }
 

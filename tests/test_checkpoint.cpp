@@ -276,7 +276,7 @@ BOOST_AUTO_TEST_CASE(saved_bytes_count_loss_intermediates_and_no_dropout_masks) 
     const int64_t s0 = tg::memory::stats().saved_bytes;
     Tensor y = tg::tanh(tg::matmul(x, w));  // keeps y (x and w are leaves it was given)
     BOOST_TEST(tg::memory::stats().saved_bytes - s0 == act);
-    // keeps the seed of its mask, not the mask (Note [Counter-based masks]), nor y again
+    // keeps the generator state of its mask, not the mask (Note [Dropout masks]), nor y again
     Tensor z = tg::dropout(y, 0.5, true);
     BOOST_TEST(tg::memory::stats().saved_bytes - s0 == act);
     BOOST_TEST(std::string(z.grad_fn()->op()) == "dropout");

@@ -21,12 +21,12 @@ class Squares : public tg::data::datasets::Dataset<Squares> {
 public:
     explicit Squares(size_t n) : n_(n) {}
     // not const, as LibTorch's Dataset::get is declared
-    Example get(size_t index) {
+    Example get(size_t index) override {
         last_ = int64_t(index);
         const double v = double(index);
         return {tg::full({2}, v * v, tg::kFloat64), tg::tensor(int64_t(index), tg::kLong)};
     }
-    tg::optional<size_t> size() const { return n_; }
+    tg::optional<size_t> size() const override { return n_; }
     int64_t last() const { return last_; }
 
 private:

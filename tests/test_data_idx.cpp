@@ -382,7 +382,6 @@ BOOST_AUTO_TEST_CASE(libtorch_mnist_map_stack_make_data_loader) {
                   .map(data::transforms::Stack<>());
     auto loader =
         data::make_data_loader(std::move(ds), data::DataLoaderOptions().batch_size(4).workers(2));
-    BOOST_TEST(loader->size() == 3);  // 4 + 4 + 2
     for (int epoch = 0; epoch < 2; ++epoch) {
         std::vector<int64_t> seen;
         int64_t batches = 0;
@@ -397,7 +396,7 @@ BOOST_AUTO_TEST_CASE(libtorch_mnist_map_stack_make_data_loader) {
                 BOOST_TEST(std::abs(batch.data[k].to_vector<float>()[0] - want) < 1e-6);
             }
         }
-        BOOST_TEST(batches == 3);
+        BOOST_TEST(batches == 3);  // 4 + 4 + 2
         std::sort(seen.begin(), seen.end());
         BOOST_TEST(seen == (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}),
                    boost::test_tools::per_element());  // a permutation each epoch

@@ -63,6 +63,16 @@ Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o = {});
 Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o = kInt64);
 Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
                const TensorOptions& o = kInt64);
+/// randint(0, high, s, o).
+Tensor randint(int64_t high, const Shape& s, const TensorOptions& o = kInt64);
+/// A random permutation of 0..n-1 (int64 unless o says otherwise), as LibTorch 1.13's CPU
+/// randperm draws it: n - 1 swaps, each from one 32-bit draw.
+Tensor randperm(int64_t n, const TensorOptions& o = kInt64);
+Tensor randperm(int64_t n, const Generator& g, const TensorOptions& o = kInt64);
+/// 1 with probability p[i], else 0, in p's dtype (p floating, each p[i] in [0, 1]: value_error).
+/// In-place with one probability: Tensor::bernoulli_(p).
+Tensor bernoulli(const Tensor& p);
+Tensor bernoulli(const Tensor& p, const Generator& g);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
 /// A 1-D tensor holding a copy of values (float32 unless o says otherwise), each checked into
@@ -83,9 +93,10 @@ Tensor tensor(Int v, const TensorOptions& o = kInt64) {
     return scalar_tensor(Scalar(v), o);
 }
 
-/// Seeds the calling thread's default generator (randn, rand, randint, normal_, uniform_,
-/// dropout) and the one of every thread that has not drawn yet (Note [Per-thread generators] in
-/// tapegrad/generator.hpp).
+/// Seeds the calling thread's default generator (randn, rand, randint, randperm, bernoulli,
+/// normal_, uniform_, dropout, the modules' initialisations, RandomSampler) and the one of every
+/// thread that has not drawn yet (Note [Per-thread generators] in tapegrad/generator.hpp). What
+/// they draw after manual_seed(s) is what LibTorch draws after torch::manual_seed(s).
 void manual_seed(uint64_t seed);
 
 }  // namespace tg

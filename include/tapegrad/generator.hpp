@@ -1,5 +1,9 @@
 #pragma once
 /// tg::Generator: a random number generator the random ops can be given, as torch::Generator.
+/// Every generator is LibTorch 1.13's CPU generator (MT19937), and every random op draws from it
+/// what LibTorch's CPU kernel of the op draws: after tg::manual_seed(s) a program gets the
+/// numbers, initial weights, dropout masks and shuffles LibTorch gives after torch::manual_seed(s)
+/// (docs/random.md lists what is matched and the few differences).
 ///
 ///     tg::Generator g(42);                 // or tg::make_generator(42)
 ///     auto w = tg::randn({3, 4}, g);       // what manual_seed(42); randn({3, 4}) draws
@@ -10,15 +14,21 @@
 /// default generator. Every thread has its own, so threads never share one and what a thread
 /// draws does not depend on what other threads do meanwhile:
 ///   - tg::manual_seed(s) reseeds the calling thread's default generator, and sets the seed that
-///     a thread's default generator starts from at that thread's first random draw (5489 before
-///     any manual_seed). It never changes the default generator of another thread that has
-///     already drawn.
+///     a thread's default generator starts from at that thread's first random draw
+///     (default_rng_seed_val before any manual_seed; LibTorch seeds its one default generator
+///     from the operating system's entropy instead, so a program that never seeds has no
+///     LibTorch numbers to match). It never changes the default generator of another thread that
+///     has already drawn.
 ///   - So a thread that calls manual_seed(s) and then trains draws exactly what the
 ///     single-threaded program draws after manual_seed(s), whichever threads run beside it, and
 ///     so does a new thread that draws without seeding after the program called manual_seed(s).
 ///   - Threads that do not seed themselves therefore draw the same numbers as each other. For
 ///     different streams, seed each thread (manual_seed(s + rank)) or give each its own
 ///     Generator.
+///   - LibTorch has one default generator for all threads. The difference shows only when several
+///     threads draw from the default generator: a single-threaded program, and the thread that
+///     seeds and trains, draw LibTorch's numbers either way. DataLoader workers that draw (random
+///     augmentations) draw their own thread's stream here, LibTorch's shared one there.
 /// A Generator is a handle: copies share one state (clone() makes an independent one). Its draws
 /// are locked, so threads may share one without a data race, but which thread draws which
 /// numbers then depends on the order they run in. tg::checkpoint replays the default generator
@@ -33,8 +43,9 @@ namespace detail {
 struct GeneratorImpl;
 }
 
-/// The seed of every thread's default generator before tg::manual_seed, and of Generator().
-constexpr uint64_t default_rng_seed_val = 5489;
+/// The seed of every thread's default generator before tg::manual_seed, and of Generator():
+/// LibTorch's c10::default_rng_seed_val (67280421310721).
+constexpr uint64_t default_rng_seed_val = 67280421310721ull;
 
 class Generator {
 public:

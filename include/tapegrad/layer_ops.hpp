@@ -50,7 +50,8 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 /// the same leading dims; attn_mask broadcasts to [..., L, S]: floating (added; differentiable)
 /// or bool (true = may attend, as PyTorch's; int64 nonzero too); is_causal: query i attends keys
 /// j <= i (with attn_mask too, both apply: PyTorch refuses the pair); scale defaults to 1/√E;
-/// dropout_p applies to the probabilities.
+/// dropout_p applies to the probabilities: LibTorch's mask, bernoulli(1 - dropout_p) over all
+/// [..., L, S] of them (Note [Dropout masks] in src/ops/activation.cpp).
 /// One node saving q, k, v and each row's log-sum-exp (O(L) per head, not O(L·S)): backward
 /// recomputes the probabilities a block of rows at a time (Note [Attention that saves O(T)]).
 /// dv = Pᵀ·dy, dS = P∘(dy·vᵀ - rowsum(P∘dy·vᵀ)), dq = scale·dS·k, dk = scale·dSᵀ·q
@@ -58,14 +59,15 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     const Tensor& attn_mask = {}, double dropout_p = 0.0,
                                     bool is_causal = false,
                                     std::optional<double> scale = std::nullopt);
-/// As above, the dropout masks drawn from `generator` (one draw per call).
+/// As above, the dropout mask drawn from `generator`.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, const Generator& generator);
 
 // ---- random ops used by layers
 /// Zeroes each element with probability p and scales the rest by 1/(1-p) when train is true;
-/// dx = dy * mask / (1-p). The mask comes from the thread's default generator, or from g.
+/// dx = dy * mask / (1-p). The mask is LibTorch's (bernoulli_(1 - p) of x's shape and dtype,
+/// Note [Dropout masks] in src/ops/activation.cpp), from the thread's default generator or g.
 Tensor dropout(const Tensor& x, double p, bool train);
 Tensor dropout(const Tensor& x, double p, bool train, const Generator& g);
 /// Dropout of whole feature maps (nn::Dropout2d): zeroes each slice x[n][c] of x [N,C,*] with

@@ -211,6 +211,9 @@ public:
     Tensor& uniform_(double lo, double hi, const Generator& g);
     Tensor& normal_(double mean = 0, double std = 1);
     Tensor& normal_(double mean, double std, const Generator& g);
+    /// 1 with probability p, else 0 (any dtype; value_error unless 0 <= p <= 1).
+    Tensor& bernoulli_(double p = 0.5);
+    Tensor& bernoulli_(double p, const Generator& g);
 
     // ---- method spellings of ops.hpp functions, as LibTorch has them
     Tensor sum() const;

@@ -1,10 +1,22 @@
-// The per-thread default generators, tg::Generator, the samplers every device's random tensors
-// come from, and the record and replay of random state for checkpointing.
+// The per-thread default generators, tg::Generator, and the record and replay of random state
+// for checkpointing.
+//
+// Note [LibTorch's random streams]: a LibTorch program ported to tapegrad must draw the same
+// numbers, so its initial weights, dropout masks, shuffles and loss curve are LibTorch's. A
+// generator is LibTorch 1.13's CPU generator: MT19937 seeded with the seed's low 32 bits
+// (core/mt19937.hpp), random() one 32-bit draw, random64() two (the first the high half), and a
+// kept second Box-Muller value (Engine). Each random op draws what LibTorch's CPU kernel of the
+// same op draws, in the same order and the same arithmetic (core/distributions.cpp,
+// core/normal_fill.cpp): uniform_ fuses x·(to - from) + from into one FMA and normal_ fuses
+// x·std + mean, as Debian's LibTorch build does (its kernels are compiled for AVX2 with FMA
+// contraction); dropout is bernoulli_(1 - p) on a tensor shaped like the input, then 1/(1 - p)
+// in the input's dtype; randperm swaps with random() % (n - i). The values are drawn on the host
+// and copied to the device, so every device gets the CPU's numbers. Tested value for value
+// against LibTorch 1.13 (tests/test_random_libtorch.cpp); what differs is in docs/random.md.
 #include "core/random.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 
 namespace tg {
 
@@ -24,7 +36,7 @@ Engine& generator() {
 
 void seed_default(uint64_t seed) {
     g_seed.store(seed, std::memory_order_relaxed);
-    generator().seed(seed);
+    generator().seed(seed);  // and drops a kept normal value, as LibTorch's manual_seed does
 }
 
 Draw::Draw(const Generator* g) {
@@ -38,39 +50,15 @@ Draw::Draw(const Generator* g) {
     engine_ = &impl.engine;
 }
 
-namespace {
-double uniform01(Engine& g) {
-    return double(g() >> 11) * (1.0 / 9007199254740992.0);
-}
-}  // namespace
-
-void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, Engine& gen) {
-    dispatch(d, [&](auto tag) {
-        using T = decltype(tag);
-        T* o = static_cast<T*>(dst);
-        if (!normal) {
-            for (int64_t i = 0; i < n; ++i)
-                o[i] = static_cast<T>(a + (b - a) * uniform01(gen));
-            return;
-        }
-        for (int64_t i = 0; i < n; i += 2) {  // Box-Muller: two samples per pair of uniforms
-            const double u1 = 1.0 - uniform01(gen), u2 = uniform01(gen);
-            const double r = std::sqrt(-2.0 * std::log(u1));
-            o[i] = static_cast<T>(a + b * r * std::cos(6.283185307179586 * u2));
-            if (i + 1 < n)
-                o[i + 1] = static_cast<T>(a + b * r * std::sin(6.283185307179586 * u2));
-        }
-    });
-}
-
 // Note [Replaying random state]: a checkpointed function runs twice, and the second run must
 // draw what the first drew (Dropout's masks) or the gradients are silently wrong. Its first run
-// is a RecordRandom scope: the thread's default generator is copied when the scope opens, and
-// each explicit Generator just before the scope's first draw from it (Draw calls before_draw
-// with the generator locked). Nobody can list the Generators a function will use beforehand, so
-// they are noted as they are met. The recomputation runs in a ReplayRandom scope, which sets
-// them all to those states and puts back after what they held, so recomputing advances no
-// generator. Scopes nest: a checkpoint inside a checkpoint notes a Generator in both.
+// is a RecordRandom scope: the thread's default generator's whole state (the engine and the kept
+// normal value, an Engine) is copied when the scope opens, and each explicit Generator's just
+// before the scope's first draw from it (Draw calls before_draw with the generator locked).
+// Nobody can list the Generators a function will use beforehand, so they are noted as they are
+// met. The recomputation runs in a ReplayRandom scope, which sets them all to those states and
+// puts back after what they held, so recomputing advances no generator. Scopes nest: a
+// checkpoint inside a checkpoint notes a Generator in both.
 RecordRandom::RecordRandom(RandomState& state) : state_(state), outer_(t_recording) {
     state_.default_engine = generator();
     state_.generators.clear();
@@ -126,7 +114,7 @@ Generator::Generator(uint64_t seed) : impl_(std::make_shared<detail::GeneratorIm
 
 void Generator::set_current_seed(uint64_t seed) {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->engine.seed(seed);
+    impl_->engine.seed(seed);  // drops a kept normal value too
     impl_->seed = seed;
 }
 

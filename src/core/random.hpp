@@ -1,20 +1,42 @@
 #pragma once
-// The generators behind the random ops (Note [Per-thread generators] in tapegrad/generator.hpp),
-// the samplers every device's random tensors come from, and the record/replay of random state
-// that checkpointing needs (Note [Replaying random state] in random.cpp).
+// The generators behind the random ops (Note [Per-thread generators] in tapegrad/generator.hpp,
+// Note [LibTorch's random streams] in random.cpp), and the record/replay of random state that
+// checkpointing needs (Note [Replaying random state] in random.cpp). The samplers are in
+// core/distributions.hpp.
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <random>
+#include <optional>
 #include <utility>
 #include <vector>
 
-#include "tapegrad/dtype.hpp"
+#include "core/mt19937.hpp"
 #include "tapegrad/generator.hpp"
 
 namespace tg::detail {
 
-using Engine = std::mt19937_64;
+/// A generator's whole state, as LibTorch's CPUGeneratorImpl holds it: the MT19937 engine and
+/// the second value of the last Box-Muller pair that normal_distribution<double> keeps for its
+/// next call. (LibTorch's float cache is not kept: none of its CPU kernels that tapegrad mirrors
+/// uses it.)
+struct Engine {
+    Mt19937 mt;
+    std::optional<double> next_double_normal;
+
+    explicit Engine(uint64_t seed = default_rng_seed_val) : mt(seed) {}
+    /// LibTorch's set_current_seed: the engine restarts and the kept normal value is dropped.
+    void seed(uint64_t s) {
+        mt.seed(s);
+        next_double_normal.reset();
+    }
+    /// LibTorch's random(): one 32-bit draw.
+    uint32_t random() { return mt(); }
+    /// LibTorch's random64(): two 32-bit draws, the first the high half.
+    uint64_t random64() {
+        const uint64_t hi = mt();
+        return (hi << 32) | mt();
+    }
+};
 
 struct GeneratorImpl {
     std::mutex mu;  // held while drawing: a Generator may be shared by threads
@@ -40,11 +62,6 @@ private:
     std::unique_lock<std::mutex> lock_;
     Engine* engine_;
 };
-
-/// Writes n samples of element type d to host memory dst: uniform in [a, b) (normal = false) or
-/// normal with mean a and standard deviation b, drawn from gen. Every device's random tensors
-/// come from here, so one seed gives the same numbers on every device.
-void sample(void* dst, Dtype d, int64_t n, bool normal, double a, double b, Engine& gen);
 
 /// The random state a piece of work started from: this thread's default generator, and each
 /// explicit Generator the work drew from as it was before the work's first draw from it.

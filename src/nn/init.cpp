@@ -61,7 +61,8 @@ Tensor kaiming_uniform_(Tensor t, double a, FanMode mode, Nonlinearity nonlinear
     const double fan = fan_of(t, mode);
     if (t.numel() == 0)
         return t;
-    double bound = calculate_gain(nonlinearity, a) * std::sqrt(3.0 / fan);
+    // LibTorch's rounding: std = gain / √fan, then bound = √3 · std
+    const double bound = std::sqrt(3.0) * (calculate_gain(nonlinearity, a) / std::sqrt(fan));
     return uniform_(t, -bound, bound);
 }
 
@@ -79,7 +80,8 @@ Tensor xavier_uniform_(Tensor t, double gain) {
     auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
     if (t.numel() == 0)
         return t;
-    double bound = gain * std::sqrt(6.0 / double(fan_in + fan_out));
+    // LibTorch's rounding: std = gain · √(2 / (fan_in + fan_out)), then bound = √3 · std
+    const double bound = std::sqrt(3.0) * (gain * std::sqrt(2.0 / double(fan_in + fan_out)));
     return uniform_(t, -bound, bound);
 }
 

@@ -4,6 +4,10 @@
 #include <limits>
 #include <string>
 
+#include "core/distributions.hpp"
+#include "core/random.hpp"
+#include "runtime/dispatch.hpp"
+#include "runtime/random_fill.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/nn/init.hpp"
 #include "tapegrad/ops.hpp"
@@ -172,6 +176,11 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
         combine(sdpa_mask(widen(attn_mask, attn_shape), wide_shape),
                 sdpa_mask(widen(key_padding_mask, {N, 1, 1, S}), {N, 1, 1, Sx}), qh);
     const double p = is_training() ? options.dropout() : 0.0;
+    detail::Engine drawn_from;  // the state sdpa's dropout mask is drawn from
+    if (need_weights && p > 0) {
+        detail::Draw draw(nullptr);
+        drawn_from = draw.engine();
+    }
     const Tensor y = scaled_dot_product_attention(qh, kh, vh, mask, p, is_causal);
     Tensor out = out_proj(y.permute({0, 2, 1, 3}).reshape({N, L, E}));
     if (!bf)
@@ -190,6 +199,18 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
                           zeros({}, s.options()));
         }
         weights = softmax(s, -1);
+        if (p > 0) {  // LibTorch returns them after dropout: sdpa's mask, drawn again
+            Tensor m = runtime::empty(weights.sizes(), weights.dtype(), weights.device());
+            const Dtype d = m.dtype();
+            const double one = d == kFloat32 ? double(1.0f / float(1 - p)) : 1 / (1 - p);
+            runtime::fill_random(
+                m, drawn_from,
+                [d, p, one](void* dst, int64_t n, bool, detail::Engine& e) {
+                    detail::bernoulli(dst, d, n, 1 - p, one, e);
+                },
+                "MultiheadAttention");
+            weights = weights * m;
+        }
         if (average_attn_weights)
             weights = mean(weights, {1});
     }

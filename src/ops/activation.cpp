@@ -1,11 +1,14 @@
 // Activations, softmax and dropout. The hot backwards call one fused kernel from kernels.def and
 // keep the composed formula for create_graph, where the backward itself must record.
 #include <cmath>
+#include <memory>
 
 #include "autograd/record.hpp"
+#include "core/distributions.hpp"
 #include "core/random.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
+#include "runtime/random_fill.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
@@ -157,10 +160,13 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
     return y;
 }
 
-/// y = x * mask, mask = 1/(1-p) with probability 1-p, else 0: one per element, or with
-/// `features` one per slice x[n][c] (the mask [N,C,1,...] broadcasts); dx = dy * mask. The node
-/// keeps the mask's seed, not the mask: backward fills it again (Note [Counter-based masks] in
-/// backend/cpu/keep_mask.hpp), so a dropout's activation memory is nothing.
+// Note [Dropout masks]: dropout is LibTorch's: its mask is bernoulli_(1 - p) drawn on a tensor
+// shaped like x (feature dropout: like [N, C, 1, ...], one draw per feature map), in x's dtype,
+// divided by 1 - p in that dtype (so float32 masks hold 1.0f / float(1 - p)), and y = x * mask;
+// dx = dy * mask. Nothing is drawn when not training, for p = 0 or 1, or for an empty x. The
+// node keeps the generator state the mask was drawn from (an Engine, 2.5 KB), not the mask, and
+// draws the mask again from it in backward: dropout keeps no activation memory, and a
+// checkpoint's replay of the generator gives the same mask.
 static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g,
                            bool features = false) {
     const char* name = features ? "feature_dropout" : "dropout";
@@ -170,7 +176,7 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
     if (features && x.dim() < 2)
         throw shape_error(std::string(name) + ": input " + shape_str(x.sizes()) +
                           " must have at least 2 dims [N,C,...]");
-    if (!train || p == 0)
+    if (!train || p == 0 || x.numel() == 0)
         return x;
     if (p == 1)
         return x * 0.0;
@@ -180,15 +186,47 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
         for (size_t d = 2; d < mask_shape.size(); ++d)
             mask_shape[d] = 1;
     const double keep = 1 - p;
-    const uint64_t seed = runtime::draw_seed(g);
-    auto make_mask = [mask_shape, keep, seed, name](const Tensor& like) {
+    const double one = x.dtype() == kFloat32 ? double(1.0f / float(keep)) : 1 / keep;
+    auto make_mask = [mask_shape, keep, one, name](const Tensor& like, detail::Engine& e) {
         Tensor m = runtime::empty(mask_shape, like.dtype(), like.device(), name);
-        runtime::fill_keep_mask(m, keep, 1 / keep, seed);
+        const Dtype d = like.dtype();
+        runtime::fill_random(
+            m, e,
+            [d, keep, one](void* dst, int64_t n, bool, detail::Engine& en) {
+                detail::bernoulli(dst, d, n, keep, one, en);
+            },
+            name);
         return m;
     };
-    Tensor y = runtime::binary(BinaryOp::mul, x, make_mask(x), name);
-    if (should_record({&x}))
-        record(name, {&x}, y, [make_mask](const Tensor& dy) { return Grads{dy * make_mask(dy)}; });
+    // in * mask; on the CPU, a contiguous in is multiplied as the mask is drawn, in one pass
+    auto apply = [make_mask, features, keep, one, name](const Tensor& in, detail::Engine& e) {
+        if (features || !in.device().is_cpu() || !in.is_contiguous() ||
+            (in.dtype() != kFloat32 && in.dtype() != kFloat64))  // float16: mask, then mul
+            return runtime::binary(BinaryOp::mul, in, make_mask(in, e), name);
+        Tensor out = runtime::empty(in.sizes(), in.dtype(), in.device(), name);
+        const size_t esize = element_size(in.dtype());
+        detail::bernoulli_mul(
+            static_cast<char*>(out.impl()->storage->data) + size_t(out.impl()->offset) * esize,
+            static_cast<const char*>(in.impl()->storage->data) + size_t(in.impl()->offset) * esize,
+            in.dtype(), in.numel(), keep, one, e);
+        return out;
+    };
+    const bool rec = should_record({&x});
+    std::shared_ptr<const detail::Engine> from;
+    Tensor y;
+    {
+        detail::Draw draw(g);
+        if (rec)
+            from = std::make_shared<const detail::Engine>(draw.engine());
+        y = apply(x, draw.engine());
+    }
+    if (rec)
+        record(name, {&x}, y, [make_mask, apply, from](const Tensor& dy) {
+            detail::Engine e = *from;
+            if (GradMode::is_enabled())  // create_graph: dy * mask recorded
+                return Grads{dy * make_mask(dy, e)};
+            return Grads{apply(dy, e)};
+        });
     return y;
 }
 Tensor dropout(const Tensor& x, double p, bool train) {

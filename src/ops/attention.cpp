@@ -12,10 +12,11 @@
 // any thread count. With is_causal a block of rows [i0, i1) reads keys [0, i1) only: the
 // triangle above the diagonal is never computed.
 //
-// Dropout (of P, after the softmax) fills each block's mask from a seed made of the block's
-// position and one number drawn from the caller's generator at forward (Note [Counter-based
-// masks] in backend/cpu/keep_mask.hpp), so backward makes the same masks again instead of keeping
-// them (and a checkpoint's replay of the caller's generator gives the same seed).
+// Dropout (of P, after the softmax) is LibTorch's: F::dropout of the [BH, L, S] probabilities,
+// so the mask is bernoulli(1 - p) drawn over all BH·L·S of them in that order from the caller's
+// generator (the masked and causally hidden entries included), then 1/(1 - p) in q's dtype. The
+// forward draws it once as bits that every block reads; the node keeps the generator state it
+// was drawn from (Note [Dropout masks] in ops/activation.cpp) and backward draws the bits again.
 //
 // With create_graph the same formulas are written with tapegrad's ops over whole [T,T] score
 // matrices (P recomputed by softmax, so that it carries q's and k's history): double backward
@@ -28,7 +29,9 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "core/distributions.hpp"
 #include "runtime/dispatch.hpp"
+#include "runtime/random_fill.hpp"
 #include "tapegrad/generator.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -49,18 +52,33 @@ Tensor rows_of(const Tensor& t, int64_t bh, int64_t n, int64_t r0, int64_t rows,
                           kOp);
 }
 
-uint64_t mix(uint64_t z) {  // splitmix64's finaliser
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+/// The dropout mask's bits, drawn from e (Note [Dropout masks] in ops/activation.cpp).
+std::shared_ptr<const std::vector<uint64_t>> drop_bits(const Geo& g, detail::Engine& e) {
+    const int64_t n = g.BH * g.L * g.S;
+    auto bits = std::make_shared<std::vector<uint64_t>>(size_t((n + 63) / 64));
+    detail::bernoulli_bits(bits->data(), n, 1 - g.p, e);
+    return bits;
 }
 
-/// The dropout mask (0 or 1/(1-p)) of block `blk` of matrix bh: [nb, c], the same every time.
-Tensor drop_mask(const Geo& g, int64_t bh, int64_t blk, int64_t nb, int64_t c, const Tensor& like) {
+/// The dropout mask (0 or 1/(1-p), as LibTorch's in q's dtype) of rows [i0, i0 + nb) and
+/// columns [0, c) of matrix bh: [nb, c].
+Tensor drop_mask(const Geo& g, int64_t bh, int64_t i0, int64_t nb, int64_t c, const Tensor& like) {
     Tensor m = runtime::empty({nb, c}, like.dtype(), like.device(), kOp);
-    runtime::fill_keep_mask(m, 1 - g.p, 1 / (1 - g.p),
-                            mix(g.seed ^ mix(uint64_t(bh) * 0x100000001B3ull + uint64_t(blk))));
+    const double one = like.dtype() == kFloat32 ? double(1.0f / float(1 - g.p)) : 1 / (1 - g.p);
+    const std::vector<uint64_t>& bits = *g.drop_bits;
+    runtime::fill_host(m, [&](void* dst) {
+        dispatch(like.dtype(), [&](auto tag) {
+            using T = decltype(tag);
+            T* o = static_cast<T*>(dst);
+            for (int64_t r = 0; r < nb; ++r) {
+                const int64_t first = (bh * g.L + i0 + r) * g.S;
+                for (int64_t j = 0; j < c; ++j) {
+                    const int64_t b = first + j;
+                    o[r * c + j] = (bits[size_t(b / 64)] >> (b % 64)) & 1 ? T(one) : T(0);
+                }
+            }
+        });
+    });
     return m;
 }
 
@@ -139,7 +157,7 @@ void forward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor& 
         runtime::unary_into(UnaryOp::log, z, z, 0, 0);
         runtime::binary_into(BinaryOp::add, rows_of(lse, bh, g.L, i0, nb, 1), m, z, kOp, 0, 0);
         if (g.p > 0)
-            runtime::binary_into(BinaryOp::mul, s, s, drop_mask(g, bh, blk, nb, c, s), kOp, 0, 0);
+            runtime::binary_into(BinaryOp::mul, s, s, drop_mask(g, bh, i0, nb, c, s), kOp, 0, 0);
         runtime::gemm(kOp, false, false, nb, g.Ev, c, 1, runtime::view(s), c,
                       runtime::view(v, bh * g.S * g.Ev), g.Ev, 0,
                       rows_of(y, bh, g.L, i0, nb, g.Ev));
@@ -162,7 +180,7 @@ void backward_matrix(const Geo& g, const Bias& b, const Tensor& q, const Tensor&
         Tensor s = scores(g, b, q, k, bh, i0, nb);
         runtime::binary_into(BinaryOp::exp_sub, s, s, rows_of(lse, bh, g.L, i0, nb, 1), kOp, 0,
                              0);  // P
-        const Tensor mask = g.p > 0 ? drop_mask(g, bh, blk, nb, c, s) : Tensor();
+        const Tensor mask = g.p > 0 ? drop_mask(g, bh, i0, nb, c, s) : Tensor();
         const backend::View dyb = runtime::view(dy, (bh * g.L + i0) * g.Ev);
         if (o.dv.defined()) {  // dv[:c] += (P∘mask)ᵀ·dy
             const Tensor pd = mask.defined() ? runtime::binary(BinaryOp::mul, s, mask, kOp) : s;
@@ -208,7 +226,7 @@ Tensor full_drop_mask(const Geo& g, const Tensor& like) {
             const int64_t i0 = blk * g.block, nb = std::min(g.block, g.L - i0), c = g.cols(i0, nb);
             runtime::copy_into(runtime::alias(m, {nb, c}, {g.S, 1},
                                               m.storage_offset() + (bh * g.L + i0) * g.S, kOp),
-                               drop_mask(g, bh, blk, nb, c, like));
+                               drop_mask(g, bh, i0, nb, c, like));
         }
     return m;
 }
@@ -256,8 +274,11 @@ Grads backward_recorded(const Geo& g, const Tensor& q, const Tensor& k, const Te
 Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
             bool causal, std::optional<double> scale, const Generator* gen) {
     Geo g = check_and_size(q, k, v, mask, p, causal, scale);
-    if (g.p > 0)  // one draw from the caller's generator: the seed of every block's mask
-        g.seed = runtime::draw_seed(gen);
+    if (g.p > 0) {  // the whole mask, drawn now from the caller's generator
+        detail::Draw draw(gen);
+        g.drop_from = std::make_shared<const detail::Engine>(draw.engine());
+        g.drop_bits = drop_bits(g, draw.engine());
+    }
     const Tensor q3 = as3(q, g), k3 = as3(k, g), v3 = as3(v, g);
     Tensor y = runtime::empty({g.BH, g.L, g.Ev}, q.dtype(), q.device(), kOp);
     Tensor lse = runtime::empty({g.BH, g.L}, q.dtype(), q.device(), kOp);
@@ -274,29 +295,36 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mas
     const Tensor none;
     if (!should_record({&q, &k, &v, mask_grad ? &mask : &none}))
         return y;
+    Geo kept = g;
+    kept.drop_bits.reset();  // backward draws the mask again (Note [Dropout masks])
     auto backward = [sq = save(q), sk = save(k), sv = save(v), sm = save(mask),
-                     sl = save_intermediate(lse), g](const Tensor& dy, const Node& n) {
+                     sl = save_intermediate(lse), kept](const Tensor& dy, const Node& n) {
+        Geo geo = kept;
+        if (geo.p > 0) {
+            detail::Engine e = *geo.drop_from;
+            geo.drop_bits = drop_bits(geo, e);
+        }
         const Tensor qq = sq.get(), kk = sk.get(), vv = sv.get(), mm = sm.get();
         if (GradMode::is_enabled())
-            return backward_recorded(g, qq, kk, vv, mm, dy, n);
+            return backward_recorded(geo, qq, kk, vv, mm, dy, n);
         AttnGrads o;
         if (needs(n, 0))
-            o.dq = runtime::empty({g.BH, g.L, g.E}, qq.dtype(), qq.device(), kOp);
+            o.dq = runtime::empty({geo.BH, geo.L, geo.E}, qq.dtype(), qq.device(), kOp);
         if (needs(n, 1))
-            o.dk = zeros({g.BH, g.S, g.E}, qq.options());
+            o.dk = zeros({geo.BH, geo.S, geo.E}, qq.options());
         if (needs(n, 2))
-            o.dv = zeros({g.BH, g.S, g.Ev}, qq.options());
+            o.dv = zeros({geo.BH, geo.S, geo.Ev}, qq.options());
         if (n.inputs_.size() > 3 && needs(n, 3))
-            o.dmask = zeros({g.BH, g.L, g.S}, qq.options());
-        if (o.dq.defined() && g.S == 0)
+            o.dmask = zeros({geo.BH, geo.L, geo.S}, qq.options());
+        if (o.dq.defined() && geo.S == 0)
             runtime::fill(o.dq, 0);
-        if (g.S > 0 && g.L > 0 && g.BH > 0) {
-            const Tensor q3b = as3(qq, g), k3b = as3(kk, g), v3b = as3(vv, g);
-            const Tensor dy3 = dy.contiguous().reshape({g.BH, g.L, g.Ev});
+        if (geo.S > 0 && geo.L > 0 && geo.BH > 0) {
+            const Tensor q3b = as3(qq, geo), k3b = as3(kk, geo), v3b = as3(vv, geo);
+            const Tensor dy3 = dy.contiguous().reshape({geo.BH, geo.L, geo.Ev});
             const Tensor l = sl.get();
-            const Bias b = make_bias(g, mm, qq);
-            runtime::parallel_parts(q3b, g.BH, [&](int64_t bh) {
-                backward_matrix(g, b, q3b, k3b, v3b, l, dy3, o, bh);
+            const Bias b = make_bias(geo, mm, qq);
+            runtime::parallel_parts(q3b, geo.BH, [&](int64_t bh) {
+                backward_matrix(geo, b, q3b, k3b, v3b, l, dy3, o, bh);
             });
         }
         Grads out(n.inputs_.size());
@@ -307,7 +335,7 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mas
         if (o.dv.defined())
             out[2] = o.dv.reshape(vv.sizes());
         if (o.dmask.defined())
-            out[3] = sum_to(o.dmask.reshape(with_last(g, g.L, g.S)), mm.sizes());
+            out[3] = sum_to(o.dmask.reshape(with_last(geo, geo.L, geo.S)), mm.sizes());
         return out;
     };
     if (mask_grad)

@@ -3,8 +3,11 @@
 // scaled_dot_product_attention call and the checks of its arguments.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 
+#include "core/random.hpp"
 #include "tapegrad/tensor.hpp"
 
 namespace tg::attention {
@@ -18,7 +21,10 @@ struct Geo {
     int64_t BH = 1, L = 0, S = 0, E = 0, Ev = 0, block = 1;
     double scale = 1, p = 0;
     bool causal = false;
-    uint64_t seed = 0;
+    // dropout: the generator state the [BH, L, S] mask is drawn from, and the mask as bits
+    // (element (bh, i, j) is bit (bh·L + i)·S + j), made when needed from drop_from
+    std::shared_ptr<const detail::Engine> drop_from;
+    std::shared_ptr<const std::vector<uint64_t>> drop_bits;
     /// The keys a block of rows [i0, i0 + nb) reads.
     int64_t cols(int64_t i0, int64_t nb) const { return causal ? std::min(S, i0 + nb) : S; }
     int64_t blocks() const { return (L + block - 1) / block; }

@@ -1,14 +1,11 @@
-// Factories: empty, zeros, ones, full, tensor, arange, from_blob, randn, rand, randint, and the
-// in-place random fills.
+// Factories: empty, zeros, ones, full, tensor, arange, from_blob (the random ones: random.cpp).
 #include <algorithm>
 #include <cmath>
 #include <new>
-#include <random>
 #include <string>
 #include <type_traits>
 
 #include "backend/convert.hpp"
-#include "core/random.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
@@ -160,6 +157,9 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o)
     if (!is_floating(o.dtype()))
         throw dtype_error(std::string("linspace: dtype ") + dtype_name(o.dtype()) +
                           " (a floating dtype is needed)");
+    if (is_reduced_floating(o.dtype()))  // LibTorch rounds each step in the dtype: not replicated
+        throw dtype_error(std::string("linspace: dtype ") + dtype_name(o.dtype()) +
+                          " is not implemented; make it in float32 and convert with .to()");
     Tensor t = runtime::empty({steps}, o.dtype(), o.device(), "linspace");
     std::vector<double> v = host_buffer<double>(size_t(steps), "linspace");
     // in the element type: float32's step and products round as LibTorch's float kernel's
@@ -187,87 +187,6 @@ Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     impl->strides = contiguous_strides(s, "from_blob");
     impl->dtype = o.dtype();
     return finish(Tensor(std::move(impl)), o);
-}
-
-void manual_seed(uint64_t seed) {
-    detail::seed_default(seed);
-}
-
-static Tensor random_tensor(const Shape& s, bool normal, const TensorOptions& o,
-                            const Generator* g) {
-    const char* op = normal ? "randn" : "rand";
-    if (!is_floating(o.dtype()))
-        throw dtype_error(std::string(op) + ": dtype " + dtype_name(o.dtype()) +
-                          " is not floating-point");
-    Tensor t = runtime::empty(s, o.dtype(), o.device(), op);
-    runtime::fill_random(t, normal, 0, 1, g);
-    return finish(t, o);
-}
-Tensor randn(const Shape& s, const TensorOptions& o) {
-    return random_tensor(s, true, o, nullptr);
-}
-Tensor randn(const Shape& s, const Generator& g, const TensorOptions& o) {
-    return random_tensor(s, true, o, &g);
-}
-Tensor rand(const Shape& s, const TensorOptions& o) {
-    return random_tensor(s, false, o, nullptr);
-}
-Tensor rand(const Shape& s, const Generator& g, const TensorOptions& o) {
-    return random_tensor(s, false, o, &g);
-}
-
-static Tensor random_ints(int64_t low, int64_t high, const Shape& s, const TensorOptions& o,
-                          const Generator* g) {
-    if (high <= low)
-        throw value_error("randint: empty range [" + std::to_string(low) + ", " +
-                          std::to_string(high) + ")");
-    promote::checked_in(o.dtype(), low, "randint");  // both bounds fit the dtype
-    promote::checked_in(o.dtype(), high - 1, "randint");
-    Tensor t = runtime::empty(s, o.dtype(), o.device(), "randint");  // before the host buffer
-    std::vector<int64_t> v = host_buffer<int64_t>(size_t(t.numel()), "randint");
-    std::uniform_int_distribution<int64_t> dist(low, high - 1);
-    {
-        detail::Draw draw(g);
-        for (auto& x : v)
-            x = dist(draw.engine());
-    }
-    upload(t, v, "randint");
-    return finish(t, o);
-}
-Tensor randint(int64_t low, int64_t high, const Shape& s, const TensorOptions& o) {
-    return random_ints(low, high, s, o, nullptr);
-}
-Tensor randint(int64_t low, int64_t high, const Shape& s, const Generator& g,
-               const TensorOptions& o) {
-    return random_ints(low, high, s, o, &g);
-}
-
-static Tensor& fill_random_(Tensor& t, bool normal, double a, double b, const Generator* g) {
-    const char* op = normal ? "normal_" : "uniform_";
-    if (!is_floating(t.dtype()))
-        throw dtype_error(std::string(op) + ": " + shape_str(t.sizes()) + " " +
-                          dtype_name(t.dtype()) + " is not floating-point");
-    if (!std::isfinite(a) || !std::isfinite(b) || (normal ? b < 0 : a > b))
-        throw value_error(std::string(op) + (normal ? ": mean " : ": from ") +
-                          runtime::scalar_str(a) + (normal ? ", std " : " to ") +
-                          runtime::scalar_str(b) +
-                          (normal ? ": std must be finite and >= 0" : ": need finite from <= to"));
-    NoGradGuard no_grad;
-    Tensor r = runtime::empty(t.sizes(), t.dtype(), t.device());
-    runtime::fill_random(r, normal, a, b, g);
-    return t.copy_(r);
-}
-Tensor& Tensor::uniform_(double lo, double hi) {
-    return fill_random_(*this, false, lo, hi, nullptr);
-}
-Tensor& Tensor::uniform_(double lo, double hi, const Generator& g) {
-    return fill_random_(*this, false, lo, hi, &g);
-}
-Tensor& Tensor::normal_(double mean, double std) {
-    return fill_random_(*this, true, mean, std, nullptr);
-}
-Tensor& Tensor::normal_(double mean, double std, const Generator& g) {
-    return fill_random_(*this, true, mean, std, &g);
 }
 
 }  // namespace tg

@@ -57,7 +57,8 @@ Tensor clamp(const Tensor& x_in, std::optional<Scalar> lo, std::optional<Scalar>
         return hi ? minimum(y, promote::scalar_tensor(*hi, x.options())) : y;
     }
     const double inf = std::numeric_limits<double>::infinity();
-    const double l = lo ? promote::value_in(d, *lo) : -inf, h = hi ? promote::value_in(d, *hi) : inf;
+    const double l = lo ? promote::value_in(d, *lo) : -inf,
+                 h = hi ? promote::value_in(d, *hi) : inf;
     if (l > h)  // LibTorch: every element becomes max, with no gradient
         return clamp_between(clamp_between(x, l, inf), -inf, h);
     return clamp_between(x, l, h);

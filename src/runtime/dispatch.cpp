@@ -11,10 +11,8 @@
 #include <vector>
 
 #include "backend/convert.hpp"
-#include "backend/cpu/keep_mask.hpp"
 #include "backend/cpu/threads.hpp"
 #include "backend/registry.hpp"
-#include "core/random.hpp"
 #include "tapegrad/error.hpp"
 
 namespace tg::runtime {
@@ -291,51 +289,6 @@ void fill(const Tensor& t, double value) {
     }
     const backend::View v = view(t);
     be(t).unary(UnaryOp::fill, v, v, value, 0);
-}
-
-void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g) {
-    check_not_bool(normal ? "normal_" : "uniform_", t);
-    const Dtype kd = kernel_dtype(t.dtype());
-    if (kd != t.dtype()) {  // Note [Kernel dtypes]: drawn in float32 or int64, then converted
-        Tensor r = empty(t.sizes(), kd, t.device());
-        fill_random(r, normal, a, b, g);
-        return copy_into(t, r);
-    }
-    detail::Draw draw(g);
-    const int64_t n = t.numel();
-    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "fill_random");
-    const TensorImpl* i = t.impl();
-    const size_t offset = size_t(i->offset) * element_size(t.dtype());
-    if (t.device().is_cpu()) {
-        detail::sample(static_cast<char*>(i->storage->data) + offset, t.dtype(), n, normal, a, b,
-                       draw.engine());
-        return;
-    }
-    std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
-    detail::sample(host.data(), t.dtype(), n, normal, a, b, draw.engine());
-    be(t).from_host(i->storage->data, offset, host.data(), bytes);
-}
-
-uint64_t draw_seed(const Generator* g) {
-    detail::Draw draw(g);
-    return draw.engine()();
-}
-
-void fill_keep_mask(const Tensor& t, double keep, double scale, uint64_t seed) {
-    if (t.dtype() != Dtype::Float32 && t.dtype() != Dtype::Float64) {  // float16: from float32
-        Tensor r = empty(t.sizes(), Dtype::Float32, t.device());
-        fill_keep_mask(r, keep, scale, seed);
-        return copy_into(t, r);
-    }
-    const size_t bytes = nbytes_of(t.sizes(), t.dtype(), "dropout");
-    const TensorImpl* i = t.impl();
-    const size_t offset = size_t(i->offset) * element_size(t.dtype());
-    if (t.device().is_cpu())
-        return backend::cpu::keep_mask(static_cast<char*>(i->storage->data) + offset, t.dtype(),
-                                       t.numel(), keep, scale, seed);
-    std::vector<unsigned char> host(bytes);  // an acknowledged host->device transfer
-    backend::cpu::keep_mask(host.data(), t.dtype(), t.numel(), keep, scale, seed);
-    be(t).from_host(i->storage->data, offset, host.data(), bytes);
 }
 
 bool all_finite(const Tensor& t) {

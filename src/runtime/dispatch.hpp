@@ -64,16 +64,6 @@ inline void mark_modified(const Tensor& t) {
 }
 /// t = value everywhere (any layout).
 void fill(const Tensor& t, double value);
-/// Fills contiguous t with uniform [a, b) (normal = false) or normal(a, b) samples from g, or
-/// without one from the thread's default generator (drawn on the host for every device:
-/// core/random.hpp).
-void fill_random(const Tensor& t, bool normal, double a, double b, const Generator* g = nullptr);
-/// One 64-bit draw from g (or the thread's default generator): the seed of a keep mask.
-uint64_t draw_seed(const Generator* g = nullptr);
-/// Fills contiguous t with a dropout keep mask: `scale` with probability keep, else 0, from
-/// `seed` (Note [Counter-based masks] in backend/cpu/keep_mask.hpp; filled on the host, on the
-/// CPU's threads).
-void fill_keep_mask(const Tensor& t, double keep, double scale, uint64_t seed);
 /// Whether t holds no NaN or Inf (reads one element back from a device).
 bool all_finite(const Tensor& t);
 /// c = alpha * op(a) op(b) + beta * c for row-major [m,k]·[k,n] into c [m,n] (c.stride(1) == 1,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -31,9 +32,10 @@ struct Example {
     Target target;
 };
 
-/// Options with LibTorch-style chained setters: DataLoaderOptions().batch_size(128).seed(1).
-/// Defaults: batch_size 1 (LibTorch's), shuffle true, seed 0, drop_last false; shuffle and seed
-/// are tapegrad's, for tg::data::DataLoader (make_data_loader's order is its sampler's).
+/// LibTorch's DataLoaderOptions, chained: DataLoaderOptions().batch_size(128).workers(2).
+/// batch_size (default 1, as LibTorch's), drop_last, workers and max_jobs are LibTorch's options;
+/// shuffle (default true) and seed (default 0) are tapegrad's, for tg::data::DataLoader below
+/// only: make_data_loader takes its order from its sampler (value_error when they are set).
 class DataLoaderOptions {
 public:
     DataLoaderOptions() = default;
@@ -43,12 +45,13 @@ public:
         batch_size_ = b;
         return *this;
     }
-    /// Visit rows in a new random order every epoch.
+    /// tg::data::DataLoader: visit rows in a new random order every epoch.
     DataLoaderOptions& shuffle(bool s) {
         shuffle_ = s;
         return *this;
     }
-    /// Seed of the loader's own generator: the same seed gives the same order in every epoch.
+    /// tg::data::DataLoader: the seed of its own order (the same seed, the same order in every
+    /// epoch e: it depends only on (seed, e)).
     DataLoaderOptions& seed(uint64_t s) {
         seed_ = s;
         return *this;
@@ -65,23 +68,36 @@ public:
         workers_ = n;
         return *this;
     }
+    /// With workers: how many batches are asked of the sampler ahead (LibTorch's; 2 · workers
+    /// unless set).
+    DataLoaderOptions& max_jobs(int64_t n) {
+        max_jobs_ = n;
+        return *this;
+    }
     int64_t batch_size() const { return batch_size_; }
     int64_t workers() const { return workers_; }
-    bool shuffle() const { return shuffle_; }
-    uint64_t seed() const { return seed_; }
+    int64_t max_jobs() const { return max_jobs_.value_or(2 * workers_); }
+    bool shuffle() const { return shuffle_.value_or(true); }
+    uint64_t seed() const { return seed_.value_or(0); }
     bool drop_last() const { return drop_last_; }
+    /// What make_data_loader needs: batch_size >= 1, workers >= 0, max_jobs >= 1 with workers,
+    /// and neither shuffle nor seed set (value_error).
+    void check_for_make_data_loader() const;
 
 private:
     int64_t batch_size_ = 1;
-    bool shuffle_ = true;
-    uint64_t seed_ = 0;
+    std::optional<bool> shuffle_;
+    std::optional<uint64_t> seed_;
     bool drop_last_ = false;
     int64_t workers_ = 0;
+    std::optional<int64_t> max_jobs_;
 };
 
 /// Iterates (data, targets) in batches along dim 0. Each begin() starts a new epoch; with
 /// shuffle, epoch e visits the rows in an order that depends only on (seed, e), so runs are
-/// reproducible and independent of the random generators. Unshuffled batches are views (narrow);
+/// reproducible and independent of the random generators. This loader is tapegrad's own (LibTorch
+/// has none over two tensors) and so is its order: make_data_loader (datasets.hpp) is the one
+/// that visits LibTorch's order after tg::manual_seed. Unshuffled batches are views (narrow);
 /// shuffled ones are gathered with index_select.
 class DataLoader {
 public:

@@ -9,13 +9,13 @@
 #include "backend/cpu/backend.hpp"
 #include "backend/cpu/iterate.hpp"
 #include "backend/cpu/math.hpp"
-#include "backend/cpu/simd.hpp"
+#include "core/simd.hpp"
 
 namespace tg::backend::cpu {
 
 namespace {
 
-// TG_SIMD_CLONES: Note [Wider SIMD] in cpu/simd.hpp.
+// TG_SIMD_CLONES: Note [Wider SIMD] in core/simd.hpp.
 
 template <class K>
 TG_SIMD_CLONES void unary_flat(float* o, const float* a, int64_t n, float p, float q) {

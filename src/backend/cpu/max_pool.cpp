@@ -13,8 +13,8 @@
 #include <immintrin.h>
 #endif
 
-#include "backend/cpu/simd.hpp"
 #include "backend/cpu/window_parts.hpp"
+#include "core/simd.hpp"
 
 namespace tg::backend::cpu {
 

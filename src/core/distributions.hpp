@@ -1,0 +1,48 @@
+#pragma once
+// The samplers behind tapegrad's random ops, each drawing from a generator's state exactly what
+// LibTorch 1.13's CPU kernel of the same op draws from its generator (Note [LibTorch's random
+// streams] in core/random.cpp). Each writes n values to host memory in the order LibTorch's
+// kernel visits them; runtime/random_fill.cpp places them in a tensor.
+#include <cstdint>
+
+#include "core/random.hpp"
+#include "tapegrad/dtype.hpp"
+
+namespace tg::detail {
+
+/// uniform_(from, to) of a float32 or float64 tensor: per element one 32-bit draw (float32, 24
+/// bits used) or two (float64, 53 bits), x·(to - from) + from fused, in the tensor's type.
+void uniform(void* dst, Dtype d, int64_t n, double from, double to, Engine& e);
+
+/// normal_(mean, std) of a float32 or float64 tensor. A contiguous tensor of 16 or more elements
+/// is filled as LibTorch's normal_fill does (n uniforms, then Box-Muller on each 16, the last 16
+/// drawn again when 16 does not divide n; float32 with LibTorch's AVX2 float arithmetic, see
+/// normal_fill.cpp); anything else one element at a time from normal_distribution<double>, which
+/// keeps Box-Muller's second value in the engine for its next call.
+void normal(void* dst, Dtype d, int64_t n, double mean, double std, bool contiguous, Engine& e);
+
+/// random_(from, to) / randint: base + draw % range, the draw 64-bit when range >= 2³² and the
+/// dtype is float32, float64 or int64, else 32-bit. Any dtype (bool: the value's truth).
+void random_from_to(void* dst, Dtype d, int64_t n, uint64_t range, int64_t base, Engine& e);
+
+/// randperm(n): 0..n-1, then for i < n - 1 swap element i with element i + random() % (n - i).
+void randperm(int64_t* dst, int64_t n, Engine& e);
+
+/// bernoulli_(p) with a scalar p: per element one 53-bit uniform u (two 32-bit draws); `one`
+/// where u < p, else 0, in dtype d (any dtype). Dropout's masks pass 1/(1-p) as `one`.
+void bernoulli(void* dst, Dtype d, int64_t n, double p, double one, Engine& e);
+
+/// Dropout's y = x * mask in one pass: out[i] = x[i] · (one when element i of bernoulli(p) above
+/// is 1, else 0), the same draws and the same bits as drawing the mask and multiplying. x and out:
+/// n contiguous float32 or float64 values of dtype d in host memory.
+void bernoulli_mul(void* out, const void* x, Dtype d, int64_t n, double p, double one, Engine& e);
+
+/// bernoulli_(p) with a p per element (p: n values of dtype pd, float32 or float64): a float64 p
+/// is compared with a 53-bit uniform, a float32 one with a 24-bit uniform (one 32-bit draw).
+/// value_error naming `op` for a p outside [0, 1] or NaN, before any draw.
+void bernoulli(void* dst, Dtype d, const void* p, Dtype pd, int64_t n, Engine& e, const char* op);
+
+/// bernoulli(p) as bits: bit i % 64 of out[i / 64] is element i (the draws of bernoulli above).
+void bernoulli_bits(uint64_t* out, int64_t n, double p, Engine& e);
+
+}  // namespace tg::detail
