@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(narrow_checks_its_bounds_without_overflow) {
     BOOST_TEST(x.narrow(0, -4, 0).numel() == 0);
 }
 
-// ============================================================================ int64 division
+// ========================================================================== integer division
 
 BOOST_AUTO_TEST_CASE(integer_division_as_libtorch_on_every_device) {
     for (const tg::Device dev : devices()) {
