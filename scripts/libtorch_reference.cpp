@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <string>
 
@@ -203,6 +204,169 @@ static void attention(const torch::TensorOptions& o) {
     show("mha_options_grad_bias_k", mha->bias_k.grad());
     show("mha_options_grad_k_proj", mha->k_proj_weight.grad());
     show("mha_options_grad_query", q.grad());
+}
+
+/// tests/test_dtypes.cpp: promotion tables, conversions at the edges, integer and float16
+/// arithmetic. Dtypes print as tapegrad names them.
+static const char* dt_name(torch::ScalarType t) {
+    switch (t) {
+        case torch::kByte:
+            return "uint8";
+        case torch::kChar:
+            return "int8";
+        case torch::kShort:
+            return "int16";
+        case torch::kInt:
+            return "int32";
+        case torch::kLong:
+            return "int64";
+        case torch::kHalf:
+            return "float16";
+        case torch::kBFloat16:
+            return "bfloat16";
+        case torch::kFloat:
+            return "float32";
+        case torch::kDouble:
+            return "float64";
+        case torch::kBool:
+            return "bool";
+        default:
+            return "?";
+    }
+}
+static void dt_show(const char* name, const torch::Tensor& t) {
+    std::printf("%s [%s]", name, dt_name(t.scalar_type()));
+    auto c = t.to(torch::kFloat64).contiguous().reshape({-1});
+    for (int64_t i = 0; i < c.numel(); ++i)
+        std::printf(" %.17g", c[i].item<double>());
+    std::printf("\n");
+}
+static void dtypes() {
+    // the order of tapegrad's Dtype enum
+    const torch::ScalarType all[] = {torch::kFloat, torch::kDouble,  torch::kLong,  torch::kBool,
+                                     torch::kByte,  torch::kChar,    torch::kShort, torch::kInt,
+                                     torch::kHalf,  torch::kBFloat16};
+    std::printf("promote_types:\n");
+    for (auto a : all) {
+        for (auto b : all)
+            std::printf(" %s", dt_name(torch::promote_types(a, b)));
+        std::printf("\n");
+    }
+    std::printf("result_type(tensor [2], scalar 2 / 2.0 / true):\n");
+    for (auto a : all) {
+        auto t = torch::zeros({2}, a);
+        std::printf(" %s %s %s\n", dt_name(torch::result_type(t, 2)),
+                    dt_name(torch::result_type(t, 2.0)), dt_name(torch::result_type(t, true)));
+    }
+    std::printf("result_type(tensor [2], tensor []):\n");
+    for (auto a : all) {
+        for (auto b : all)
+            std::printf(" %s",
+                        dt_name(torch::result_type(torch::zeros({2}, a), torch::zeros({}, b))));
+        std::printf("\n");
+    }
+    const std::vector<double> v = {255,           256,   -1,       -129,      1e10,
+                                   -1e10,         NAN,   INFINITY, -INFINITY, 2.7,
+                                   -2.7,          300.5, 65535,    65536,     2147483648.0,
+                                   -2147483649.0, 127.9, -128.9,   9.3e18,    2147483909.0};
+    for (auto from : {torch::kFloat, torch::kDouble})
+        for (auto to : all) {
+            const std::string n = std::string("conv_") + dt_name(from) + "_" + dt_name(to);
+            dt_show(n.c_str(), torch::tensor(v, torch::kDouble).to(from).to(to));
+        }
+    const std::vector<int64_t> iv = {
+        255,     256, -1, -129, 70000, -70000, 3000000000LL, -3000000000LL, 9007199254740993LL,
+        16777217};
+    for (auto to : all)
+        dt_show((std::string("conv_int64_") + dt_name(to)).c_str(), torch::tensor(iv).to(to));
+    const std::vector<double> hv = {65504,
+                                    65519,
+                                    65520,
+                                    1e10,
+                                    1.0 / 3,
+                                    1e-7,
+                                    6e-8,
+                                    2e-8,
+                                    3e-38,
+                                    -0.0,
+                                    1.00048828125,
+                                    1.000732421875,
+                                    2.98023223876953125e-8};
+    dt_show("conv_float64_float16_h", torch::tensor(hv, torch::kDouble).to(torch::kHalf));
+    dt_show("conv_float64_bfloat16_h", torch::tensor(hv, torch::kDouble).to(torch::kBFloat16));
+    dt_show("conv_float16_uint8",
+            torch::tensor({2048.0, 0.1, 65504.0, -1.5}).to(torch::kHalf).to(torch::kByte));
+    auto u = torch::tensor({200, 10, 0, 255}, torch::kByte),
+         w = torch::tensor({100, 20, 1, 2}, torch::kByte);
+    auto c = torch::tensor({-128, 127, 5, -1}, torch::kChar);
+    auto i32 = torch::tensor({7, -7, 0, 3}, torch::kInt), i64 = torch::tensor({2, 2, 2, 2});
+    auto h = torch::tensor({2048.0, 0.1, 65504.0, -1.5}, torch::kHalf);
+    auto bf = torch::tensor({256.0, 0.1, 3.0, -1.5}, torch::kBFloat16);
+    auto f = torch::tensor({0.5, 1.5, -2.5, 3.0});
+    dt_show("u_add_v", u + w);
+    dt_show("u_sub_v", u - w);
+    dt_show("u_mul_v", u * w);
+    dt_show("u_div_v", u / w);
+    dt_show("u_add_300", u + 300);
+    dt_show("u_mul_2", u * 2);
+    dt_show("u_mul_2.0", u * 2.0);
+    dt_show("u_add_c", u + c);
+    dt_show("i32_add_i64", i32 + i64);
+    dt_show("i32_div_i64", i32 / i64);
+    dt_show("neg_u", -u);
+    dt_show("neg_c", -c);
+    dt_show("abs_c", c.abs());
+    dt_show("u_gt_300", u > 300);
+    dt_show("u_eq_-1", u == -1);
+    dt_show("u_gt_-1", u > -1);
+    dt_show("u_lt_2.5", u < 2.5);
+    dt_show("u_gt_c", u > c);
+    dt_show("u_clamp_5_100", u.clamp(5, 100));
+    dt_show("u_clamp_5.5_100.5", u.clamp(5.5, 100.5));
+    dt_show("sum_u", u.sum());
+    dt_show("sum_c", c.sum());
+    dt_show("max_u", u.max());
+    dt_show("argmax_u", u.argmax());
+    dt_show("pow_u_2", u.pow(2));
+    dt_show("pow_u_2.5", u.pow(2.5));
+    dt_show("pow_c_2", c.pow(2));
+    dt_show("pow_i64_40", torch::tensor({3, -1, 2}).pow(40));
+    dt_show("pow_i64_tensor", torch::tensor({-1, 1, 2, 3}).pow(torch::tensor({-1, -1, -1, 40})));
+    dt_show("maximum_u_c", torch::maximum(u, c));
+    dt_show("where_u_f", torch::where(u > 100, u, f));
+    dt_show("cat_u_c", torch::cat({u, c}));
+    dt_show("masked_fill_u_-1", u.masked_fill(u > 100, -1));
+    dt_show("masked_fill_u_2.7", u.masked_fill(u > 100, 2.7));
+    dt_show("full_-1_uint8", torch::full({2}, -1, torch::kByte));
+    dt_show("full_2.7_uint8", torch::full({2}, 2.7, torch::kByte));
+    dt_show("arange_250_260_uint8", torch::arange(250, 260, torch::kByte));
+    dt_show("arange_0.5_3_int32", torch::arange(0.5, 3, torch::kInt));
+    dt_show("u_add_inplace_c", u.clone().add_(c));
+    dt_show("u_mul_inplace_2", u.clone().mul_(2));
+    dt_show("rsub_2_u", 2 - u);
+    dt_show("h_add_1", h + 1);
+    dt_show("h_mul_2.0", h * 2.0);
+    dt_show("h_add_h", h + h);
+    dt_show("h_mul_h", h * h);
+    dt_show("h_add_f", h + f);
+    dt_show("i32_add_h", i32 + h);
+    dt_show("h_div_3", h / 3);
+    dt_show("h_mul_0.1", h * 0.1);
+    dt_show("h_sum", h.sum());
+    dt_show("bf_add_1", bf + 1);
+    dt_show("bf_mul_bf", bf * bf);
+    dt_show("bf_sum", bf.sum());
+    dt_show("h_small_mean", torch::tensor({0.5, 1.5, 2.5}, torch::kHalf).mean());
+    dt_show("h_small_var", torch::tensor({0.5, 1.5, 2.5}, torch::kHalf).var());
+    dt_show("u_exp", u.exp());
+    dt_show("i32_sqrt", i32.sqrt());
+    dt_show("i64_lt_16777217.5", torch::tensor({16777217}) < 16777217.5);
+    dt_show("div_c_2_floor", torch::div(c, 2, "floor"));
+    dt_show("div_c_2_trunc", torch::div(c, 2, "trunc"));
+    dt_show("bool_add_1", torch::tensor({true, false}) + 1);
+    for (auto t : all)
+        std::cout << torch::tensor({1.5, 2.0}).to(t) << "\n";
+    std::cout << torch::tensor({65504.0, 0.1}, torch::kHalf) << "\n";
 }
 
 /// tests/test_libtorch_fidelity.cpp and test_optim.cpp: calls that compiled against both and
@@ -559,5 +723,6 @@ int main() {
     fidelity(o);
     ported_spellings(o);
     random_streams();
+    dtypes();
     return 0;
 }

@@ -62,6 +62,63 @@ BOOST_AUTO_TEST_CASE(int64_ops_and_conversions, *boost::unit_test::precondition(
                         {1, -2}, 0, 0);
 }
 
+BOOST_AUTO_TEST_CASE(every_dtype_stores_converts_and_computes_as_on_the_cpu,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    const tg::Device cpu = tg::Device::cpu();
+    const tg::Dtype all[] = {tg::kFloat32, tg::kFloat64, tg::kInt64, tg::kBool,    tg::kUInt8,
+                             tg::kInt8,    tg::kInt16,   tg::kInt32, tg::kFloat16, tg::kBFloat16};
+    // edge values (Note [Conversions]): every pair converts on the device as on the CPU
+    const tg::Tensor v = tg::tensor({255.0, 256.0, -1.0, -129.0, 1e10, -1e10, std::nan(""), 2.7,
+                                     -2.7, 300.5, 65520.0, 1.0 / 3, 2147483909.0, 1e-7},
+                                    tg::kFloat64);
+    for (tg::Dtype a : all)
+        for (tg::Dtype b : all) {
+            BOOST_TEST_CONTEXT(a << " -> " << b << " on " << kDev) {
+                const tg::Tensor x = v.to(a);
+                const std::vector<double> want = tgtest::values_of(x.to(b));
+                const std::vector<double> got = tgtest::values_of(x.to(kDev).to(b).to(cpu));
+                for (size_t i = 0; i < want.size(); ++i)
+                    BOOST_TEST((got[i] == want[i] || (got[i] != got[i] && want[i] != want[i])),
+                               "element " << i << ": " << got[i] << " vs " << want[i]);
+            }
+        }
+    // structural copies move every dtype
+    for (tg::Dtype d : all) {
+        BOOST_TEST_CONTEXT(d << " on " << kDev) {
+            const tg::Tensor x = tg::arange(12).reshape({3, 4}).to(d);
+            const tg::Tensor y = x.to(kDev);
+            const tg::Tensor idx = tg::tensor(std::vector<int64_t>{2, 0});
+            const tg::Tensor mask = tg::tensor({1.0, 0.0, 1.0, 1.0}, tg::kBool);
+            tgtest::check_close(y.t().contiguous().to(cpu), x.t().contiguous(), 0, 0);
+            tgtest::check_close(tg::cat({y, y}, 1).to(cpu), tg::cat({x, x}, 1), 0, 0);
+            tgtest::check_close(y.index_select(0, idx.to(kDev)).to(cpu), x.index_select(0, idx), 0,
+                                0);
+            tgtest::check_close(tg::where(mask.to(kDev), y, y.narrow(0, 2, 1)).to(cpu),
+                                tg::where(mask, x, x.narrow(0, 2, 1)), 0, 0);
+        }
+    }
+    // integer arithmetic wraps and float16 rounds per op, on the device as on the CPU
+    const tg::Tensor u = tg::tensor({200.0, 10.0, 0.0, 255.0}, tg::kUInt8);
+    const tg::Tensor w = tg::tensor({100.0, 20.0, 1.0, 2.0}, tg::kUInt8);
+    const tg::Tensor h = tg::tensor({2048.0, 0.1, 65504.0, -1.5}, tg::kHalf);
+    const tg::Tensor ud = u.to(kDev), wd = w.to(kDev), hd = h.to(kDev);
+    tgtest::check_close((ud + wd).to(cpu), {44, 30, 1, 1}, 0, 0);
+    tgtest::check_close((ud * 2).to(cpu), {144, 20, 0, 254}, 0, 0);
+    tgtest::check_close((ud > 300).to(cpu), {1, 0, 0, 1}, 0, 0);
+    tgtest::check_close(ud.sum().to(cpu), {465}, 0, 0);
+    BOOST_TEST(ud.sum().dtype() == tg::kInt64);
+    tgtest::check_close((hd + 1).to(cpu), {2048, 1.099609375, 65504, -0.5}, 0, 0);
+    BOOST_TEST(tgtest::values_of((hd * hd).to(cpu)) == tgtest::values_of(h * h));  // inf too
+    tgtest::check_close((ud / wd).to(cpu), {2, 0.5, 0, 127.5}, 0, 0);
+    // an image's bytes, converted on the device
+    std::vector<uint8_t> bytes(2 * 3 * 4);
+    for (size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = uint8_t(i * 11);
+    const tg::Tensor img = tg::from_blob(bytes.data(), {2, 3, 4}, tg::kUInt8);
+    tgtest::check_close((img.to(kDev).to(tg::kFloat32) / 255).to(cpu), img.to(tg::kFloat32) / 255,
+                        0, 0);
+}
+
 BOOST_AUTO_TEST_CASE(mlp_trains_like_cpu, *boost::unit_test::precondition(NeedsDevice())) {
     const auto cpu = conformance::train_mlp(tg::Device::cpu(), 200);
     const auto dev = conformance::train_mlp(kDev, 200);

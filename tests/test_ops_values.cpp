@@ -323,3 +323,15 @@ BOOST_AUTO_TEST_CASE(float32_gelu_and_its_gradient_match_float64) {
     BOOST_TEST(special[1] == inf);
     BOOST_TEST(std::isnan(special[2]));  // -inf·Φ(-inf) = -inf·0, as libm's erf gives
 }
+
+BOOST_AUTO_TEST_CASE(float32_exp_at_the_edge_of_its_range) {
+    // expf is finite up to 88.72284 and inf above (the fast float32 form once clamped at 88,
+    // giving e^88 = 1.65e38 for every larger x)
+    const std::vector<float> y =
+        tg::exp(tg::tensor({88.0, 88.5, 88.72, 88.8, 200.0})).to_vector<float>();
+    const double expect[3] = {std::exp(88.0), std::exp(88.5), std::exp(double(88.72f))};
+    for (int i = 0; i < 3; ++i)
+        BOOST_TEST(std::abs(y[size_t(i)] / expect[i] - 1) < 1e-6);
+    BOOST_TEST((std::isinf(y[3]) && std::isinf(y[4])));
+    check_close(tg::sigmoid(tg::tensor({-100.0, 100.0})), {0, 1}, 1e-30);
+}

@@ -136,11 +136,19 @@ BOOST_AUTO_TEST_CASE(counts_and_lengths_larger_than_the_file_are_rejected) {
     r.data.assign(4, 0);
     write_bytes(path, with_first_record(r).bytes());
     check_rejected(m, m->parameters(), path, {"bad ndim 65"}, "ndim");
-    // an unknown dtype code
+    // an unknown dtype code; and uint8's code (4) in a version-1 file, which has codes 0-3 only
     r.sizes = {1};
-    r.dtype = 9;
+    r.dtype = 10;
     write_bytes(path, with_first_record(r).bytes());
-    check_rejected(m, m->parameters(), path, {"unknown dtype code 9"}, "dtype");
+    check_rejected(m, m->parameters(), path, {"unknown dtype code 10", "format version 2"},
+                   "dtype");
+    r.dtype = 4;
+    r.nbytes = 1;
+    r.data.assign(1, 0);
+    b = with_first_record(r).bytes();
+    write_bytes(path, patch(4, 1, 4));
+    check_rejected(m, m->parameters(), path, {"unknown dtype code 4", "format version 1"},
+                   "dtype in version 1");
 }
 
 BOOST_AUTO_TEST_CASE(crafted_optimizer_records_never_escape_as_other_errors) {

@@ -1,5 +1,5 @@
 /// Sizes: checked size arithmetic (Note [Checked sizes] in src/core/shape.cpp), narrow's
-/// bounds, int64 division (Note [Integer division] in src/backend/kernels.def), arange's
+/// bounds, integer division (Note [Integer division] in src/backend/kernels.def), arange's
 /// validation, typed out-of-memory errors, and the zero-size behaviour the op table's *_empty*
 /// rows (op_cases_*.hpp) cannot state: accumulated gradients, NaN means, errors. The division
 /// and allocation checks run on OpenCL too when it is available (int64 kernels only, so the
@@ -145,40 +145,48 @@ BOOST_AUTO_TEST_CASE(narrow_checks_its_bounds_without_overflow) {
     BOOST_TEST(x.narrow(0, -4, 0).numel() == 0);
 }
 
-// ============================================================================ int64 division
+// ========================================================================== integer division
 
-BOOST_AUTO_TEST_CASE(int64_division_by_zero_throws_value_error_on_every_device) {
+BOOST_AUTO_TEST_CASE(integer_division_as_libtorch_on_every_device) {
     for (const tg::Device dev : devices()) {
         BOOST_TEST_CONTEXT("on " << dev) {
             const Tensor a = longs({7, -7, 9}, dev), b = longs({2, 0, 1}, dev);
-            check_throws<tg::value_error>([&] { (void)(a / b); },
+            // a / b is true division in float32, as LibTorch's: no integer ever divides by 0
+            const Tensor q = a / b;
+            BOOST_TEST(q.dtype() == tg::kFloat32);
+            const std::vector<float> qf = q.to_vector<float>();
+            BOOST_TEST(qf[0] == 3.5f);
+            BOOST_TEST((std::isinf(qf[1]) && qf[1] < 0));
+            BOOST_TEST((a / 2).to_vector<float>() == (std::vector<float>{3.5f, -3.5f, 4.5f}));
+            // LibTorch C++'s s / t and t.div_() fill or write an int64 tensor: float cannot be
+            check_throws<tg::dtype_error>([&] { (void)(100.0 / b); }, {"div_", "float32", "int64"});
+            check_throws<tg::dtype_error>([&] { Tensor(a.clone()).div_(b); }, {"div_", "[3]"});
+            check_throws<tg::dtype_error>([&] { Tensor(a.clone()).div_(2); }, {"div_"});
+            // rounding_mode "trunc" runs the int64 kernel (Note [Integer division]): a zero
+            // divisor throws value_error before the launch, INT64_MIN / -1 wraps
+            check_throws<tg::value_error>([&] { tg::div(a, b, "trunc"); },
                                           {"div", "integer division by zero", "[3] / [3]"});
             check_throws<tg::value_error>(
                 [&] {
-                    tg::div(a.reshape({3, 1}), b);
+                    tg::div(a.reshape({3, 1}), b, "floor");
                 },
                 {"div", "[3,1] / [3]"});
-            check_throws<tg::value_error>([&] { (void)(100.0 / b); }, {"rdiv", "100 / [3]"});
-            check_throws<tg::value_error>([&] { (void)(a / 0.0); }, {"div", "[3] / 0"});
-            check_throws<tg::value_error>([&] { (void)(a / 0.5); }, {"div"});  // 0 as int64
-            check_throws<tg::value_error>([&] { Tensor(a.clone()).div_(b); }, {"div_", "[3]"});
-            check_throws<tg::value_error>([&] { Tensor(a.clone()).div_(0.0); }, {"div"});
-            // quotients truncate toward zero; an empty quotient divides nothing
-            BOOST_TEST(host_longs(a / longs({2, 2, -4}, dev)) == (std::vector<int64_t>{3, -3, -2}));
-            BOOST_TEST(host_longs(a / 2.0) == (std::vector<int64_t>{3, -3, 4}));
-            BOOST_TEST(host_longs(100.0 / a) == (std::vector<int64_t>{14, -14, 11}));
-            BOOST_TEST(host_longs(Tensor(a.clone()).div_(-2.0)) ==
-                       (std::vector<int64_t>{-3, 3, -4}));
-            BOOST_TEST((longs({}, dev).reshape({0, 1}) / b).numel() == 0);
-            // INT64_MIN / -1 does not fit: it wraps (two's complement) instead of trapping
+            const Tensor c = longs({2, 2, -4}, dev);
+            BOOST_TEST(host_longs(tg::div(a, c, "trunc")) == (std::vector<int64_t>{3, -3, -2}));
+            BOOST_TEST(host_longs(tg::div(a, c, "floor")) == (std::vector<int64_t>{3, -4, -3}));
+            BOOST_TEST((tg::div(longs({}, dev).reshape({0, 1}), b, "trunc")).numel() == 0);
             const Tensor m = longs({kMin, kMin, 6}, dev);
-            BOOST_TEST(host_longs(m / longs({-1, 1, -1}, dev)) ==
+            BOOST_TEST(host_longs(tg::div(m, longs({-1, 1, -1}, dev), "trunc")) ==
                        (std::vector<int64_t>{kMin, kMin, -6}));
+            check_throws<tg::value_error>([&] { tg::div(a, b, "round"); }, {"div", "round"});
         }
     }
-    // floating point division by zero is still IEEE
+    // floating point division by zero is still IEEE; "trunc" truncates the quotient
     const std::vector<float> f = (tg::tensor({1.0, -1.0}) / tg::zeros({2})).to_vector<float>();
     BOOST_TEST((std::isinf(f[0]) && f[0] > 0 && std::isinf(f[1]) && f[1] < 0));
+    tgtest::check_close(tg::div(tg::tensor({7.5, -7.5}), tg::tensor({2.0, 2.0}), "trunc"), {3, -3});
+    check_throws<tg::dtype_error>([] { tg::div(tg::tensor({7.5}), tg::tensor({2.0}), "floor"); },
+                                  {"div", "floor", "float32"});
 }
 
 // ============================================================================ arange

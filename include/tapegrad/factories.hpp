@@ -75,7 +75,8 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& p, const Generator& g);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
-/// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
+/// A 1-D tensor holding a copy of values (float32 unless o says otherwise), each checked into
+/// the dtype as LibTorch's tensor() checks it: tensor({1, 300}, kUInt8) throws value_error.
 Tensor tensor(const std::vector<double>& values, const TensorOptions& o = {});
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
 Tensor tensor(const std::vector<float>& values, const TensorOptions& o = {});
@@ -89,7 +90,7 @@ inline Tensor tensor(double v, const TensorOptions& o = {}) {
 template <class Int,
           std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
 Tensor tensor(Int v, const TensorOptions& o = kInt64) {
-    return scalar_tensor(double(v), o);
+    return scalar_tensor(Scalar(v), o);
 }
 
 /// Seeds the calling thread's default generator (randn, rand, randint, randperm, bernoulli,

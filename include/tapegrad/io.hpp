@@ -20,12 +20,12 @@
 ///     load(model.tgsv): parameter "fc1.weight": shape [256,784] in file, [128,784] in model
 /// and the target is left exactly as it was.
 ///
-/// Note [TGSV format] (version 1; docs/serialization.md has the same table)
+/// Note [TGSV format] (versions 1 and 2; docs/serialization.md has the same table)
 /// All integers are little-endian; strings are a u32 byte length followed by UTF-8 bytes.
 ///
 ///     offset  size      field
 ///     0       4         magic "TGSV"
-///     4       4         u32 format version (1)
+///     4       4         u32 format version: 2 when a record has a dtype of code 4 or more, else 1
 ///     8       4         u32 kind: 1 = module parameters, 2 = optimizer state, 3 = tensors
 ///     12      8         u64 total file size in bytes (tells truncation from corruption)
 ///     20      4+n       string type: the module's type name ("Sequential") or the
@@ -33,7 +33,8 @@
 ///     ..      8         u64 record count
 ///     then per record:
 ///             4+n       string name
-///             1         u8 dtype: 0 = float32, 1 = float64, 2 = int64
+///             1         u8 dtype: 0 = float32, 1 = float64, 2 = int64, 3 = bool; since version
+///                       2: 4 = uint8, 5 = int8, 6 = int16, 7 = int32, 8 = float16, 9 = bfloat16
 ///             4         u32 ndim, then ndim × i64 sizes
 ///             8         u64 nbytes (= numel × element size)
 ///             nbytes    the elements, row-major (contiguous), little-endian
@@ -74,8 +75,9 @@
 
 namespace tg {
 
-/// The format version this build writes (and the only one it reads).
-constexpr uint32_t kSerializationVersion = 1;
+/// The newest format version this build writes (only for files that need it: a file whose
+/// records are all float32, float64, int64 or bool is version 1) and reads (1 and 2).
+constexpr uint32_t kSerializationVersion = 2;
 
 /// Writes m's parameters to path atomically (a temporary and a rename); throws io_error on
 /// failure, leaving path as it was and no temporary behind.

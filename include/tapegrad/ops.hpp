@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -24,10 +25,11 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 /// y = a * b;  da = sum_to(dy * b), db = sum_to(dy * a)
 Tensor mul(const Tensor& a, const Tensor& b);
-/// y = a / b;  da = sum_to(dy / b), db = -sum_to(dy * a / b²). int64 (and the scalar forms on
-/// int64 tensors) truncates toward zero; a zero divisor throws value_error and INT64_MIN / -1
-/// wraps to INT64_MIN.
+/// y = a / b (true division: integers as float32);  da = sum_to(dy / b), db = -sum_to(dy*a/b²)
 Tensor div(const Tensor& a, const Tensor& b);
+/// a / b rounded "trunc" (toward 0) or "floor" (integers only), LibTorch's rounding_mode (nullopt:
+/// div(a, b)); integers stay integers, a zero divisor throws value_error. Not differentiable.
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
 /// y = a + s;  da = dy          (and likewise the scalar forms of - * /)
 Tensor add(const Tensor& a, Scalar s);
 /// y = a * s;  da = dy * s
@@ -46,7 +48,7 @@ Tensor pow(Scalar s, const Tensor& x);
 Tensor sqrt(const Tensor& x);
 /// y = 1/√x;  dx = -dy * y³ / 2
 Tensor rsqrt(const Tensor& x);
-/// y = x² (pow(x, 2); int64: x * x);  dx = 2 x dy
+/// y = x² (pow(x, 2));  dx = 2 x dy
 Tensor square(const Tensor& x);
 /// y = eˣ;  dx = dy * y
 Tensor exp(const Tensor& x);
@@ -306,7 +308,7 @@ Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool k
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
 // ---- ordering along a dim (src/ops/sort.cpp)
-/// y_i = Σ_{j <= i} x_j along dim (bool counts in int64);  dx_i = Σ_{j >= i} dy_j
+/// y_i = Σ_{j <= i} x_j along dim (integers and bool in int64);  dx_i = Σ_{j >= i} dy_j
 Tensor cumsum(const Tensor& x, int64_t dim);
 /// (values, int64 indices) of x sorted along dim, ties in their order, NaN above every number;
 /// values = gather(x, dim, indices), so dx = scatter_add(dy, indices)

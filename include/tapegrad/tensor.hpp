@@ -133,24 +133,22 @@ public:
     /// Address of the first element (CPU tensors only; throws device_error otherwise).
     template <class T>
     T* data_ptr() const;
-    /// The single element's value as T (any arithmetic type: bool is "nonzero"); throws
-    /// shape_error for tensors with more than one.
+    /// The single element's value as T (any arithmetic type, Half, BFloat16), converted as
+    /// Scalar::to<T> (bool is "nonzero"; a value T cannot hold throws value_error, as LibTorch's
+    /// item<T> does); throws shape_error for tensors with more than one element.
     template <class T>
     T item() const {
-        static_assert(std::is_arithmetic_v<T>, "item<T>: T must be an arithmetic type");
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                      std::is_same_v<T, int64_t>)
-            return item_as<T>();
-        else if constexpr (std::is_same_v<T, bool>)
-            return item_as<double>() != 0;
-        else if constexpr (std::is_floating_point_v<T>)
-            return static_cast<T>(item_as<double>());
-        else
-            return static_cast<T>(item_as<int64_t>());
+        try {
+            return item().to<T>();
+        } catch (const value_error& e) {
+            throw value_error(std::string("item: ") + e.what());
+        }
     }
-    /// The single element without a type, as LibTorch's item() (a Scalar that converts).
-    ScalarValue item() const;
-    /// item<T> for T = float, double, int64_t (the element converted to T).
+    /// The single element without a type, as LibTorch's item(): a Scalar holding an integral
+    /// element exactly, a floating one as a double, a bool as a bool.
+    Scalar item() const;
+    /// The single element as T, any element type (converted as a copy converts: Note
+    /// [Conversions]).
     template <class T>
     T item_as() const;
     /// Copies all elements to a host vector (any device, any layout).
@@ -387,3 +385,4 @@ Tensor& operator/=(Tensor& a, Scalar s);
 #pragma GCC visibility pop
 
 #include "tapegrad/factories.hpp"  // zeros, ones, randn, tensor, ...: in a header of their own
+#include "tapegrad/promotion.hpp"  // result_type, can_cast

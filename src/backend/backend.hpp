@@ -95,7 +95,8 @@ struct MemoryCounters {
 /// The kernels every backend implements, declared once: Backend declares them pure virtual
 /// and a backend's class TG_BACKEND_KERNELS(, override).
 ///   to_host, from_host: byte copies between host memory and a buffer (offsets in bytes).
-///   copy: out = in, strided, converting dtypes.
+///   copy: out = in, strided, converting dtypes (Note [Conversions] in convert.hpp): any dtype
+///     to itself, and the pairs of Note [Direct conversions] (the runtime splits the others).
 ///   unary, binary: the kernels.def kernel op with scalar parameters p, q.
 ///   where: out = cond != 0 ? a : b.
 ///   reduce: out (strides 0 on the reduced dims) = the reduction of in; out is overwritten.

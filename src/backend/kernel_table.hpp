@@ -18,26 +18,44 @@
 
 namespace tg::backend::TG_KERNEL_NS {
 
-// float calls the C library's fn##f (expf), double fn, int64 goes through double.
-#define TG_MATH1(fn)                                  \
-    TG_KERNEL_FN inline float fn(float x) {           \
-        return ::fn##f(x);                            \
-    }                                                 \
-    TG_KERNEL_FN inline double fn(double x) {         \
-        return ::fn(x);                               \
-    }                                                 \
-    TG_KERNEL_FN inline int64_t fn(int64_t x) {       \
-        return static_cast<int64_t>(::fn(double(x))); \
+/// A double as int64 without undefined behaviour: NaN and values beyond int64 give INT64_MIN, as
+/// x86's conversion does (Note [Conversions] in backend/convert.hpp).
+TG_KERNEL_FN inline int64_t to_int64(double v) {
+    return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v)
+                                                                    : INT64_MIN;
+}
+/// Integer powers exactly, wrapping as the integer type does (LibTorch's): by squaring in
+/// uint64; a negative exponent gives 1 / a truncated (1 for 1, ±1 for -1, else 0).
+TG_KERNEL_FN inline int64_t int_pow(int64_t a, int64_t b) {
+    if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, x = static_cast<uint64_t>(a);
+    for (; b > 0; b >>= 1, x *= x)
+        if (b & 1)
+            r *= x;
+    return static_cast<int64_t>(r);
+}
+// float calls the C library's fn##f (expf), double fn; int64 goes through double (one-argument
+// functions) or int_<fn> (two-argument ones: int_pow).
+#define TG_MATH1(fn)                            \
+    TG_KERNEL_FN inline float fn(float x) {     \
+        return ::fn##f(x);                      \
+    }                                           \
+    TG_KERNEL_FN inline double fn(double x) {   \
+        return ::fn(x);                         \
+    }                                           \
+    TG_KERNEL_FN inline int64_t fn(int64_t x) { \
+        return to_int64(::fn(double(x)));       \
     }
-#define TG_MATH2(fn)                                             \
-    TG_KERNEL_FN inline float fn(float a, float b) {             \
-        return ::fn##f(a, b);                                    \
-    }                                                            \
-    TG_KERNEL_FN inline double fn(double a, double b) {          \
-        return ::fn(a, b);                                       \
-    }                                                            \
-    TG_KERNEL_FN inline int64_t fn(int64_t a, int64_t b) {       \
-        return static_cast<int64_t>(::fn(double(a), double(b))); \
+#define TG_MATH2(fn)                                       \
+    TG_KERNEL_FN inline float fn(float a, float b) {       \
+        return ::fn##f(a, b);                              \
+    }                                                      \
+    TG_KERNEL_FN inline double fn(double a, double b) {    \
+        return ::fn(a, b);                                 \
+    }                                                      \
+    TG_KERNEL_FN inline int64_t fn(int64_t a, int64_t b) { \
+        return int_##fn(a, b);                             \
     }
 /// The table's division (Note [Integer division] in kernels.def): plain for floating point;
 /// for int64, 0 for b = 0 and INT64_MIN / -1 wraps, so that no kernel traps.

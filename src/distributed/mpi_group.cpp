@@ -34,8 +34,9 @@ MPI_Datatype mpi_type(Dtype d) {
             return MPI_INT64_T;
         case Dtype::Bool:
             return MPI_UINT8_T;
+        default:  // check_tensor refuses the other dtypes
+            return MPI_DATATYPE_NULL;
     }
-    return MPI_DATATYPE_NULL;
 }
 
 MPI_Op mpi_op(ReduceOp op) {
@@ -55,17 +56,9 @@ MPI_Op mpi_op(ReduceOp op) {
 
 /// The first byte of a CPU tensor.
 unsigned char* bytes_of(const Tensor& t) {
-    switch (t.dtype()) {
-        case Dtype::Float32:
-            return reinterpret_cast<unsigned char*>(t.data_ptr<float>());
-        case Dtype::Float64:
-            return reinterpret_cast<unsigned char*>(t.data_ptr<double>());
-        case Dtype::Int64:
-            return reinterpret_cast<unsigned char*>(t.data_ptr<int64_t>());
-        case Dtype::Bool:
-            return reinterpret_cast<unsigned char*>(t.data_ptr<bool>());
-    }
-    return nullptr;
+    return dispatch_all(t.dtype(), [&](auto tag) {
+        return reinterpret_cast<unsigned char*>(t.data_ptr<decltype(tag)>());
+    });
 }
 
 /// A contiguous host copy of a tensor (the tensor itself on the CPU) and how to write it back.

@@ -38,8 +38,9 @@ ncclDataType_t nccl_type(Dtype d) {
             return ncclInt64;
         case Dtype::Bool:
             return ncclUint8;
+        default:  // check_tensor refuses the other dtypes
+            return ncclFloat32;
     }
-    return ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {

@@ -24,8 +24,16 @@ bool host_is_little_endian() {
     return first == 1;
 }
 
+/// The dtype codes of the format: 0-3 in version 1, 4-9 since version 2.
+constexpr Dtype kCodes[] = {kFloat32, kFloat64, kInt64, kBool,    kUInt8,
+                            kInt8,    kInt16,   kInt32, kFloat16, kBFloat16};
+constexpr uint8_t kVersion1Codes = 4;
+
 uint8_t dtype_code(Dtype d) {
-    return d == Dtype::Float32 ? 0 : d == Dtype::Float64 ? 1 : d == Dtype::Int64 ? 2 : 3;
+    uint8_t c = 0;
+    while (kCodes[c] != d)
+        ++c;
+    return c;
 }
 
 /// A tensor's elements as contiguous little-endian bytes (copied to the host if needed).
@@ -101,7 +109,10 @@ void write_file(const std::string& path, uint32_t kind, const std::string& type,
     // every record's header in memory; the data is streamed from the records
     std::vector<Bytes> heads(records.size());
     uint64_t total = 4 + 4 + 4 + 8 + 4 + type.size() + 8 + 4;
+    uint32_t version = 1;  // a file without the newer dtypes stays readable by older builds
     for (size_t i = 0; i < records.size(); ++i) {
+        if (dtype_code(records[i].dtype) >= kVersion1Codes)
+            version = kSerializationVersion;
         const OutRecord& r = records[i];
         Bytes& h = heads[i];
         h.str(r.name);
@@ -114,7 +125,7 @@ void write_file(const std::string& path, uint32_t kind, const std::string& type,
     }
     Bytes head;
     head.b.insert(head.b.end(), kMagic, kMagic + 4);
-    head.u32(kSerializationVersion);
+    head.u32(version);
     head.u32(kind);
     head.u64(total);
     head.str(type);
@@ -188,17 +199,17 @@ std::vector<uint8_t> file_buffer(uint64_t size, const std::string& where) {
 
 /// Reads one record's header and locates its data, checking every declared size against
 /// overflow and against the bytes left before it believes it.
-InRecord read_record(Reader& r, const std::string& where) {
+InRecord read_record(Reader& r, const std::string& where, uint32_t version) {
     InRecord rec;
     r.record.clear();
     rec.name = r.str("record name");
     r.record = rec.name;
     const std::string what = where + ": record \"" + rec.name + "\": ";
     uint8_t code = uint8_t(r.uint(1, "dtype"));
-    if (code > 3)
-        throw io_error(what + "unknown dtype code " + std::to_string(code));
-    const Dtype codes[] = {kFloat32, kFloat64, kInt64, kBool};
-    rec.dtype = codes[code];
+    if (code >= (version == 1 ? kVersion1Codes : sizeof kCodes))
+        throw io_error(what + "unknown dtype code " + std::to_string(code) + " (format version " +
+                       std::to_string(version) + ")");
+    rec.dtype = kCodes[code];
     uint32_t ndim = uint32_t(r.uint(4, "ndim"));
     if (ndim > kMaxDims)
         throw io_error(what + "bad ndim " + std::to_string(ndim));
@@ -246,9 +257,9 @@ InFile read_file(const std::string& path, const std::string& where) {
         throw io_error(where + ": not a tapegrad file (bad magic; expected \"TGSV\")");
     Reader h{head, 4, head_size, where};
     uint32_t version = uint32_t(h.uint(4, "version"));
-    if (version != kSerializationVersion)
+    if (version < 1 || version > kSerializationVersion)
         throw io_error(where + ": format version " + std::to_string(version) +
-                       ", this build reads version " + std::to_string(kSerializationVersion));
+                       ", this build reads versions 1 to " + std::to_string(kSerializationVersion));
     InFile f;
     f.kind = uint32_t(h.uint(4, "kind"));
     uint64_t total = h.uint(8, "file size");
@@ -277,7 +288,7 @@ InFile read_file(const std::string& path, const std::string& where) {
         throw io_error(where + ": corrupt file: " + std::to_string(count) +
                        " records cannot fit in " + std::to_string(r.left()) + " bytes");
     for (uint64_t i = 0; i < count; ++i)
-        f.records.push_back(read_record(r, where));
+        f.records.push_back(read_record(r, where, version));
     r.record.clear();
     if (r.left() != 0)
         throw io_error(where + ": corrupt file: trailing bytes");

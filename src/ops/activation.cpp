@@ -6,6 +6,7 @@
 #include "autograd/record.hpp"
 #include "core/distributions.hpp"
 #include "core/random.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/random_fill.hpp"
 #include "tapegrad/ops.hpp"
@@ -15,8 +16,8 @@ namespace tg {
 using runtime::BinaryOp;
 using runtime::UnaryOp;
 
-Tensor tanh(const Tensor& x) {
-    runtime::check_floating("tanh", x);
+Tensor tanh(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's tanh is float32
     Tensor y = runtime::unary(UnaryOp::tanh, x);
     if (should_record({&x}))
         record("tanh", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
@@ -28,8 +29,8 @@ Tensor tanh(const Tensor& x) {
     return y;
 }
 
-Tensor sigmoid(const Tensor& x) {
-    runtime::check_floating("sigmoid", x);
+Tensor sigmoid(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);
     Tensor y = runtime::unary(UnaryOp::sigmoid, x);
     if (should_record({&x}))
         record("sigmoid", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
@@ -137,6 +138,8 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return softmax(x.to(kFloat32), dim).to(x.dtype());
     Tensor y = softmax_impl(x, dim, false);
     if (should_record({&x}))
         record("softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {
@@ -147,6 +150,8 @@ Tensor softmax(const Tensor& x, int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return log_softmax(x.to(kFloat32), dim).to(x.dtype());
     Tensor y = softmax_impl(x, dim, true);
     if (should_record({&x}))
         record("log_softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {
@@ -195,7 +200,8 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
     };
     // in * mask; on the CPU, a contiguous in is multiplied as the mask is drawn, in one pass
     auto apply = [make_mask, features, keep, one, name](const Tensor& in, detail::Engine& e) {
-        if (features || !in.device().is_cpu() || !in.is_contiguous())
+        if (features || !in.device().is_cpu() || !in.is_contiguous() ||
+            (in.dtype() != kFloat32 && in.dtype() != kFloat64))  // float16: mask, then mul
             return runtime::binary(BinaryOp::mul, in, make_mask(in, e), name);
         Tensor out = runtime::empty(in.sizes(), in.dtype(), in.device(), name);
         const size_t esize = element_size(in.dtype());

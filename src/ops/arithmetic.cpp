@@ -1,10 +1,13 @@
-// Arithmetic: + - * / pow sqrt rsqrt square exp log abs clamp maximum minimum where (ops.hpp has
-// the VJPs).
+// Arithmetic: + - * / pow sqrt rsqrt square exp log abs (ops.hpp has the VJPs; clamp, maximum,
+// minimum and where: select.cpp).
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "autograd/record.hpp"
-#include "ops/checks.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -19,17 +22,9 @@ Tensor grad_for(const Node& n, size_t i, const Tensor& g) {
     return needs(n, i) ? sum_to(g, in_shape(n, i)) : Tensor();
 }
 
-// Note [Bool arithmetic]: a bool tensor with a number is taken as float32 (mask * 2.0; PyTorch
-// gives int64 for an integral number, but tg::Scalar is a double and cannot tell 2 from 2.0);
-// two bool tensors add as logical_or and multiply as logical_and, as in PyTorch, and divide as
-// float32. With a tensor of another dtype, the kernel converts the bool operand (Note [Bool
-// tensors] in src/runtime/dispatch.cpp).
-const Tensor& number(const Tensor& a, Tensor& keep) {
-    if (a.dtype() != kBool)
-        return a;
-    keep = a.to(kFloat32);
-    return keep;
-}
+// Note [Bool arithmetic]: a bool tensor with a number promotes as LibTorch's (Note [Type
+// promotion]): mask * 2 is int64, mask * 2.0 float32, mask * x x's dtype; two bool tensors add as
+// logical_or and multiply as logical_and, as in PyTorch, and divide as float32.
 bool both_bool(const Tensor& a, const Tensor& b) {
     return a.dtype() == kBool && b.dtype() == kBool;
 }
@@ -43,9 +38,11 @@ void check_no_bool_sub(const Tensor& a, const Tensor* b = nullptr) {
 }
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) {
-    if (both_bool(a, b))
-        return logical_or(a, b);
+Tensor add(const Tensor& a_in, const Tensor& b_in) {
+    if (both_bool(a_in, b_in))
+        return logical_or(a_in, b_in);
+    const auto ab = promote::both(a_in, b_in);
+    const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::add, a, b, "add");
     if (should_record({&a, &b}))
         record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
@@ -54,8 +51,10 @@ Tensor add(const Tensor& a, const Tensor& b) {
     return y;
 }
 
-Tensor sub(const Tensor& a, const Tensor& b) {
-    check_no_bool_sub(a, &b);
+Tensor sub(const Tensor& a_in, const Tensor& b_in) {
+    check_no_bool_sub(a_in, &b_in);
+    const auto ab = promote::both(a_in, b_in);
+    const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::sub, a, b, "sub");
     if (should_record({&a, &b}))
         record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
@@ -64,9 +63,11 @@ Tensor sub(const Tensor& a, const Tensor& b) {
     return y;
 }
 
-Tensor mul(const Tensor& a, const Tensor& b) {
-    if (both_bool(a, b))
-        return logical_and(a, b);
+Tensor mul(const Tensor& a_in, const Tensor& b_in) {
+    if (both_bool(a_in, b_in))
+        return logical_and(a_in, b_in);
+    const auto ab = promote::both(a_in, b_in);
+    const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::mul, a, b, "mul");
     if (should_record({&a, &b}))  // each input is saved only if the other needs its gradient
         record("mul", {&a, &b}, y,
@@ -78,9 +79,9 @@ Tensor mul(const Tensor& a, const Tensor& b) {
     return y;
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
-    if (both_bool(a, b))
-        return div(a.to(kFloat32), b.to(kFloat32));
+Tensor div(const Tensor& a_in, const Tensor& b_in) {
+    const auto ab = promote::both_floating(a_in, b_in);  // true division, as LibTorch's
+    const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::div, a, b, "div");
     if (should_record({&a, &b}))
         record("div", {&a, &b}, y,
@@ -94,10 +95,40 @@ Tensor div(const Tensor& a, const Tensor& b) {
     return y;
 }
 
+Tensor div(const Tensor& a_in, const Tensor& b_in, std::optional<std::string_view> mode) {
+    if (!mode)
+        return div(a_in, b_in);
+    const bool floor_mode = *mode == "floor";
+    if (!floor_mode && *mode != "trunc")
+        throw value_error("div: rounding_mode must be \"trunc\", \"floor\" or none, got \"" +
+                          std::string(*mode) + "\"");
+    const auto ab = promote::both(a_in, b_in);
+    const Dtype d = ab.first.dtype();
+    if (is_floating(d)) {
+        if (floor_mode)  // LibTorch's floor division of floats is not floor(a / b) at the edges
+            throw dtype_error("div: rounding_mode \"floor\" takes integer tensors, got " +
+                              std::string(dtype_name(d)) +
+                              " (tg::floor(a / b) can differ from "
+                              "LibTorch's in the last place)");
+        return trunc(div(ab.first, ab.second));
+    }
+    // integers: the truncating int64 kernel (Note [Integer division] in kernels.def), then
+    // floor's correction where the remainder's sign differs from the divisor's
+    const Tensor a = runtime::converted(ab.first, kInt64),
+                 b = runtime::converted(ab.second, kInt64);
+    Tensor q = runtime::binary(BinaryOp::div, a, b, "div");
+    if (floor_mode) {
+        const Tensor r =
+            runtime::binary(BinaryOp::sub, a, runtime::binary(BinaryOp::mul, q, b, "div"), "div");
+        const Tensor off = logical_and(ne(r, 0), ne(lt(r, 0), lt(b, 0)));
+        q = runtime::binary(BinaryOp::sub, q, runtime::converted(off, kInt64), "div");
+    }
+    return runtime::converted(q, d);
+}
+
 Tensor add(const Tensor& a_in, Scalar s) {
-    Tensor keep;
-    const Tensor& a = number(a_in, keep);
-    Tensor y = runtime::unary(UnaryOp::add_scalar, a, s);
+    const Tensor a = promote::to(a_in, result_type(a_in, s));
+    Tensor y = runtime::unary(UnaryOp::add_scalar, a, promote::value_in(a.dtype(), s));
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
     torch_name(y, "AddBackward1");
@@ -105,19 +136,19 @@ Tensor add(const Tensor& a_in, Scalar s) {
 }
 
 Tensor mul(const Tensor& a_in, Scalar s) {
-    Tensor keep;
-    const Tensor& a = number(a_in, keep);
-    Tensor y = runtime::unary(UnaryOp::mul_scalar, a, s);
+    const Tensor a = promote::to(a_in, result_type(a_in, s));
+    Tensor y = runtime::unary(UnaryOp::mul_scalar, a, promote::value_in(a.dtype(), s));
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
     torch_name(y, "MulBackward1");
     return y;
 }
 
-Tensor rdiv(Scalar s, const Tensor& a_in) {
-    Tensor keep;
-    const Tensor& a = number(a_in, keep);
-    Tensor y = runtime::unary(UnaryOp::rdiv_scalar, a, s);
+// s / a and s - a are LibTorch C++'s full_like(a, s).div_(a) and .sub_(a): computed in a's dtype
+// with s checked into it, so an integral a cannot take s / a (a float result), as there.
+Tensor rdiv(Scalar s, const Tensor& a) {
+    promote::check_can_cast("div_", is_floating(a.dtype()) ? a.dtype() : kFloat32, a);
+    Tensor y = runtime::unary(UnaryOp::rdiv_scalar, a, promote::checked_in(a.dtype(), s, "div"));
     if (should_record({&a}))
         record("rdiv", {&a}, y, [sa = save(a), sy = save_output(y)](const Tensor& dy) {
             return Grads{-dy * sy.get() / sa.get()};
@@ -132,9 +163,13 @@ Tensor neg(const Tensor& x) {
     return y;
 }
 
-Tensor pow(const Tensor& x, Scalar e) {
-    runtime::check_floating("pow", x);
-    Tensor y = runtime::unary(UnaryOp::pow_scalar, x, e);
+Tensor pow(const Tensor& x_in, Scalar e) {
+    const Tensor x = promote::to(x_in, result_type(x_in, e));  // uint8 ^ 2 is uint8, ^ 2.5 float
+    if (is_integral(x.dtype()) && e.isIntegral() && e.toLong() < 0)
+        throw value_error("pow: " + shape_str(x.sizes()) + " " + dtype_name(x.dtype()) + " ^ " +
+                          runtime::scalar_str(e) +
+                          ": integers to negative integer powers are not allowed");
+    Tensor y = runtime::unary(UnaryOp::pow_scalar, x, promote::value_in(x.dtype(), e));
     if (should_record({&x}))
         record("pow", {&x}, y, [sx = save(x), e](const Tensor& dy) {
             return Grads{dy * e * pow(sx.get(), e - 1)};
@@ -142,7 +177,9 @@ Tensor pow(const Tensor& x, Scalar e) {
     return y;
 }
 
-Tensor pow(const Tensor& a, const Tensor& b) {
+Tensor pow(const Tensor& a_in, const Tensor& b_in) {
+    const auto ab = promote::both(a_in, b_in);
+    const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::pow, a, b, "pow");
     if (should_record({&a, &b}))
         record("pow", {&a, &b}, y,
@@ -155,8 +192,9 @@ Tensor pow(const Tensor& a, const Tensor& b) {
     return y;
 }
 
-Tensor pow(Scalar s, const Tensor& x) {
-    Tensor y = runtime::unary(UnaryOp::rpow_scalar, x, s);
+Tensor pow(Scalar s, const Tensor& x_in) {
+    const Tensor x = promote::to(x_in, result_type(s, x_in));
+    Tensor y = runtime::unary(UnaryOp::rpow_scalar, x, promote::value_in(x.dtype(), s));
     if (should_record({&x}))
         record("pow", {&x}, y, [sy = save_output(y), s](const Tensor& dy) {
             return Grads{dy * sy.get() * std::log(s)};
@@ -165,8 +203,8 @@ Tensor pow(Scalar s, const Tensor& x) {
     return y;
 }
 
-Tensor sqrt(const Tensor& x) {
-    runtime::check_floating("sqrt", x);
+Tensor sqrt(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's sqrt is float32
     Tensor y = runtime::unary(UnaryOp::sqrt, x);
     if (should_record({&x}))
         record("sqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
@@ -178,8 +216,8 @@ Tensor sqrt(const Tensor& x) {
     return y;
 }
 
-Tensor rsqrt(const Tensor& x) {
-    runtime::check_floating("rsqrt", x);
+Tensor rsqrt(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's rsqrt is float32
     Tensor y = runtime::unary(UnaryOp::rsqrt, x);
     if (should_record({&x}))  // d/dx x^(-1/2) = -y^3 / 2
         record("rsqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
@@ -190,11 +228,11 @@ Tensor rsqrt(const Tensor& x) {
 }
 
 Tensor square(const Tensor& x) {
-    return x.dtype() == kInt64 ? mul(x, x) : pow(x, 2);
+    return pow(x, 2);
 }
 
-Tensor exp(const Tensor& x) {
-    runtime::check_floating("exp", x);
+Tensor exp(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's exp is float32
     Tensor y = runtime::unary(UnaryOp::exp, x);
     if (should_record({&x}))
         record("exp", {&x}, y,
@@ -202,16 +240,16 @@ Tensor exp(const Tensor& x) {
     return y;
 }
 
-Tensor log(const Tensor& x) {
-    runtime::check_floating("log", x);
+Tensor log(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's log is float32
     Tensor y = runtime::unary(UnaryOp::log, x);
     if (should_record({&x}))
         record("log", {&x}, y, [sx = save(x)](const Tensor& dy) { return Grads{dy / sx.get()}; });
     return y;
 }
 
-Tensor log1p(const Tensor& x) {
-    runtime::check_floating("log1p", x);
+Tensor log1p(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's log1p is float32
     Tensor y = runtime::unary(UnaryOp::log1p, x);
     if (should_record({&x}))
         record("log1p", {&x}, y,
@@ -219,8 +257,8 @@ Tensor log1p(const Tensor& x) {
     return y;
 }
 
-Tensor expm1(const Tensor& x) {
-    runtime::check_floating("expm1", x);
+Tensor expm1(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's expm1 is float32
     Tensor y = runtime::unary(UnaryOp::expm1, x);
     if (should_record({&x}))
         record("expm1", {&x}, y,
@@ -228,8 +266,8 @@ Tensor expm1(const Tensor& x) {
     return y;
 }
 
-Tensor sin(const Tensor& x) {
-    runtime::check_floating("sin", x);
+Tensor sin(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's sin is float32
     Tensor y = runtime::unary(UnaryOp::sin, x);
     if (should_record({&x}))
         record("sin", {&x}, y,
@@ -237,8 +275,8 @@ Tensor sin(const Tensor& x) {
     return y;
 }
 
-Tensor cos(const Tensor& x) {
-    runtime::check_floating("cos", x);
+Tensor cos(const Tensor& x_in) {
+    const Tensor x = promote::floating(x_in);  // an integer tensor's cos is float32
     Tensor y = runtime::unary(UnaryOp::cos, x);
     if (should_record({&x}))
         record("cos", {&x}, y,
@@ -254,90 +292,6 @@ Tensor abs(const Tensor& x) {
             if (GradMode::is_enabled())
                 return Grads{dy * runtime::unary(UnaryOp::sign, xx)};
             return Grads{runtime::binary(BinaryOp::abs_backward, dy, xx, "abs")};
-        });
-    return y;
-}
-
-namespace {
-/// min(max(x, lo), hi) for lo <= hi (infinite bounds for one-sided clamps).
-Tensor clamp_between(const Tensor& x, Scalar lo, Scalar hi) {
-    Tensor y = runtime::unary(UnaryOp::clamp, x, lo, hi);
-    if (should_record({&x}))
-        record("clamp", {&x}, y, [sx = save(x), lo, hi](const Tensor& dy) {
-            const Tensor xx = sx.get();
-            if (GradMode::is_enabled())  // the mask is a constant of the second derivative
-                return Grads{dy * runtime::binary(BinaryOp::clamp_backward, ones_like(xx), xx,
-                                                  "clamp", lo, hi)};
-            return Grads{runtime::binary(BinaryOp::clamp_backward, dy, xx, "clamp", lo, hi)};
-        });
-    return y;
-}
-}  // namespace
-
-Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
-    if (!lo && !hi)
-        throw value_error("clamp: at least one of min and max must be given");
-    if ((lo && std::isnan(*lo)) || (hi && std::isnan(*hi)))
-        throw value_error("clamp: a bound is nan");
-    const double inf = std::numeric_limits<double>::infinity();
-    if (lo && hi && *lo > *hi)  // LibTorch: every element becomes max, with no gradient
-        return clamp_between(clamp_between(x, *lo, inf), -inf, *hi);
-    return clamp_between(x, lo.value_or(-inf), hi.value_or(inf));
-}
-Tensor clamp_min(const Tensor& x, Scalar lo) {
-    return clamp(x, lo, std::nullopt);
-}
-Tensor clamp_max(const Tensor& x, Scalar hi) {
-    return clamp(x, std::nullopt, hi);
-}
-
-namespace {
-/// maximum (is_max) or minimum; ties split the gradient evenly.
-Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
-    const char* name = is_max ? "maximum" : "minimum";
-    Tensor y = runtime::binary(is_max ? BinaryOp::maximum : BinaryOp::minimum, a, b, name);
-    if (should_record({&a, &b}))
-        record(name, {&a, &b}, y,
-               [sa = save(a), sb = save(b), is_max](const Tensor& dy, const Node& n) {
-                   const Tensor aa = sa.get(), bb = sb.get();
-                   // share(u, v) = (u > v) + (u == v)/2: the part of dy that goes to u
-                   auto share = [&](const Tensor& u, const Tensor& v) {
-                       return runtime::binary(BinaryOp::max_grad_share, u, v, "maximum");
-                   };
-                   return Grads{
-                       needs(n, 0) ? grad_for(n, 0, dy * (is_max ? share(aa, bb) : share(bb, aa)))
-                                   : Tensor(),
-                       needs(n, 1) ? grad_for(n, 1, dy * (is_max ? share(bb, aa) : share(aa, bb)))
-                                   : Tensor()};
-               });
-    return y;
-}
-}  // namespace
-Tensor maximum(const Tensor& a, const Tensor& b) {
-    return extremum(a, b, true);
-}
-Tensor minimum(const Tensor& a, const Tensor& b) {
-    return extremum(a, b, false);
-}
-
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-    checks::is_bool("where", "condition", cond);
-    runtime::check_same("where", a, b);
-    if (cond.device() != a.device())
-        throw device_error("where: condition on " + cond.device().str() + ", values on " +
-                           a.device().str());
-    const Shape s =
-        broadcast_shapes(cond.sizes(), broadcast_shapes(a.sizes(), b.sizes(), "where"), "where");
-    Tensor y = runtime::empty(s, a.dtype(), a.device(), "where");
-    Shape sc, sa, sb;
-    runtime::be(y).where(runtime::view(y), runtime::broadcast_view(cond, s, sc),
-                         runtime::broadcast_view(a, s, sa), runtime::broadcast_view(b, s, sb));
-    if (should_record({&a, &b}))
-        record("where", {&a, &b}, y, [sc2 = save(cond)](const Tensor& dy, const Node& n) {
-            const Tensor c = sc2.get();
-            const Tensor zero = zeros({}, dy.options());
-            return Grads{needs(n, 0) ? grad_for(n, 0, where(c, dy, zero)) : Tensor(),
-                         needs(n, 1) ? grad_for(n, 1, where(c, zero, dy)) : Tensor()};
         });
     return y;
 }
@@ -365,20 +319,28 @@ Tensor operator-(const Tensor& a, Scalar s) {
 Tensor operator*(const Tensor& a, Scalar s) {
     return mul(a, s);
 }
+/// y = a / s as LibTorch computes it: a times 1/s, the reciprocal in the kernel's precision
+/// (float for float32, float16 and bfloat16); an integral a divides as float32.
 Tensor operator/(const Tensor& a_in, Scalar s) {
-    Tensor keep;
-    const Tensor& a = number(a_in, keep);
-    if (!is_floating(a.dtype()))  // int64 divides (truncating), never records; by 0 it throws
-        return runtime::unary(UnaryOp::div_scalar, a, s);
-    const ComposedName named;
-    return named(mul(a, 1.0 / s), "div", "DivBackward1");
+    const Dtype d = is_floating(result_type(a_in, s)) ? result_type(a_in, s) : kFloat32;
+    const Tensor a = promote::to(a_in, d);
+    const double v = promote::value_in(d, s);
+    const double r = d == kFloat64 ? 1.0 / v : double(1.0f / float(v));
+    Tensor y = runtime::unary(UnaryOp::mul_scalar, a, r);
+    if (should_record({&a}))
+        record("div", {&a}, y, [r](const Tensor& dy) {
+            return Grads{GradMode::is_enabled() ? dy * r
+                                                : runtime::unary(UnaryOp::mul_scalar, dy, r)};
+        });
+    torch_name(y, "DivBackward1");
+    return y;
 }
 Tensor operator+(Scalar s, const Tensor& a) {
     return add(a, s);
 }
 Tensor operator-(Scalar s, const Tensor& a) {
     check_no_bool_sub(a);
-    Tensor y = runtime::unary(UnaryOp::rsub_scalar, a, s);
+    Tensor y = runtime::unary(UnaryOp::rsub_scalar, a, promote::checked_in(a.dtype(), s, "sub"));
     if (should_record({&a}))
         record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
     return y;

@@ -29,7 +29,7 @@ Geo check_and_size(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
                    bool causal, std::optional<double> scale) {
     if (!q.defined() || !k.defined() || !v.defined())
         throw value_error(std::string(kOp) + ": undefined query, key or value");
-    runtime::check_floating(kOp, q);
+    runtime::check_float_kernels(kOp, q);
     runtime::check_same(kOp, q, k);
     runtime::check_same(kOp, q, v);
     const std::string what = shapes(q, k, v);

@@ -42,7 +42,7 @@ void check_inputs(const char* op, const Tensor& x, const Tensor& w, const Tensor
     if (!x.defined() || !w.defined())
         throw value_error(std::string(op) + ": undefined input or weight");
     runtime::check_same(op, x, w);
-    runtime::check_floating(op, x);
+    runtime::check_float_kernels(op, x);
     if (b.defined())
         runtime::check_same(op, x, b);
     if (x.dim() != 4 || w.dim() != 4)

@@ -24,8 +24,7 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::to(Dtype d) const {
     if (d == dtype())
         return *this;
-    Tensor y = runtime::empty(sizes(), d, device(), "to");
-    runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
+    Tensor y = runtime::converted(*this, d);
     if (is_floating(d) && should_record({this})) {
         const Dtype from = dtype();
         record("to_dtype", {this}, y, [from](const Tensor& dy) { return Grads{dy.to(from)}; });

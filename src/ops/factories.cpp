@@ -3,7 +3,10 @@
 #include <cmath>
 #include <new>
 #include <string>
+#include <type_traits>
 
+#include "backend/convert.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/ops.hpp"
@@ -19,9 +22,14 @@ static Tensor finish(Tensor t, const TensorOptions& o) {
 Tensor empty(const Shape& s, const TensorOptions& o) {
     return finish(runtime::empty(s, o.dtype(), o.device(), "empty"), o);
 }
+/// v checked into o's dtype as LibTorch's full checks it (300 into uint8 throws value_error).
 static Tensor filled(const Shape& s, Scalar v, const TensorOptions& o, const char* op) {
     Tensor t = runtime::empty(s, o.dtype(), o.device(), op);
-    runtime::fill(t, v);
+    const double value = promote::checked_in(o.dtype(), v, op);
+    if (is_integral(o.dtype()) && t.numel() > 0)  // exactly, not through a double
+        runtime::copy_into(t, promote::scalar_tensor(v, o));
+    else
+        runtime::fill(t, value);
     return finish(t, o);
 }
 Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
@@ -58,19 +66,30 @@ static std::vector<T> host_buffer(size_t n, const char* op) {
     }
 }
 
-/// Copies v, converted to t's dtype, into contiguous t (any device).
+/// Copies v, converted to t's dtype, into contiguous t (any device): checked as LibTorch's
+/// tensor() checks (a value the dtype cannot hold throws value_error naming op), or converted as
+/// a copy converts (Note [Conversions]; arange, as LibTorch's, wraps).
 template <class T>
-static void upload(const Tensor& t, const std::vector<T>& v, const char* op) {
-    if (t.dtype() == kBool) {  // one byte each, nonzero (and NaN) is true
-        std::vector<uint8_t> conv = host_buffer<uint8_t>(v.size(), op);
-        std::transform(v.begin(), v.end(), conv.begin(), [](T x) { return uint8_t(x != T(0)); });
-        return runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size());
-    }
-    dispatch(t.dtype(), [&](auto tag) {
+static void upload(const Tensor& t, const std::vector<T>& v, const char* op, bool checked = true) {
+    dispatch_all(t.dtype(), [&](auto tag) {
         using U = decltype(tag);
-        std::vector<U> conv = host_buffer<U>(v.size(), op);
-        std::copy(v.begin(), v.end(), conv.begin());
-        runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(), conv.size() * sizeof(U));
+        using Byte = std::conditional_t<std::is_same_v<U, bool>, uint8_t, U>;  // no vector<bool>
+        std::vector<Byte> conv = host_buffer<Byte>(v.size(), op);
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (!checked) {
+                conv[i] = Byte(backend::convert<U>(v[i]));
+                continue;
+            }
+            try {
+                conv[i] = Byte(Scalar(v[i]).to<U>());
+            } catch (const value_error& e) {
+                throw value_error(std::string(op) + ": " + e.what() + " (element " +
+                                  std::to_string(i) + " of a " + dtype_name(t.dtype()) +
+                                  " tensor)");
+            }
+        }
+        runtime::be(t).from_host(t.impl()->storage->data, 0, conv.data(),
+                                 conv.size() * sizeof(Byte));
     });
 }
 template <class T>
@@ -93,7 +112,9 @@ Tensor tensor(const std::vector<int64_t>& v, const TensorOptions& o) {
     return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
 Tensor scalar_tensor(Scalar v, const TensorOptions& o) {
-    return from_host_vector(std::vector<double>{v}, {}, o, "scalar_tensor");
+    if (v.isFloatingPoint())
+        return from_host_vector(std::vector<double>{v.toDouble()}, {}, o, "scalar_tensor");
+    return from_host_vector(std::vector<int64_t>{v.toLong()}, {}, o, "scalar_tensor");
 }
 Tensor arange(Scalar end, const TensorOptions& o) {
     return arange(0, end, 1, o);
@@ -123,7 +144,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
     std::vector<double> v = host_buffer<double>(size_t(n), "arange");
     for (int64_t i = 0; i < n; ++i)
         v[size_t(i)] = start + double(i) * step;
-    upload(t, v, "arange");
+    upload(t, v, "arange", false);
     return finish(t, o);
 }
 Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o) {
@@ -136,6 +157,9 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o)
     if (!is_floating(o.dtype()))
         throw dtype_error(std::string("linspace: dtype ") + dtype_name(o.dtype()) +
                           " (a floating dtype is needed)");
+    if (is_reduced_floating(o.dtype()))  // LibTorch rounds each step in the dtype: not replicated
+        throw dtype_error(std::string("linspace: dtype ") + dtype_name(o.dtype()) +
+                          " is not implemented; make it in float32 and convert with .to()");
     Tensor t = runtime::empty({steps}, o.dtype(), o.device(), "linspace");
     std::vector<double> v = host_buffer<double>(size_t(steps), "linspace");
     // in the element type: float32's step and products round as LibTorch's float kernel's

@@ -91,7 +91,7 @@ Tensor unfold(const Tensor& x, const IntArg& kernel_size, const IntArg& dilation
     const char* op = "unfold";
     if (!x.defined())
         throw value_error("unfold: undefined input");
-    runtime::check_floating(op, x);
+    runtime::check_float_kernels(op, x);
     const std::string where = std::string(op) + ": input " + shape_str(x.sizes());
     if (x.dim() != 4)
         throw shape_error(where + ": expected a 4-D input [N,C,H,W]");
@@ -105,7 +105,7 @@ Tensor fold(const Tensor& col, const IntArg& output_size, const IntArg& kernel_s
     const char* op = "fold";
     if (!col.defined())
         throw value_error("fold: undefined input");
-    runtime::check_floating(op, col);
+    runtime::check_float_kernels(op, col);
     const std::string where = std::string(op) + ": input " + shape_str(col.sizes());
     if (col.dim() != 3)
         throw shape_error(where + ": expected a 3-D input [N, C*kh*kw, L]");

@@ -24,7 +24,14 @@ Tensor run_index(backend::IndexOp op, const char* name, Tensor out, const Tensor
         const bool adds = op == backend::IndexOp::Add || op == backend::IndexOp::ScatterAdd;
         Tensor o = adds ? out.to(kInt64) : runtime::empty(out.sizes(), kInt64, out.device());
         const Tensor r = run_index(op, name, std::move(o), src.to(kInt64), dim, index);
-        return ne(r, 0.0);
+        return ne(r, 0);
+    }
+    const Dtype kd = kernel_dtype(out.dtype());
+    if (kd != out.dtype()) {  // Note [Kernel dtypes]: in int64 or float32 and back
+        const Tensor r =
+            run_index(op, name, runtime::converted(out, kd), src.detach().to(kd), dim, index);
+        runtime::copy_into(out, r);
+        return out;
     }
     const Tensor s = src.detach().contiguous(), i = index.contiguous();
     runtime::be(out).index(op, runtime::view(out), runtime::view(s), int(dim), runtime::view(i),

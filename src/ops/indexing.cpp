@@ -86,14 +86,14 @@ std::vector<Tensor> run_indices(const Tensor& y, int64_t d, const std::vector<Te
         if (t.dtype() != kInt64)
             throw dtype_error("index: a tensor index must be int64 or bool, got " +
                               std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes()));
-        const double n = double(y.size(d));
+        const int64_t n = y.size(d);
         const Tensor bad = logical_or(lt(t, -n), ge(t, n));
         if (any(bad).item<bool>())
             throw shape_error("index: index " +
                               std::to_string(masked_select(t, bad)[0].item<int64_t>()) +
                               " is out of range for dim " + std::to_string(d) + " of size " +
                               std::to_string(y.size(d)) + " of " + shape_str(y.sizes()));
-        out.push_back(where(lt(t, 0.0), t + n, t));
+        out.push_back(where(lt(t, 0), t + n, t));
         ++d;
     }
     return out;
@@ -109,7 +109,7 @@ Tensor advanced(const Tensor& y, int64_t d, const std::vector<Tensor>& idx, int6
     Tensor lin;
     int64_t stride = 1;
     for (int64_t k = m; k-- > 0;) {
-        const Tensor term = stride == 1 ? idx[size_t(k)] : idx[size_t(k)] * double(stride);
+        const Tensor term = stride == 1 ? idx[size_t(k)] : idx[size_t(k)] * stride;
         lin = lin.defined() ? lin + term : term;
         stride *= y.size(d + k);
     }
@@ -225,10 +225,10 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& indices, const Ten
         return x;
     }
     const Tensor count = index_add(ones({p.numel()}, io), all, 0, p);
-    if (any(gt(count, 1.0)).item<bool>())  // PyTorch leaves which value wins undefined
+    if (any(gt(count, 1)).item<bool>())  // PyTorch leaves which value wins undefined
         throw value_error("index_put_: the index selects an element of " + shape_str(x.sizes()) +
                           " more than once");
-    const Tensor hit = ne(count, 0.0).reshape(x.sizes());
+    const Tensor hit = ne(count, 0).reshape(x.sizes());
     const Tensor scattered = index_add(v, all, 0, p).reshape(x.sizes());
     x.copy_(where(hit, scattered, x));
     named(x, "index_put_", "IndexPutBackward0");

@@ -6,6 +6,7 @@
 // rebased: their base keeps its old history, so an in-place write through a view whose base
 // is alive throws autograd_error instead of producing wrong gradients.
 #include "autograd/record.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -65,45 +66,103 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
 }
 }  // namespace
 
-Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+// Note [In-place promotion]: self op= other computes in result_type(self, other) (Note [Type
+// promotion]) and writes the result back into self's dtype, which must be able to hold it
+// (can_cast: an int tensor's mul_(0.5) or div_ throws dtype_error, as LibTorch's).
+namespace {
+/// self, checked to be defined before its dtype is read.
+Tensor& check_defined(Tensor& self, const char* name) {
+    if (!self.defined())
+        throw value_error(std::string(name) + ": undefined tensor");
+    return self;
+}
+/// self op= o for the binary kernel k with parameter p (axpy: self + p * o); oop is the
+/// out-of-place form, used when recording and when self's dtype is not the result's.
+template <class OutOfPlace>
+Tensor& inplace_binary(Tensor& self, const char* name, const Tensor& o_in, OutOfPlace oop,
+                       runtime::BinaryOp k, Dtype rt, double p, bool reads_old) {
+    promote::check_can_cast(name, rt, self);
+    const Dtype d = self.dtype();
+    if (rt != d)  // u8 += i8 computes in int16 and wraps into uint8
+        return inplace(
+            self, name, &o_in, [&](const Tensor& old) { return oop(old).to(d); },
+            [&] { runtime::copy_into(self, oop(self)); });
+    const Tensor o = promote::to(o_in, rt);
     return inplace(
-        *this, "add_", &o, [&](const Tensor& old) { return old + o * alpha; },
-        [&] { runtime::binary_into(runtime::BinaryOp::axpy, *this, *this, o, "add_", alpha, 0); });
+        self, name, &o, oop, [&] { runtime::binary_into(k, self, self, o, name, p, 0); },
+        reads_old);
+}
+}  // namespace
+
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+    check_defined(*this, "add_");
+    const Dtype rt = result_type(*this, o);
+    if (is_integral(rt, true) && alpha.isFloatingPoint())
+        throw dtype_error(
+            "add_: for integral input tensors, argument alpha must not be a "
+            "floating point number (alpha = " +
+            runtime::scalar_str(alpha) + ")");
+    return inplace_binary(
+        *this, "add_", o, [&](const Tensor& old) { return old + o * alpha; },
+        runtime::BinaryOp::axpy, rt, promote::value_in(kernel_dtype(rt), alpha), false);
 }
 Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
     return add_(o, -alpha);
 }
 Tensor& Tensor::add_(Scalar s) {
+    check_defined(*this, "add_");
+    promote::check_can_cast("add_", result_type(*this, s), *this);
     return inplace(
         *this, "add_", nullptr, [&](const Tensor& old) { return old + s; },
-        [&] { runtime::unary_into(runtime::UnaryOp::add_scalar, *this, *this, s, 0); });
+        [&] {
+            runtime::unary_into(runtime::UnaryOp::add_scalar, *this, *this,
+                                promote::value_in(dtype(), s), 0);
+        });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
-    return inplace(
-        *this, "mul_", &o, [&](const Tensor& old) { return old * o; },
-        [&] { runtime::binary_into(runtime::BinaryOp::mul, *this, *this, o, "mul_", 0, 0); }, true);
+    check_defined(*this, "mul_");
+    return inplace_binary(
+        *this, "mul_", o, [&](const Tensor& old) { return old * o; }, runtime::BinaryOp::mul,
+        result_type(*this, o), 0, true);
 }
 Tensor& Tensor::mul_(Scalar s) {
+    check_defined(*this, "mul_");
+    promote::check_can_cast("mul_", result_type(*this, s), *this);
     return inplace(
         *this, "mul_", nullptr, [&](const Tensor& old) { return old * s; },
-        [&] { runtime::unary_into(runtime::UnaryOp::mul_scalar, *this, *this, s, 0); });
+        [&] {
+            runtime::unary_into(runtime::UnaryOp::mul_scalar, *this, *this,
+                                promote::value_in(dtype(), s), 0);
+        });
 }
 Tensor& Tensor::div_(const Tensor& o) {
-    return inplace(
-        *this, "div_", &o, [&](const Tensor& old) { return old / o; },
-        [&] { runtime::binary_into(runtime::BinaryOp::div, *this, *this, o, "div_", 0, 0); }, true);
+    check_defined(*this, "div_");
+    const Dtype rt = result_type(*this, o);
+    return inplace_binary(
+        *this, "div_", o, [&](const Tensor& old) { return old / o; }, runtime::BinaryOp::div,
+        is_floating(rt) ? rt : kFloat32, 0, true);
 }
 Tensor& Tensor::div_(Scalar s) {
-    if (is_floating(dtype()))
-        return mul_(1.0 / s);
-    return inplace(  // int64, as operator/
+    check_defined(*this, "div_");
+    const Dtype rt = result_type(*this, s);
+    promote::check_can_cast("div_", is_floating(rt) ? rt : kFloat32, *this);
+    const double v = promote::value_in(dtype(), s);  // times the reciprocal, as operator/
+    const double r = dtype() == kFloat64 ? 1.0 / v : double(1.0f / float(v));
+    return inplace(
         *this, "div_", nullptr, [&](const Tensor& old) { return old / s; },
-        [&] { runtime::unary_into(runtime::UnaryOp::div_scalar, *this, *this, s, 0); });
+        [&] { runtime::unary_into(runtime::UnaryOp::mul_scalar, *this, *this, r, 0); });
 }
 Tensor& Tensor::fill_(Scalar s) {
+    check_defined(*this, "fill_");
+    const double v = promote::checked_in(dtype(), s, "fill_");  // 256 into uint8 throws
     return inplace(
         *this, "fill_", nullptr, [&](const Tensor&) { return full(sizes(), s, options()); },
-        [&] { runtime::fill(*this, s); });
+        [&] {
+            if (is_integral(dtype()))  // exactly, not through a double
+                runtime::copy_into(*this, promote::scalar_tensor(s, options()));
+            else
+                runtime::fill(*this, v);
+        });
 }
 Tensor& Tensor::zero_() {
     return fill_(0);

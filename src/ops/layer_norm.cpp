@@ -35,7 +35,7 @@ RowNorm check(const char* op, bool center, const Tensor& x, const Shape& normali
               const Tensor& w, const Tensor& b, double eps) {
     if (!x.defined())
         throw value_error(std::string(op) + ": undefined input");
-    runtime::check_floating(op, x);
+    runtime::check_float_kernels(op, x);
     const size_t k = normalized.size();
     bool ok = k > 0 && k <= size_t(x.dim());
     for (size_t i = 0; ok && i < k; ++i)

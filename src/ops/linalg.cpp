@@ -41,7 +41,7 @@ void mm_into(const char* op, const Tensor& a, const Tensor& b, const Tensor& c, 
 
 void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
     runtime::check_same(op, a, b);
-    runtime::check_floating(op, a);
+    runtime::check_float_kernels(op, a);
     if (ka != kb)
         throw shape_error(std::string(op) + ": " + shape_str(a.sizes()) + " x " +
                           shape_str(b.sizes()) + ": inner dimensions " + std::to_string(ka) +
@@ -157,7 +157,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                           shape_str(w.sizes()) + ": expected the input's last dim to be " +
                           std::to_string(w.size(1)));
     runtime::check_same("linear", x, w);
-    runtime::check_floating("linear", x);
+    runtime::check_float_kernels("linear", x);
     if (b.defined()) {
         runtime::check_same("linear", x, b);
         if (b.dim() != 1 || b.size(0) != w.size(0))

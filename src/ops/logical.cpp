@@ -6,6 +6,7 @@
 
 #include "autograd/record.hpp"
 #include "ops/checks.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -19,13 +20,18 @@ Tensor bits(const Tensor& t) {
     return (t.dtype() == kBool ? t : t.to(kBool)).to(kInt64);
 }
 
-/// a op s: int64 and bool tensors compare exactly, so in float64 when s is not an integer.
+/// a op s in result_type(a, s) (Note [Type promotion]), s converted into it as LibTorch converts
+/// it: uint8 > 300 compares with 44, int64 < 1.5 compares in float32.
 Tensor compare_scalar(BinaryOp op, const Tensor& a, Scalar s, const char* name) {
-    Dtype d = a.dtype() == kBool ? kInt64 : a.dtype();
-    if (d == kInt64 && !(std::trunc(s) == s && std::abs(s) < 9.2e18))
-        d = kFloat64;
-    const Tensor x = a.to(d);
-    return runtime::compare(op, x, full({}, s, x.options()), name);
+    const Dtype d = result_type(a, s);
+    const Tensor x = runtime::converted(a, d);
+    return runtime::compare(op, x, promote::scalar_tensor(s, x.options()), name);
+}
+
+/// a op b in result_type(a, b).
+Tensor compare_promoted(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
+    const Dtype d = result_type(a, b);
+    return runtime::compare(op, runtime::converted(a, d), runtime::converted(b, d), name);
 }
 
 void check_bool(const char* op, const Tensor& t) {
@@ -45,30 +51,30 @@ Tensor count_test(const Tensor& x, const std::vector<int64_t>& dims, bool keepdi
     const Tensor b = bits(x);
     const Tensor n = sum(b, dims, keepdim);
     if (!all)
-        return gt(n, 0.0);
+        return gt(n, 0);
     const int64_t per = n.numel() ? x.numel() / n.numel() : 0;
-    return eq(n, double(per));
+    return eq(n, per);
 }
 }  // namespace
 
 // ---- comparisons
 Tensor eq(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::eq, a, b, "eq");
+    return compare_promoted(BinaryOp::eq, a, b, "eq");
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::ne, a, b, "ne");
+    return compare_promoted(BinaryOp::ne, a, b, "ne");
 }
 Tensor gt(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::gt, a, b, "gt");
+    return compare_promoted(BinaryOp::gt, a, b, "gt");
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::lt, a, b, "lt");
+    return compare_promoted(BinaryOp::lt, a, b, "lt");
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::ge, a, b, "ge");
+    return compare_promoted(BinaryOp::ge, a, b, "ge");
 }
 Tensor le(const Tensor& a, const Tensor& b) {
-    return runtime::compare(BinaryOp::le, a, b, "le");
+    return compare_promoted(BinaryOp::le, a, b, "le");
 }
 Tensor eq(const Tensor& a, Scalar s) {
     return compare_scalar(BinaryOp::eq, a, s, "eq");

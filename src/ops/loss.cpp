@@ -32,7 +32,7 @@ void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
         throw device_error(std::string(op) + ": input " + shape_str(x.sizes()) + " on " +
                            x.device().str() + " and labels " + shape_str(labels.sizes()) + " on " +
                            labels.device().str() + ": tensors are on different devices");
-    runtime::check_floating(op, x);
+    runtime::check_float_kernels(op, x);
 }
 }  // namespace loss
 
@@ -123,7 +123,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
 /// l = max(x,0) - x*t + log(1 + e^-|x|);  dx = dy * (sigmoid(x) - t), dt = -dy * x
 Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& t, Reduction r) {
     check_pair("binary_cross_entropy_with_logits", x, t);
-    runtime::check_floating("binary_cross_entropy_with_logits", x);
+    runtime::check_float_kernels("binary_cross_entropy_with_logits", x);
     const ComposedName named;
     Tensor l;
     {

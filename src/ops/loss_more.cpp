@@ -21,7 +21,7 @@ namespace {
 /// check_pair, and a floating input.
 void check_same_shape(const char* op, const Tensor& x, const Tensor& y) {
     check_pair(op, x, y);
-    runtime::check_floating(op, x);
+    runtime::check_float_kernels(op, x);
 }
 
 /// A scalar constant like x (dtype and device), for where().
@@ -94,7 +94,7 @@ std::pair<Tensor, Tensor> weighted_nll(const char* op, const Tensor& logp, const
         if ((y < 0 || y >= C) && y != ignore_index)
             throw value_error(std::string(op) + ": label " + std::to_string(y) + " outside [0, " +
                               std::to_string(C) + ") for input " + shape_str(logp.sizes()));
-    const Tensor valid = ne(labels, full_like(labels, double(ignore_index)));
+    const Tensor valid = ne(labels, full_like(labels, ignore_index));
     const Tensor safe = where(valid, labels, zeros_like(labels));
     const Tensor picked = gather(logp, 1, safe.unsqueeze(1)).squeeze(1);
     Tensor w = valid.to(logp.dtype());
@@ -139,7 +139,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, co
         return named(loss, "cross_entropy", "NllLossBackward0");
     // PyTorch's smoothing term: -Σ_c w_c logp[n, c] per sample (0 when ignored), reduced as the
     // nll term is (a mean divides by the same summed weights)
-    const Tensor valid = ne(labels, full_like(labels, double(ignore_index))).to(logits.dtype());
+    const Tensor valid = ne(labels, full_like(labels, ignore_index)).to(logits.dtype());
     Tensor smooth = -sum(weight.defined() ? logp * weight.reshape({1, C}) : logp, {1}) * valid;
     if (r == Reduction::Sum)
         smooth = sum(smooth);

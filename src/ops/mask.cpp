@@ -2,6 +2,7 @@
 // input was kept and 0 where it was replaced, recorded by where.
 #include "autograd/record.hpp"
 #include "ops/checks.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -12,7 +13,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
     checks::same_device("masked_fill", "mask", mask, x);
     checks::broadcasts_to("masked_fill", "mask", mask, x.sizes(), "input");
     const ComposedName named;
-    return named(where(mask, full({}, value, x.options()), x), "masked_fill",
+    promote::checked_in(x.dtype(), value, "masked_fill");  // 300 into uint8 throws, as LibTorch
+    return named(where(mask, promote::scalar_tensor(value, x.options()), x), "masked_fill",
                  "MaskedFillBackward0");
 }
 
@@ -27,7 +29,7 @@ Tensor triangle(const char* op, const Tensor& x, int64_t diagonal, bool upper) {
     const Tensor rows = arange(double(x.size(-2)), o).unsqueeze(1);
     const Tensor cols = arange(double(x.size(-1)), o).unsqueeze(0);
     const Tensor offset = cols - rows;  // [rows, cols]: j - i
-    const Tensor keep = upper ? gt(offset, double(diagonal) - 1) : lt(offset, double(diagonal) + 1);
+    const Tensor keep = upper ? gt(offset, diagonal - 1) : lt(offset, diagonal + 1);
     const ComposedName named;
     return named(where(keep, x, zeros({}, x.options())), op,
                  upper ? "TriuBackward0" : "TrilBackward0");

@@ -129,7 +129,7 @@ void check_channel_tensor(const char* op, const char* what, const Tensor& x, con
 void check_args(const NormArgs& a) {
     if (!a.x.defined())
         throw value_error(std::string(a.op) + ": undefined input");
-    runtime::check_floating(a.op, a.x);
+    runtime::check_float_kernels(a.op, a.x);
     if (a.x.dim() < 2)
         throw shape_error(std::string(a.op) + ": input " + shapes(a.x) +
                           " must have at least 2 dims [N,C,...]");

@@ -23,7 +23,7 @@ using backend::WindowOp;
 Tensor batched(const char* op, const Tensor& x) {
     if (!x.defined())
         throw value_error(std::string(op) + ": undefined input");
-    runtime::check_floating(op, x);
+    runtime::check_float_kernels(op, x);
     if (x.dim() == 4)
         return x;
     if (x.dim() == 3)

@@ -15,15 +15,11 @@ namespace tg {
 
 namespace {
 
-/// LibTorch's type name: "CPUFloatType", "CUDALongType", "OpenCLBoolType".
+/// LibTorch's type name: "CPUFloatType", "CUDALongType", "OpenCLBoolType", "CPUByteType".
 std::string type_string(const Tensor& t) {
     const Device d = t.device();
     const char* dev = d.is_cpu() ? "CPU" : d.type == DeviceType::CUDA ? "CUDA" : "OpenCL";
-    const char* ty = t.dtype() == kFloat32   ? "Float"
-                     : t.dtype() == kFloat64 ? "Double"
-                     : t.dtype() == kInt64   ? "Long"
-                                             : "Bool";
-    return std::string(dev) + ty + "Type";
+    return std::string(dev) + dtype_torch_name(t.dtype()) + "Type";
 }
 
 /// How a block of values is written: a field width, a divisor printed once as "scale *", and

@@ -4,10 +4,13 @@
 #include "core/random.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "backend/convert.hpp"
 #include "core/distributions.hpp"
+#include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/random_fill.hpp"
 #include "tapegrad/autograd.hpp"
@@ -27,6 +30,10 @@ void require_floating(const char* op, const Shape& s, Dtype d) {
     if (!is_floating(d))
         throw dtype_error(std::string(op) + ": " + shape_str(s) + " " + dtype_name(d) +
                           " is not floating-point");
+    if (is_reduced_floating(d))  // LibTorch draws them with fewer bits: not replicated here
+        throw dtype_error(std::string(op) + ": " + shape_str(s) + " " + dtype_name(d) +
+                          ": LibTorch's float16 and bfloat16 random streams are not "
+                          "implemented; draw float32 and convert with .to()");
 }
 
 runtime::Sampler uniform_sampler(Dtype d, double from, double to) {
@@ -54,6 +61,8 @@ Tensor random_ints(int64_t low, int64_t high, const Shape& s, const TensorOption
     if (high <= low)
         throw value_error("randint: empty range [" + std::to_string(low) + ", " +
                           std::to_string(high) + ")");
+    promote::checked_in(o.dtype(), low, "randint");  // both bounds fit the dtype, as LibTorch's
+    promote::checked_in(o.dtype(), high - 1, "randint");
     Tensor t = runtime::empty(s, o.dtype(), o.device(), "randint");
     const uint64_t range = uint64_t(high) - uint64_t(low);
     const Dtype d = o.dtype();
@@ -69,7 +78,19 @@ Tensor random_ints(int64_t low, int64_t high, const Shape& s, const TensorOption
 Tensor permutation(int64_t n, const TensorOptions& o, const Generator* g) {
     if (n < 0)
         throw value_error("randperm: n must be non-negative, got " + std::to_string(n));
-    if (o.dtype() == kBool || (o.dtype() == kFloat32 && n > (int64_t(1) << 24)))
+    // the largest value every smaller one of which the dtype holds exactly
+    const Dtype dt = o.dtype();
+    const int64_t exact = dt == kFloat32    ? int64_t(1) << 24
+                          : dt == kFloat64  ? int64_t(1) << 53
+                          : dt == kFloat16  ? int64_t(1) << 11
+                          : dt == kBFloat16 ? int64_t(1) << 8
+                          : dt == kUInt8    ? 255
+                          : dt == kInt8     ? 127
+                          : dt == kInt16    ? 32767
+                          : dt == kInt32    ? 2147483647
+                          : dt == kInt64    ? INT64_MAX
+                                            : 0;
+    if (n > 0 && n - 1 > exact)
         throw dtype_error("randperm: " + std::to_string(n) + " values cannot be held exactly in " +
                           dtype_name(o.dtype()));
     Tensor t = runtime::empty({n}, o.dtype(), o.device(), "randperm");
@@ -81,10 +102,10 @@ Tensor permutation(int64_t n, const TensorOptions& o, const Generator* g) {
                 return detail::randperm(static_cast<int64_t*>(dst), count, e);
             std::vector<int64_t> perm(static_cast<size_t>(count));
             detail::randperm(perm.data(), count, e);
-            dispatch(d, [&](auto tag) {
+            dispatch_all(d, [&](auto tag) {
                 using T = decltype(tag);
                 for (int64_t i = 0; i < count; ++i)
-                    static_cast<T*>(dst)[i] = T(perm[size_t(i)]);
+                    static_cast<T*>(dst)[i] = backend::convert<T>(perm[size_t(i)]);  // exact
             });
         },
         "randperm");

@@ -53,6 +53,9 @@ int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims) {
 
 /// Runs the backend reduction into a keepdim-shaped tensor.
 Tensor reduce_keep(backend::ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims) {
+    const Dtype kd = kernel_dtype(x.dtype());
+    if (kd != x.dtype())  // Note [Kernel dtypes]: float16 sums in float32, rounded once
+        return runtime::converted(reduce_keep(op, runtime::converted(x, kd), dims), x.dtype());
     Tensor y = runtime::empty(kept_shape(x, dims), x.dtype(), x.device());
     Shape st = y.strides();
     for (int64_t d : dims)
@@ -94,7 +97,7 @@ Tensor extremum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepd
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
-    if (x.dtype() == kBool)  // counts, as PyTorch: int64
+    if (is_integral(x.dtype(), true) && x.dtype() != kInt64)  // bool counts; LibTorch: int64
         return sum(x.to(kInt64), dims_in, keepdim);
     const auto dims = norm_dims(x, dims_in, "sum");
     // The CPU splits a reduction over its threads by the outermost dim, which must be kept: with
@@ -131,6 +134,8 @@ Tensor sum(const Tensor& x) {
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     runtime::check_floating("mean", x);
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return mean(x.to(kFloat32), dims_in, keepdim).to(x.dtype());
     const auto dims = norm_dims(x, dims_in, "mean");
     const double n = double(reduced_count(x, dims));
     const ComposedName named;
@@ -149,6 +154,8 @@ Tensor max(const Tensor& x) {
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     runtime::check_floating("logsumexp", x);
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return logsumexp(x.to(kFloat32), dims_in, keepdim).to(x.dtype());
     const ComposedName named;
     const auto dims = norm_dims(x, dims_in, "logsumexp");
     const Shape out = keepdim ? kept_shape(x, dims) : dropped_shape(x, dims);
@@ -165,6 +172,8 @@ Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims_in, bool keep
 namespace {
 Tensor norm_of(const Tensor& x, Scalar p, const std::vector<int64_t>& dims_in, bool keepdim) {
     runtime::check_floating("norm", x);
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return norm_of(x.to(kFloat32), p, dims_in, keepdim).to(x.dtype());
     const auto dims = norm_dims(x, dims_in, "norm");
     if (std::isinf(p) && p > 0)
         return extremum(abs(x), dims, keepdim, true);
@@ -223,6 +232,8 @@ Tensor min(const Tensor& a, const Tensor& b) {
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims_in, bool unbiased, bool keepdim) {
     runtime::check_floating("var", x);
+    if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
+        return var(x.to(kFloat32), dims_in, unbiased, keepdim).to(x.dtype());
     const auto dims = norm_dims(x, dims_in, "var");
     const int64_t n = reduced_count(x, dims);
     const ComposedName named;
@@ -260,8 +271,10 @@ namespace {
 /// The index of the first largest (is_max) or smallest element along dim.
 Tensor arg_reduce(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
     const char* op = is_max ? "argmax" : "argmin";
-    if (x.dtype() == kBool)
-        return arg_reduce(x.to(kInt64), dim, keepdim, is_max);
+    if (kernel_dtype(x.dtype()) != x.dtype() || x.dtype() == kBool)  // Note [Kernel dtypes]
+        return arg_reduce(
+            runtime::converted(x, x.dtype() == kBool ? kInt64 : kernel_dtype(x.dtype())), dim,
+            keepdim, is_max);
     const int64_t d = wrap_dim(dim, x.dim(), op);
     if (x.dim() == 0)
         return zeros({}, TensorOptions(kInt64).device(x.device()));

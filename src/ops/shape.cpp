@@ -249,6 +249,16 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     if (x0.dim() == 0)
         throw shape_error("cat: zero-dimensional tensor cannot be concatenated");
     const int64_t d = wrap_dim(dim, x0.dim(), "cat");
+    Dtype common = x0.dtype();  // Note [Type promotion]: uint8 with int8 joins as int16
+    for (const Tensor& x : xs)
+        common = promote_types(common, x.dtype());
+    for (const Tensor& x : xs)
+        if (x.dtype() != common) {
+            std::vector<Tensor> ys;
+            for (const Tensor& y : xs)
+                ys.push_back(y.dtype() == common ? y : y.to(common));
+            return cat(ys, dim);
+        }
     Shape s = x0.sizes();
     s[size_t(d)] = 0;
     for (size_t i = 0; i < xs.size(); ++i) {

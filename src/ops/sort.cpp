@@ -18,7 +18,10 @@ namespace tg {
 /// cumsum of n along a dim costs log2(n) passes over the tensor on every backend and needs no
 /// scan kernel. Each output is a tree of sums: the same bits for any thread count.
 Tensor cumsum(const Tensor& x_in, int64_t dim) {
-    const Tensor x = x_in.dtype() == kBool ? x_in.to(kInt64) : x_in;  // counts, as PyTorch
+    if (is_reduced_floating(x_in.dtype()))  // Note [Reduced floats]
+        return cumsum(x_in.to(kFloat32), dim).to(x_in.dtype());
+    // integers and bool (counts) sum in int64, as PyTorch's
+    const Tensor x = is_integral(x_in.dtype(), true) ? x_in.to(kInt64) : x_in;
     const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "cumsum");
     const int64_t n = x.dim() ? x.size(d) : 1;
     Tensor y = runtime::empty(x.sizes(), x.dtype(), x.device(), "cumsum");

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/convert.hpp"
 #include "backend/cpu/threads.hpp"
 #include "backend/registry.hpp"
 #include "tapegrad/error.hpp"
@@ -71,6 +72,16 @@ Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset, con
     return Tensor(std::move(impl));
 }
 
+Tensor converted(const Tensor& t, Dtype d) {
+    if (t.dtype() == d)
+        return t;
+    if (!backend::converts_directly(d, t.dtype()))  // Note [Direct conversions]
+        return converted(converted(t, kernel_dtype(t.dtype())), d);
+    Tensor y = empty(t.sizes(), d, t.device());
+    be(t).copy(view(y), view(t));
+    return y;
+}
+
 std::string scalar_str(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.15g", v);  // 0.1 as "0.1", unless that loses digits
@@ -94,6 +105,16 @@ void check_floating(const char* op, const Tensor& t) {
     if (!is_floating(t.dtype()))
         throw dtype_error(std::string(op) + ": expected a floating-point tensor, got " +
                           shape_str(t.sizes()) + " " + dtype_name(t.dtype()));
+}
+
+void check_float_kernels(const char* op, const Tensor& t) {
+    check_floating(op, t);
+    if (t.dtype() != Dtype::Float32 && t.dtype() != Dtype::Float64)
+        throw dtype_error(
+            std::string(op) + ": " + shape_str(t.sizes()) + " " + dtype_name(t.dtype()) +
+            ": not implemented for this dtype (tapegrad computes float16 and bfloat16 "
+            "in elementwise ops, reductions and softmax only); convert with "
+            ".to(tg::kFloat32) first");
 }
 
 namespace {
@@ -161,8 +182,16 @@ std::pair<Tensor, Tensor> promote_bool(const Tensor& a, const Tensor& b, const c
 }
 }  // namespace
 
+// Note [Kernel dtypes] (tapegrad/dtype.hpp): the kernels compute in float32, float64 and int64.
+// The other number dtypes go through kernel_dtype() here: converted, computed, converted back.
+// Integers wrap as they would in their own type (the low bytes of an int64 sum, product or
+// difference are those of the narrow one), and float16 / bfloat16 round once per op, as
+// LibTorch's CPU computes them in float. Only the copy and where kernels see every dtype.
 Tensor unary(UnaryOp op, const Tensor& x, double p, double q) {
     check_not_bool(unary_name(op), x);
+    const Dtype kd = kernel_dtype(x.dtype());
+    if (kd != x.dtype())
+        return converted(unary(op, converted(x, kd), p, q), x.dtype());
     check_divisor(op, x, p, x.numel());
     Tensor y = empty_as(x);
     be(x).unary(op, view(y), view(x), p, q);
@@ -172,6 +201,12 @@ Tensor unary(UnaryOp op, const Tensor& x, double p, double q) {
 void unary_into(UnaryOp op, const Tensor& out, const Tensor& x, double p, double q) {
     check_not_bool(unary_name(op), out);
     check_not_bool(unary_name(op), x);
+    const Dtype kd = kernel_dtype(out.dtype());
+    if (kd != out.dtype()) {  // Note [Kernel dtypes]
+        Tensor t = empty(out.sizes(), kd, out.device());
+        unary_into(op, t, converted(x, kd), p, q);
+        return copy_into(out, t);
+    }
     check_divisor(op, x, p, out.numel());
     Shape st;
     be(out).unary(op, view(out), broadcast_view(x, out.sizes(), st), p, q);
@@ -185,6 +220,9 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in, const char* n
     }
     const Tensor &a = a_in, &b = b_in;
     check_same(name, a, b);
+    const Dtype kd = kernel_dtype(a.dtype());
+    if (kd != a.dtype())  // Note [Kernel dtypes]
+        return converted(binary(op, converted(a, kd), converted(b, kd), name, p, q), a.dtype());
     if (a.sizes() == b.sizes()) {
         check_divisor(op, name, a, b, a.numel());
         Tensor y = empty_as(a);
@@ -209,6 +247,12 @@ void binary_into(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& 
         return binary_into(op, out, a, b.to(out.dtype()), name, p, q);
     check_same(name, out, a);
     check_same(name, out, b);
+    const Dtype kd = kernel_dtype(out.dtype());
+    if (kd != out.dtype()) {  // Note [Kernel dtypes]
+        Tensor t = empty(out.sizes(), kd, out.device());
+        binary_into(op, t, converted(a, kd), converted(b, kd), name, p, q);
+        return copy_into(out, t);
+    }
     const Shape& s = out.sizes();
     if (broadcast_shapes(s, broadcast_shapes(a.sizes(), b.sizes(), name), name) != s)
         throw shape_error(std::string(name) + ": cannot write " + shape_str(a.sizes()) + " and " +
@@ -225,6 +269,8 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     if (broadcast_shapes(dst.sizes(), src.sizes(), "copy_") != dst.sizes())
         throw shape_error("copy_: cannot copy " + shape_str(src.sizes()) + " into " +
                           shape_str(dst.sizes()));
+    if (!backend::converts_directly(dst.dtype(), src.dtype()))  // Note [Direct conversions]
+        return copy_into(dst, converted(src, kernel_dtype(src.dtype())));
     Shape st;
     be(dst).copy(view(dst), broadcast_view(src, dst.sizes(), st));
 }
@@ -233,6 +279,12 @@ void fill(const Tensor& t, double value) {
     if (t.dtype() == Dtype::Bool) {  // through a one-element int64: nonzero (and NaN) is true
         Tensor one = empty({}, Dtype::Int64, t.device());
         fill(one, value != 0 ? 1 : 0);
+        return copy_into(t, one);
+    }
+    const Dtype kd = kernel_dtype(t.dtype());
+    if (kd != t.dtype()) {  // Note [Kernel dtypes]: one element, converted as it is copied
+        Tensor one = empty({}, kd, t.device());
+        fill(one, value);
         return copy_into(t, one);
     }
     const backend::View v = view(t);
@@ -245,53 +297,12 @@ bool all_finite(const Tensor& t) {
     return !any_set(unary(UnaryOp::not_finite, t));  // 1 where NaN or Inf
 }
 
-// Note [Empty products]: BLAS returns at once when a dimension is 0, which is right for m or
-// n = 0 (there is nothing to write) but not for an empty inner dimension (k = 0, or gemv's
-// summed dimension), where the result must still become beta * C: with beta = 0 BLAS would
-// leave a fresh buffer's garbage in C. So the backends are called only with every dimension
-// >= 1, and the empty cases are done here, for all of them. BLAS also takes 32-bit ints, so
-// larger dimensions throw instead of being truncated.
-namespace {
-void scale_result(const Tensor& c, double beta) {
-    if (beta == 0)
-        fill(c, 0);
-    else if (beta != 1)
-        unary_into(UnaryOp::mul_scalar, c, c, beta, 0);
-}
-void check_blas_range(const char* op, std::initializer_list<int64_t> dims) {
-    for (int64_t d : dims)
-        if (d > INT32_MAX)
-            throw shape_error(std::string(op) + ": a matrix dimension of " + std::to_string(d) +
-                              " exceeds the 32-bit range BLAS takes");
-}
-}  // namespace
-
-void gemm(const char* op, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
-          const backend::View& a, int64_t lda, const backend::View& b, int64_t ldb, double beta,
-          const Tensor& c) {
-    if (m == 0 || n == 0)
-        return;
-    if (k == 0)
-        return scale_result(c, beta);
-    const int64_t ldc = c.stride(0);
-    check_blas_range(op, {m, n, k, lda, ldb, ldc});
-    be(c).gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, view(c), ldc);
-}
-
-void gemv(const char* op, bool ta, int64_t m, int64_t n, double alpha, const backend::View& a,
-          int64_t lda, const backend::View& x, int64_t incx, double beta, const Tensor& y) {
-    if ((ta ? n : m) == 0)  // y is empty
-        return;
-    if ((ta ? m : n) == 0)
-        return scale_result(y, beta);
-    const int64_t incy = y.stride(0);
-    check_blas_range(op, {m, n, lda, incx, incy});
-    be(y).gemv(ta, m, n, alpha, a, lda, x, incx, beta, view(y), incy);
-}
-
 Tensor compare(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
     if (a.dtype() == Dtype::Bool && b.dtype() == Dtype::Bool)  // mask == mask
         return compare(op, a.to(Dtype::Int64), b.to(Dtype::Int64), name);
+    const Dtype kd = kernel_dtype(a.dtype());
+    if (a.dtype() == b.dtype() && kd != a.dtype())  // Note [Kernel dtypes]
+        return compare(op, converted(a, kd), converted(b, kd), name);
     Tensor m = binary(op, a, b, name);
     Tensor r = empty(m.sizes(), Dtype::Bool, m.device(), name);
     be(m).copy(view(r), view(m));

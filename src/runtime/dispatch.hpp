@@ -32,11 +32,18 @@ backend::View broadcast_view(const Tensor& t, const Shape& shape, Shape& st);
 /// the geometry lies within base's (Note [Checked sizes]); the dims are checked here, naming op.
 Tensor alias(const Tensor& base, Shape sizes, Shape strides, int64_t offset,
              const char* op = "view");
+/// t's values as dtype d (Note [Conversions] in backend/convert.hpp), a new contiguous tensor, or
+/// t itself when it has d. Records nothing (Tensor::to records).
+Tensor converted(const Tensor& t, Dtype d);
 /// A scalar as error messages show it: "3", "0.5", "1e+30", "nan".
 std::string scalar_str(double v);
 /// Throws dtype_error / device_error naming op unless a and b agree.
 void check_same(const char* op, const Tensor& a, const Tensor& b);
 void check_floating(const char* op, const Tensor& t);
+/// check_floating for the ops whose kernels take float32 and float64 only (products,
+/// convolutions, pooling, normalisation, the losses, attention): float16 and bfloat16 throw
+/// dtype_error with LibTorch-style advice (.to(tg::kFloat32) first).
+void check_float_kernels(const char* op, const Tensor& t);
 /// Throws dtype_error naming op for a bool tensor (Note [Bool tensors] in dispatch.cpp).
 void check_not_bool(const char* op, const Tensor& t);
 

@@ -1,6 +1,8 @@
 // The tensor and its storage: allocation through the device's backend, metadata, host reads.
 #include "tapegrad/tensor.hpp"
 
+#include <type_traits>
+
 #include "backend/registry.hpp"
 #include "tapegrad/autograd.hpp"
 
@@ -64,15 +66,27 @@ T* Tensor::data_ptr() const {
     return static_cast<T*>(i->storage->data) + i->offset;
 }
 
+namespace {
 template <class T>
-std::vector<T> Tensor::to_vector() const {
-    Tensor c = detach().to(dtype_of<T>()).contiguous();
+std::vector<T> to_vector_of(const Tensor& t) {
+    Tensor c = t.detach().to(dtype_of<T>()).contiguous();
     std::vector<T> out(size_t(c.numel()));
     const TensorImpl* i = c.impl();
     backend::get(c.device())
         .to_host(out.data(), i->storage->data, size_t(i->offset) * sizeof(T),
                  out.size() * sizeof(T));
     return out;
+}
+}  // namespace
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+    if constexpr (std::is_same_v<T, bool>) {  // vector<bool> has no buffer: through bytes
+        const std::vector<uint8_t> b = to(kBool).to_vector<uint8_t>();
+        return std::vector<bool>(b.begin(), b.end());
+    } else {
+        return to_vector_of<T>(*this);
+    }
 }
 
 template <class T>
@@ -83,21 +97,31 @@ T Tensor::item_as() const {
     return to_vector<T>()[0];
 }
 
-template float* Tensor::data_ptr<float>() const;
-template double* Tensor::data_ptr<double>() const;
-template int64_t* Tensor::data_ptr<int64_t>() const;
-template bool* Tensor::data_ptr<bool>() const;
-template std::vector<float> Tensor::to_vector<float>() const;
-template std::vector<double> Tensor::to_vector<double>() const;
-template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
-template float Tensor::item_as<float>() const;
-template double Tensor::item_as<double>() const;
-template int64_t Tensor::item_as<int64_t>() const;
+#define TG_TENSOR_ACCESSORS(T)                            \
+    template T* Tensor::data_ptr<T>() const;              \
+    template std::vector<T> Tensor::to_vector<T>() const; \
+    template T Tensor::item_as<T>() const;
+TG_TENSOR_ACCESSORS(float)
+TG_TENSOR_ACCESSORS(double)
+TG_TENSOR_ACCESSORS(int64_t)
+TG_TENSOR_ACCESSORS(bool)
+TG_TENSOR_ACCESSORS(uint8_t)
+TG_TENSOR_ACCESSORS(int8_t)
+TG_TENSOR_ACCESSORS(int16_t)
+TG_TENSOR_ACCESSORS(int32_t)
+TG_TENSOR_ACCESSORS(Half)
+TG_TENSOR_ACCESSORS(BFloat16)
+#undef TG_TENSOR_ACCESSORS
 
-ScalarValue Tensor::item() const {
-    if (dtype() == kInt64 || dtype() == kBool)
-        return ScalarValue(item_as<int64_t>());
-    return ScalarValue(item_as<double>());
+Scalar Tensor::item() const {
+    return dispatch_all(dtype(), [&](auto tag) {  // read in its own dtype: element_size bytes
+        using T = decltype(tag);
+        const T v = item_as<T>();
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+            return Scalar(int64_t(v));
+        else
+            return Scalar(v);
+    });
 }
 
 }  // namespace tg

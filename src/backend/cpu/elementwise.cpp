@@ -1,8 +1,11 @@
 // The CPU's elementwise kernels: the table's unary and binary kernels, copies and where.
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
+#include "backend/convert.hpp"
 #include "backend/cpu/backend.hpp"
 #include "backend/cpu/iterate.hpp"
 #include "backend/cpu/math.hpp"
@@ -92,12 +95,12 @@ void copy_loop(const View& out, const View& in) {
                 std::memcpy(po, pa, size_t(n) * sizeof(To));
             else
                 for (int64_t i = 0; i < n; ++i)
-                    po[i] = static_cast<To>(pa[i]);
+                    po[i] = convert<To>(pa[i]);
         } else if (s[0] == 1 && s[1] == 0) {  // a broadcast row: expand().contiguous(), biases
-            std::fill(po, po + n, static_cast<To>(*pa));
+            std::fill(po, po + n, convert<To>(*pa));
         } else {
             for (int64_t i = 0; i < n; ++i)
-                po[i * s[0]] = static_cast<To>(pa[i * s[1]]);
+                po[i * s[0]] = convert<To>(pa[i * s[1]]);
         }
     });
 }
@@ -105,8 +108,11 @@ void copy_loop(const View& out, const View& in) {
 }  // namespace
 
 void CpuBackend::copy(const View& out, const View& in) {
-    dispatch_all(out.dtype, [&](auto to) {
-        dispatch_all(in.dtype, [&](auto ti) { copy_loop<decltype(to), decltype(ti)>(out, in); });
+    if (out.dtype == in.dtype)  // Note [Byte moves]
+        return dispatch_word(element_size(out.dtype),
+                             [&](auto w) { copy_loop<decltype(w), decltype(w)>(out, in); });
+    dispatch_conversion(out.dtype, in.dtype, [&](auto to, auto ti) {  // Note [Direct conversions]
+        copy_loop<decltype(to), decltype(ti)>(out, in);
     });
 }
 
@@ -114,9 +120,9 @@ void CpuBackend::unary(UnaryOp op, const View& out, const View& x, double p, dou
     dispatch(out.dtype, [&](auto tag) {
         using T = decltype(tag);
         switch (op) {
-#define TG_UNARY(name, expr)                                                  \
-    case UnaryOp::name:                                                       \
-        unary_loop<Kernel<cpu_table::U_##name>::type, T>(out, x, T(p), T(q)); \
+#define TG_UNARY(name, expr)                                                                    \
+    case UnaryOp::name:                                                                         \
+        unary_loop<Kernel<cpu_table::U_##name>::type, T>(out, x, convert<T>(p), convert<T>(q)); \
         break;
 #include "backend/kernels.def"
         }
@@ -128,32 +134,40 @@ void CpuBackend::binary(BinaryOp op, const View& out, const View& a, const View&
     dispatch(out.dtype, [&](auto tag) {
         using T = decltype(tag);
         switch (op) {
-#define TG_BINARY(name, expr)                                                     \
-    case BinaryOp::name:                                                          \
-        binary_loop<Kernel<cpu_table::B_##name>::type, T>(out, a, b, T(p), T(q)); \
+#define TG_BINARY(name, expr)                                                       \
+    case BinaryOp::name:                                                            \
+        binary_loop<Kernel<cpu_table::B_##name>::type, T>(out, a, b, convert<T>(p), \
+                                                          convert<T>(q));           \
         break;
 #include "backend/kernels.def"
         }
     });
 }
 
-void CpuBackend::where(const View& out, const View& cond, const View& a, const View& b) {
-    dispatch_all(out.dtype, [&](auto tag) {
-        using T = decltype(tag);
-        dispatch_all(cond.dtype, [&](auto ctag) {
-            using C = decltype(ctag);
-            const View* v[4] = {&out, &cond, &a, &b};
-            T* o = ptr<T>(out);
-            const C* c = ptr<C>(cond);
-            const T* pa = ptr<T>(a);
-            const T* pb = ptr<T>(b);
-            parallel_rows<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
-                for (int64_t i = 0; i < n; ++i)
-                    o[off[0] + i * s[0]] = c[off[1] + i * s[1]] != C(0) ? pa[off[2] + i * s[2]]
-                                                                        : pb[off[3] + i * s[3]];
-            });
-        });
+// Note [Byte moves]: where only moves elements, so it runs per element size, not per dtype (four
+// loops for ten dtypes); the runtime hands it a bool condition.
+namespace {
+template <class W>
+void where_loop(const View& out, const View& cond, const View& a, const View& b) {
+    const View* v[4] = {&out, &cond, &a, &b};
+    W* o = ptr<W>(out);
+    const uint8_t* c = ptr<uint8_t>(cond);
+    const W* pa = ptr<W>(a);
+    const W* pb = ptr<W>(b);
+    parallel_rows<4>(iter_of<4>(v), [&](const int64_t* off, int64_t n, const int64_t* s) {
+        for (int64_t i = 0; i < n; ++i)
+            o[off[0] + i * s[0]] =
+                c[off[1] + i * s[1]] ? pa[off[2] + i * s[2]] : pb[off[3] + i * s[3]];
     });
+}
+}  // namespace
+
+void CpuBackend::where(const View& out, const View& cond, const View& a, const View& b) {
+    if (cond.dtype != Dtype::Bool)
+        throw std::logic_error("tapegrad: where's condition reached the CPU kernel as " +
+                               std::string(dtype_name(cond.dtype)));
+    dispatch_word(element_size(out.dtype),
+                  [&](auto w) { where_loop<decltype(w)>(out, cond, a, b); });
 }
 
 }  // namespace tg::backend::cpu

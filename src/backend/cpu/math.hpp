@@ -25,9 +25,12 @@ inline float bits_to_float(int32_t i) {
     return f;
 }
 inline float fast_exp(float x) {
-    // NaN fails `c > -87`, so c is a number: converting a NaN n to int would be undefined
-    // behaviour. The NaN itself is returned at the end.
-    const float c = x > -87.0f ? (x < 88.0f ? x : 88.0f) : -87.0f;
+    // NaN fails `c > -86.9`, so c is a number: converting a NaN n to int would be undefined
+    // behaviour. The NaN itself is returned at the end. The scale is 2^(n-1) times 2p, so that
+    // n = 128 (x up to ln FLT_MAX = 88.72284) has an exponent, and larger x (inf too) overflow
+    // to inf (clamping at 88 gave e^88 = 1.65e38 for every larger x); below -86.9 the result
+    // stays at e^-86.9 = 1.8e-38 (the exact values are smaller, subnormal below -87.34).
+    const float c = x > -86.9f ? (x < 89.0f ? x : 89.0f) : -86.9f;
     const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(c / ln2)
     const float r = (c - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
     float p = 1.0f / 720;
@@ -37,7 +40,7 @@ inline float fast_exp(float x) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    const float y = p * bits_to_float((int32_t(n) + 127) << 23);
+    const float y = (p + p) * bits_to_float((int32_t(n) + 126) << 23);
     return x == x ? y : x;
 }
 inline float fast_tanh(float x) {

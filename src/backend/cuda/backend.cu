@@ -40,11 +40,6 @@ template <class F>
 void for_dtype(Dtype d, F&& f) {
     dispatch(d, [&](auto tag) { f(tag); });
 }
-/// for_dtype with bool too (copies and where).
-template <class F>
-void for_any_dtype(Dtype d, F&& f) {
-    dispatch_all(d, [&](auto tag) { f(tag); });
-}
 
 class CudaBackend final : public Backend {
 public:
@@ -96,13 +91,15 @@ public:
         const int64_t n = numel(g);
         if (n == 0)
             return;
-        for_any_dtype(out.dtype, [&](auto to) {
-            for_any_dtype(in.dtype, [&](auto ti) {
-                using T = decltype(to);
-                using S = decltype(ti);
-                copy_s<T, S><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<S>(in), n, g);
-            });
-        });
+        auto run = [&](auto to, auto ti) {
+            using T = decltype(to);
+            using S = decltype(ti);
+            copy_s<T, S><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<S>(in), n, g);
+        };
+        if (out.dtype == in.dtype)  // Note [Byte moves]
+            dispatch_word(element_size(out.dtype), [&](auto w) { run(w, w); });
+        else  // Note [Direct conversions]
+            dispatch_conversion(out.dtype, in.dtype, run);
         launched("copy");
     }
     void unary(UnaryOp op, const View& out, const View& x, double p, double q) override {
@@ -116,7 +113,7 @@ public:
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *a = ptr<T>(x);
-            const T tp = T(p), tq = T(q);
+            const T tp = convert<T>(p), tq = convert<T>(q);
             switch (op) {
 #define TG_UNARY(name, expr)                                                               \
     case UnaryOp::name:                                                                    \
@@ -142,7 +139,7 @@ public:
         for_dtype(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *pa = ptr<T>(a), *pb = ptr<T>(b);
-            const T tp = T(p), tq = T(q);
+            const T tp = convert<T>(p), tq = convert<T>(q);
             switch (op) {
 #define TG_BINARY(name, expr)                                                                    \
     case BinaryOp::name:                                                                         \
@@ -163,13 +160,10 @@ public:
         const int64_t n = numel(g);
         if (n == 0)
             return;
-        for_any_dtype(out.dtype, [&](auto tag) {
-            for_any_dtype(cond.dtype, [&](auto ctag) {
-                using T = decltype(tag);
-                using C = decltype(ctag);
-                where_s<T, C><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<C>(cond), ptr<T>(a),
-                                                       ptr<T>(b), n, g);
-            });
+        dispatch_word(element_size(out.dtype), [&](auto word) {  // Note [Byte moves]
+            using W = decltype(word);
+            where_s<W><<<blocks(n), kThreads>>>(ptr<W>(out), ptr<uint8_t>(cond), ptr<W>(a),
+                                                ptr<W>(b), n, g);
         });
         launched("where");
     }

@@ -5,6 +5,7 @@
 // device_common/geometry.hpp (Note [Device geometry]).
 #include <cstdint>
 
+#include "backend/convert.hpp"
 #include "backend/device_common/geometry.hpp"
 #include "backend/device_common/window.hpp"
 #include "backend/kernel_table.hpp"
@@ -64,16 +65,17 @@ __global__ void copy_s(T* o, const S* a, int64_t n, Geo<2> g) {
         return;
     int64_t off[2] = {0, 0};
     offsets(g, i, off);
-    o[off[0]] = static_cast<T>(a[off[1]]);
+    o[off[0]] = convert<T>(a[off[1]]);  // Note [Conversions]
 }
-template <class T, class C>
-__global__ void where_s(T* o, const C* c, const T* a, const T* b, int64_t n, Geo<4> g) {
+/// where per element size (Note [Byte moves]): W is an unsigned word, the condition bool bytes.
+template <class W>
+__global__ void where_s(W* o, const uint8_t* c, const W* a, const W* b, int64_t n, Geo<4> g) {
     const int64_t i = gid();
     if (i >= n)
         return;
     int64_t off[4] = {0, 0, 0, 0};
     offsets(g, i, off);
-    o[off[0]] = c[off[1]] != C(0) ? a[off[2]] : b[off[3]];
+    o[off[0]] = c[off[1]] ? a[off[2]] : b[off[3]];
 }
 
 template <class T>

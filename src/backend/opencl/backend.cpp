@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/convert.hpp"
 #include "backend/opencl/source.hpp"
 #include "backend/registry.hpp"
 #include "tapegrad/error.hpp"
@@ -215,7 +216,7 @@ void OpenClBackend::set_scalar(cl_kernel k, cl_uint i, Dtype d, double v) {
     else if (d == Dtype::Float64)
         set_arg(k, i, cl_double(v));
     else
-        set_arg(k, i, cl_long(v));
+        set_arg(k, i, cl_long(convert<int64_t>(v)));  // no undefined cast (Note [Conversions])
 }
 
 void OpenClBackend::enqueue(cl_kernel k, int64_t n, size_t local) {

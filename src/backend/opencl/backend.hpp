@@ -91,7 +91,7 @@ private:
     cl_command_queue queue_ = nullptr;
     bool fp64_ = false;
     size_t local_ = 256;
-    Program programs_[4];  // one per Dtype
+    Program programs_[kNumDtypes];  // one per Dtype
     std::mutex mu_;
     cl_mem status_ = nullptr;
     DeferredErrors errors_;

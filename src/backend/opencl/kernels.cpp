@@ -7,17 +7,9 @@
 
 #include "backend/device_common/geometry.hpp"
 #include "backend/opencl/backend.hpp"
+#include "backend/opencl/source.hpp"
 
 namespace tg::backend::opencl {
-
-namespace {
-const char* dtype_tag(Dtype d) {
-    return d == Dtype::Float32   ? "f32"
-           : d == Dtype::Float64 ? "f64"
-           : d == Dtype::Int64   ? "i64"
-                                 : "b8";
-}
-}  // namespace
 
 // ---- elementwise
 void OpenClBackend::copy(const View& out, const View& in) {
@@ -25,7 +17,7 @@ void OpenClBackend::copy(const View& out, const View& in) {
     const View* v[2] = {&out, &in};
     const Geo<2> g = geo_of<2>(v);
     const int64_t n = numel(g);
-    const std::string name = std::string("copy_") + dtype_tag(in.dtype);
+    const std::string name = std::string("copy_") + opencl_tag(in.dtype);
     if (is_flat(g))
         run(out.dtype, name + "_c", n, mem(out), off(out), mem(in), off(in), cl_long(n));
     else
@@ -67,7 +59,7 @@ void OpenClBackend::where(const View& out, const View& cond, const View& a, cons
     const View* v[4] = {&out, &cond, &a, &b};
     const Geo<4> g = geo_of<4>(v);
     const int64_t n = numel(g);
-    run(out.dtype, std::string("where_") + dtype_tag(cond.dtype), n, mem(out), off(out), mem(cond),
+    run(out.dtype, std::string("where_") + opencl_tag(cond.dtype), n, mem(out), off(out), mem(cond),
         off(cond), mem(a), off(a), mem(b), off(b), cl_long(n), g);
 }
 

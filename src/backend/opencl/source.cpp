@@ -1,6 +1,7 @@
 // OpenCL C program text for one element type, generated from kernels.def plus the structural
-// kernels (copy, where, reductions, softmax rows, index ops). One program per
-// dtype, so PoCL and other compilers build every kernel of a dtype in a single clBuildProgram.
+// kernels (reductions, softmax rows, index ops) and the copies (convert_source.cpp). One program
+// per dtype, so PoCL and other compilers build every kernel of a dtype in a single
+// clBuildProgram; a storage dtype's program (Note [Kernel dtypes]) has the copies and where only.
 #include "backend/opencl/source.hpp"
 
 #include <string>
@@ -22,9 +23,6 @@ typedef struct { long size[TG_MAXD]; long st[4][TG_MAXD]; long nd; } Geo4;
         long c_ = r_ % (g).size[d_]; r_ /= (g).size[d_];                                \
         for (int k_ = 0; k_ < (K); ++k_) off[k_] += c_ * (g).st[k_][d_]; } } while (0)
 #define TG_GID long i = get_global_id(0); if (i >= n) return;
-#ifndef TG_CONV
-#define TG_CONV(x) ((T)(x))
-#endif
 )CL";
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -63,27 +61,6 @@ __kernel void b_@_s(__global T* o, long oo, __global const T* a, long ao, __glob
 )CL",
                                    "@", name),
                        "$", expr);
-}
-
-// Kernels whose input element type SRC_T differs from T: copy with conversion (TG_CONV: a cast,
-// or "nonzero" into bool) and where's mask.
-std::string typed_kernels(const std::string& tag, const std::string& S) {
-    return replace_all(replace_all(R"CL(
-__kernel void copy_@_c(__global T* o, long oo, __global const SRC_T* a, long ao, long n) {
-    TG_GID o[oo + i] = TG_CONV(a[ao + i]);
-}
-__kernel void copy_@_s(__global T* o, long oo, __global const SRC_T* a, long ao, long n, Geo2 g) {
-    TG_GID long off[2] = {oo, ao}; TG_OFFSETS(g, i, 2, off);
-    o[off[0]] = TG_CONV(a[off[1]]);
-}
-__kernel void where_@(__global T* o, long oo, __global const SRC_T* c, long co, __global const T* a,
-                      long ao, __global const T* b, long bo, long n, Geo4 g) {
-    TG_GID long off[4] = {oo, co, ao, bo}; TG_OFFSETS(g, i, 4, off);
-    o[off[0]] = c[off[1]] != (SRC_T)0 ? a[off[2]] : b[off[3]];
-}
-)CL",
-                                   "@", tag),
-                       "SRC_T", S);
 }
 
 // Reductions: `_g` is one work-group per output (strided partial sums, then a tree in local
@@ -242,15 +219,10 @@ std::string opencl_program_source(Dtype d, bool fp64) {
     if (fp64)
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     const char* real = fp64 ? "double" : "float";
-    if (d == Dtype::Bool) {  // bool (one byte, 0 or 1) only converts and selects
-        s += "#define T uchar\n#define TG_CONV(x) ((x) != 0 ? (uchar)1 : (uchar)0)\n";
+    if (kernel_dtype(d) != d || d == Dtype::Bool) {  // storage dtypes only convert and select
+        s += std::string("#define T ") + opencl_type(d) + "\n";
         s += kPrelude;
-        s += typed_kernels("f32", "float");
-        if (fp64)
-            s += typed_kernels("f64", "double");
-        s += typed_kernels("i64", "long");
-        s += typed_kernels("b8", "uchar");
-        return s;
+        return s + opencl_conversion_source(d, fp64);
     }
     switch (d) {
         case Dtype::Float32:
@@ -263,31 +235,36 @@ std::string opencl_program_source(Dtype d, bool fp64) {
                  "#define TG_HIGHEST DBL_MAX\n#define tg_div(a, b) ((a) / (b))\n";
             break;
         default:
-            // int64 runs the same table; transcendental kernels go through floating point, and
-            // division never traps (Note [Integer division] in kernels.def).
+            // int64 runs the same table; transcendental kernels go through floating point (back
+            // to int64 as x86 converts: NaN and overflow give LONG_MIN), powers are exact
+            // (int_pow in kernel_table.hpp), and division never traps (Note [Integer division]
+            // in kernels.def).
             s += "#define T long\n#define ACC long\n#define TG_LOWEST LONG_MIN\n"
                  "#define TG_HIGHEST LONG_MAX\n#define TGF " +
                  std::string(real) +
                  "\nlong tg_div(long a, long b) {\n"
-                 "    return b == 0 ? 0 : b == -1 ? (long)(0UL - (ulong)a) : a / b;\n}\n";
+                 "    return b == 0 ? 0 : b == -1 ? (long)(0UL - (ulong)a) : a / b;\n}\n"
+                 "long tg_to_long(TGF v) {\n"
+                 "    return (v >= (TGF)-0x1p63f && v < (TGF)0x1p63f) ? (long)v : LONG_MIN;\n}\n"
+                 "long int_pow(long a, long b) {\n"
+                 "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+                 "    ulong r = 1, x = (ulong)a;\n"
+                 "    for (; b > 0; b >>= 1, x *= x) if (b & 1) r *= x;\n"
+                 "    return (long)r;\n}\n";
             // (the builtins may be macros themselves: wrap them first, then rename)
-#define TG_MATH1(f)                                                                            \
-    s += "long tg_" #f "(long v) { return (long)" #f "((TGF)v); }\n#undef " #f "\n#define " #f \
-         "(v) tg_" #f "(v)\n";
-#define TG_MATH2(f)                                                                            \
-    s += "long tg_" #f "(long u, long v) { return (long)" #f "((TGF)u, (TGF)v); }\n#undef " #f \
-         "\n#define " #f "(u, v) tg_" #f "(u, v)\n";
+#define TG_MATH1(f)                                                                  \
+    s += "long tg_" #f "(long v) { return tg_to_long(" #f "((TGF)v)); }\n#undef " #f \
+         "\n#define " #f "(v) tg_" #f "(v)\n";
+#define TG_MATH2(f)                                                                                \
+    s += "long tg_" #f "(long u, long v) { return int_" #f "(u, v); }\n#undef " #f "\n#define " #f \
+         "(u, v) tg_" #f "(u, v)\n";
 #include "backend/kernels.def"
     }
     s += kPrelude;
 #define TG_UNARY(name, expr) s += unary_kernel(#name, #expr);
 #define TG_BINARY(name, expr) s += binary_kernel(#name, #expr);
 #include "backend/kernels.def"
-    s += typed_kernels("f32", "float");
-    if (fp64)
-        s += typed_kernels("f64", "double");
-    s += typed_kernels("i64", "long");
-    s += typed_kernels("b8", "uchar");
+    s += opencl_conversion_source(d, fp64);
     s += reduce_kernels("sum", "ACC", "0", "(x) + (y)");
     s += reduce_kernels("max", "T", "TG_LOWEST", "(y) > (x) ? (y) : (x)");
     s += reduce_kernels("min", "T", "TG_HIGHEST", "(y) < (x) ? (y) : (x)");
