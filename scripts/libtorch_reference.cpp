@@ -439,6 +439,30 @@ static void fidelity(const torch::TensorOptions& o) {
     std::printf("index_false_shape: %s\n", c10::str(v.index({false}).sizes()).c_str());
 }
 
+/// tests/test_libtorch_fidelity.cpp: remainder, fmod and operator%.
+static void modulo(const torch::TensorOptions& o) {
+    auto a = torch::tensor({5.5, -5.5, 7.0, -7.25, 0.0, 3.0}, o);
+    auto b = torch::tensor({2.0, 2.0, -3.0, -2.0, 1.5, 0.7}, o);
+    show("remainder", torch::remainder(a, b));
+    show("fmod", torch::fmod(a, b));
+    show("percent_scalar", a % 2);
+    show("fmod_scalar", a.fmod(-2.5));
+    auto i = torch::tensor({7, -7, 7, -7, 0, 9});
+    auto j = torch::tensor({3, 3, -3, -3, 5, 4});
+    show("remainder_int", i % j);
+    show("fmod_int", torch::fmod(i, j));
+    std::printf("remainder_int_dtype_is_long: %d\n", int((i % j).dtype() == torch::kLong));
+    std::printf("percent_int_half_dtype_is_float: %d\n", int((i % 2.5).dtype() == torch::kFloat));
+    show("percent_int_half", i % 2.5);
+    auto ar = a.clone().requires_grad_(true), br = b.clone().requires_grad_(true);
+    (torch::remainder(ar, br) * torch::arange(6, o)).sum().backward();
+    show("remainder_grad_a", ar.grad());
+    show("remainder_grad_b", br.grad());
+    auto ar2 = a.clone().requires_grad_(true), br2 = b.clone().requires_grad_(true);
+    (torch::fmod(ar2, br2) * torch::arange(6, o)).sum().backward();
+    show("fmod_grad_b", br2.grad());
+}
+
 /// tests/test_nn_spellings.cpp: module options and the functions ported programs call (issue 29).
 static void ported_spellings(const torch::TensorOptions& o) {
     const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
@@ -721,6 +745,7 @@ int main() {
     resampling(o);
     attention(o);
     fidelity(o);
+    modulo(o);
     ported_spellings(o);
     random_streams();
     dtypes();

@@ -22,6 +22,10 @@ inline std::vector<OpCase> arithmetic_cases() {
         {"mul_same_input", {U({5})}, F(x[0] * x[0])},
         {"mul_0d", {U({3, 4}), U({})}, F(x[0] * x[1])},
         {"div", {U({3, 4}), P({4})}, F(tg::div(x[0], x[1]))},
+        // (a/b stays away from the integers where remainder and fmod jump)
+        {"remainder", {U({3, 4}), NZ({4})}, F(tg::remainder(x[0] * 2.5, x[1]))},
+        {"fmod_bcast", {UT({3, 4}), P({3, 1})}, F(tg::fmod(x[0] * 3.0, x[1]))},
+        {"remainder_scalar_op", {U({3, 4})}, F((x[0] * 3.0) % 0.7)},
         {"div_bcast", {P({3, 1}), P({1, 4})}, F(x[0] / x[1])},
         {"div_transposed", {U({3, 4}), PT({3, 4})}, F(x[0] / x[1])},
         {"add_scalar", {U({3, 4})}, F(tg::add(x[0], 2.5))},

@@ -106,3 +106,33 @@ BOOST_AUTO_TEST_CASE(options_as_libtorch_defaults_them) {
     const tg::data::DataLoaderOptions implicit = 32;  // implicit, as LibTorch's
     BOOST_TEST(implicit.batch_size() == 32);
 }
+
+/// remainder (Tensor % x) and fmod as LibTorch computes them: the sign of the divisor for
+/// remainder, of the dividend for fmod; integers stay integers (an int % 2.5 is float32);
+/// gradients -dy·floor(a/b) and -dy·trunc(a/b) for b (values from LibTorch 1.13).
+BOOST_AUTO_TEST_CASE(remainder_and_fmod) {
+    const tg::Tensor a = from_values({5.5, -5.5, 7.0, -7.25, 0.0, 3.0}, {6});
+    const tg::Tensor b = from_values({2.0, 2.0, -3.0, -2.0, 1.5, 0.7}, {6});
+    check_close(tg::remainder(a, b), {1.5, 0.5, -2, -1.25, 0, 0.20000000000000018}, 0, 0);
+    check_close(tg::fmod(a, b), {1.5, -1.5, 1, -1.25, 0, 0.20000000000000018}, 0, 0);
+    check_close(a % 2, {1.5, 0.5, 1, 0.75, 0, 1}, 0, 0);
+    check_close(a.fmod(-2.5), {0.5, -0.5, 2, -2.25, 0, 0.5}, 0, 0);
+    const tg::Tensor i = tg::tensor(std::vector<int64_t>{7, -7, 7, -7, 0, 9});
+    const tg::Tensor j = tg::tensor(std::vector<int64_t>{3, 3, -3, -3, 5, 4});
+    BOOST_TEST((i % j).dtype() == tg::kInt64);
+    BOOST_TEST((i % j).to_vector<int64_t>() == (std::vector<int64_t>{1, 2, -2, -1, 0, 1}),
+               boost::test_tools::per_element());
+    BOOST_TEST(tg::fmod(i, j).to_vector<int64_t>() == (std::vector<int64_t>{1, -1, 1, -1, 0, 1}),
+               boost::test_tools::per_element());
+    BOOST_TEST((i % 2.5).dtype() == tg::kFloat32);
+    check_close(i % 2.5, {2, 0.5, 2, 0.5, 0, 1.5}, 0, 0);
+    check_throws<tg::value_error>([&] { (void)(i % tg::zeros({6}, tg::kInt64)); },
+                                  {"remainder", "division by zero"});
+    tg::Tensor ar = a.clone().requires_grad_(true), br = b.clone().requires_grad_(true);
+    (tg::remainder(ar, br) * tg::arange(6.0, tg::kFloat64)).sum().backward();
+    check_close(ar.grad(), {0, 1, 2, 3, 4, 5}, 0, 0);
+    check_close(br.grad(), {0, 3, 6, -9, 0, -20}, 0, 0);
+    tg::Tensor ar2 = a.clone().requires_grad_(true), br2 = b.clone().requires_grad_(true);
+    (tg::fmod(ar2, br2) * tg::arange(6.0, tg::kFloat64)).sum().backward();
+    check_close(br2.grad(), {0, 2, 4, -9, 0, -20}, 0, 0);
+}

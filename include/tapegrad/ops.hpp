@@ -30,6 +30,14 @@ Tensor div(const Tensor& a, const Tensor& b);
 /// a / b rounded "trunc" (toward 0) or "floor" (integers only), LibTorch's rounding_mode (nullopt:
 /// div(a, b)); integers stay integers, a zero divisor throws value_error. Not differentiable.
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
+/// y = a - trunc(a/b)·b (C's fmod: the sign of a) and y = a - floor(a/b)·b (remainder, a % b:
+/// the sign of b), as LibTorch computes them (integers exactly; a zero integer divisor throws
+/// value_error);  da = dy, db = -dy·trunc(a/b) (fmod) or -dy·floor(a/b) (remainder)
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, Scalar b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, Scalar b);
+Tensor remainder(Scalar a, const Tensor& b);
 /// y = a + s;  da = dy          (and likewise the scalar forms of - * /)
 Tensor add(const Tensor& a, Scalar s);
 /// y = a * s;  da = dy * s
@@ -102,6 +110,9 @@ Tensor operator+(Scalar s, const Tensor& a);
 Tensor operator-(Scalar s, const Tensor& a);
 Tensor operator*(Scalar s, const Tensor& a);
 Tensor operator/(Scalar s, const Tensor& a);
+Tensor operator%(const Tensor& a, const Tensor& b);  // remainder, as LibTorch's
+Tensor operator%(const Tensor& a, Scalar b);
+Tensor operator%(Scalar a, const Tensor& b);
 Tensor operator-(const Tensor& x);
 
 // ---- activations

@@ -337,6 +337,10 @@ public:
     Tensor index_select(int64_t dim, const Tensor& index) const;
     Tensor gather(int64_t dim, const Tensor& index) const;
     Tensor pow(const Tensor& e) const;
+    Tensor remainder(const Tensor& b) const;  // x.remainder(2), x.fmod(y): ops.hpp's
+    Tensor remainder(Scalar b) const;
+    Tensor fmod(const Tensor& b) const;
+    Tensor fmod(Scalar b) const;
     Tensor triu(int64_t diagonal = 0) const;
     Tensor tril(int64_t diagonal = 0) const;
     // indexing (tapegrad/indexing.hpp): x[i], select, slice, index({...}), index_put_

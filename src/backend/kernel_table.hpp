@@ -35,8 +35,13 @@ TG_KERNEL_FN inline int64_t int_pow(int64_t a, int64_t b) {
             r *= x;
     return static_cast<int64_t>(r);
 }
+/// C's a % b (the sign of a), 0 for b = 0 and b = -1 (INT64_MIN % -1 traps on x86): the ops
+/// check for a zero divisor first (Note [Integer division] in kernels.def).
+TG_KERNEL_FN inline int64_t int_fmod(int64_t a, int64_t b) {
+    return b == 0 || b == -1 ? 0 : a % b;
+}
 // float calls the C library's fn##f (expf), double fn; int64 goes through double (one-argument
-// functions) or int_<fn> (two-argument ones: int_pow).
+// functions) or int_<fn> (two-argument ones: int_pow, int_fmod).
 #define TG_MATH1(fn)                            \
     TG_KERNEL_FN inline float fn(float x) {     \
         return ::fn##f(x);                      \

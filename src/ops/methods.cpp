@@ -317,5 +317,17 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
 Tensor Tensor::pow(const Tensor& e) const {
     return tg::pow(*this, e);
 }
+Tensor Tensor::remainder(const Tensor& b) const {
+    return tg::remainder(*this, b);
+}
+Tensor Tensor::remainder(Scalar b) const {
+    return tg::remainder(*this, b);
+}
+Tensor Tensor::fmod(const Tensor& b) const {
+    return tg::fmod(*this, b);
+}
+Tensor Tensor::fmod(Scalar b) const {
+    return tg::fmod(*this, b);
+}
 
 }  // namespace tg

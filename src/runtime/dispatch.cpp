@@ -144,7 +144,8 @@ void check_divisor(UnaryOp op, const Tensor& x, double p, int64_t out_numel) {
 }
 void check_divisor(BinaryOp op, const char* name, const Tensor& a, const Tensor& b,
                    int64_t out_numel) {
-    if (op != BinaryOp::div || b.dtype() != Dtype::Int64 || out_numel == 0)
+    const bool divides = op == BinaryOp::div || op == BinaryOp::fmod || op == BinaryOp::remainder;
+    if (!divides || b.dtype() != Dtype::Int64 || out_numel == 0)
         return;
     if (any_set(unary(UnaryOp::eq_scalar, b, 0, 0)))
         throw value_error(std::string(name) + ": integer division by zero in " +
