@@ -8,8 +8,9 @@
 # Needs libtorch-dev, libopencv-dev and dataset-fashion-mnist (as MNIST-format files), and a
 # configured tapegrad build (default build/release), which it installs into a temporary prefix.
 # dcgan trains on Fashion-MNIST (LibTorch's MNIST reader wants all 60,000 training images) and is
-# stopped after its first 20 steps (its log lines at steps 10 and 20); custom-dataset trains its 10 iterations on 8 generated JPEG images (one batch of 8,
-# so the example's random_device shuffle of its file list cannot change a batch) and tests on 8.
+# stopped after its first 20 steps (its log lines at steps 10 and 20); custom-dataset trains its 10 iterations on one generated JPEG image and tests on
+# another (the example shuffles its file list with std::random_device, and its dropout masks
+# follow the order of a batch: with one image the two runs see the same batches).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 examples=${1:?usage: $0 EXAMPLES_CHECKOUT [BUILD_DIR]}
@@ -43,7 +44,7 @@ cat > "$work/make_images.cpp" <<'CPP'
 #include <string>
 int main() {
     std::ofstream info("info.txt");
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i < 2; ++i) {
         cv::Mat img(64 + 8 * i, 80, CV_8UC3);
         for (int y = 0; y < img.rows; ++y)
             for (int x = 0; x < img.cols; ++x)
@@ -51,7 +52,7 @@ int main() {
                     uchar((y * 5 + i * 29) % 256), uchar(127 + 120 * std::sin(0.1 * (x + y + i))));
         const std::string dir = "class" + std::to_string(i % 4), name = "image_" + std::to_string(i) + ".jpg";
         cv::imwrite("dataset/" + dir + "/" + name, img);
-        info << (i ? "\n" : "") << dir << "/" << name << " " << i % 4 << " " << (i < 8 ? "train" : "test");
+        info << (i ? "\n" : "") << dir << "/" << name << " " << i % 4 << " " << (i < 1 ? "train" : "test");
     }
 }
 CPP
