@@ -463,6 +463,28 @@ static void modulo(const torch::TensorOptions& o) {
     show("fmod_grad_b", br2.grad());
 }
 
+/// tests/test_libtorch_fidelity.cpp: the dtypes factories infer.
+static void factory_dtypes() {
+#define TG_SHOW_DTYPE(e) std::printf("%-36s %s\n", #e, c10::toString((e).scalar_type()))
+    TG_SHOW_DTYPE(torch::tensor({1, 2, 3}));
+    TG_SHOW_DTYPE(torch::tensor(std::vector<int>{1, 2}));
+    TG_SHOW_DTYPE(torch::tensor({true, false}));
+    TG_SHOW_DTYPE(torch::tensor({1.5f, 2.f}));
+    TG_SHOW_DTYPE(torch::tensor({1.5, 2.0}));
+    TG_SHOW_DTYPE(torch::arange(5));
+    TG_SHOW_DTYPE(torch::arange(0, 5, 1));
+    TG_SHOW_DTYPE(torch::arange(0., 5));
+    TG_SHOW_DTYPE(torch::arange(0, 5, 0.5));
+    TG_SHOW_DTYPE(torch::full({2}, 3));
+    TG_SHOW_DTYPE(torch::full({2}, true));
+    TG_SHOW_DTYPE(torch::full({2}, 3.5));
+    TG_SHOW_DTYPE(torch::scalar_tensor(3));
+    TG_SHOW_DTYPE(torch::tensor(3));
+    TG_SHOW_DTYPE(torch::tensor(true));
+    TG_SHOW_DTYPE(torch::tensor({{1, 2}, {3, 4}}));
+#undef TG_SHOW_DTYPE
+}
+
 /// tests/test_nn_spellings.cpp: module options and the functions ported programs call (issue 29).
 static void ported_spellings(const torch::TensorOptions& o) {
     const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
@@ -746,6 +768,7 @@ int main() {
     attention(o);
     fidelity(o);
     modulo(o);
+    factory_dtypes();
     ported_spellings(o);
     random_streams();
     dtypes();

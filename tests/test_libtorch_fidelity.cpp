@@ -136,3 +136,46 @@ BOOST_AUTO_TEST_CASE(remainder_and_fmod) {
     (tg::fmod(ar2, br2) * tg::arange(6.0, tg::kFloat64)).sum().backward();
     check_close(br2.grad(), {0, 2, 4, -9, 0, -20}, 0, 0);
 }
+
+/// Factories infer their dtype from their arguments as LibTorch's do when no dtype is given
+/// (LibTorch 1.13, scripts/libtorch_reference.cpp "factory_dtypes"): integer literals make
+/// int64, bools bool, floating ones float32. tapegrad made float32 of all, so arange(20000000)
+/// rounded its last elements and tensor({1, 2}) printed and divided as floats.
+BOOST_AUTO_TEST_CASE(factories_infer_their_dtype) {
+    BOOST_TEST(tg::tensor({1, 2, 3}).dtype() == tg::kInt64);
+    BOOST_TEST(tg::tensor(std::vector<int>{1, 2}).dtype() == tg::kInt64);
+    BOOST_TEST(tg::tensor({true, false}).dtype() == tg::kBool);
+    BOOST_TEST(tg::tensor({1.5f, 2.f}).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::tensor({1.5, 2.0}).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::tensor({1, 2, 3}, tg::kFloat64).dtype() == tg::kFloat64);
+    BOOST_TEST(tg::arange(5).dtype() == tg::kInt64);
+    BOOST_TEST(tg::arange(0, 5, 1).dtype() == tg::kInt64);
+    BOOST_TEST(tg::arange(0., 5).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::arange(0, 5, 0.5).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::arange(5, tg::kFloat32).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::full({2}, 3).dtype() == tg::kInt64);
+    BOOST_TEST(tg::full({2}, true).dtype() == tg::kBool);
+    BOOST_TEST(tg::full({2}, 3.5).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::scalar_tensor(3).dtype() == tg::kFloat32);
+    BOOST_TEST(tg::tensor(3).dtype() == tg::kInt64);
+    BOOST_TEST(tg::tensor(true).dtype() == tg::kBool);
+    const tg::Tensor m = tg::tensor({{1, 2}, {3, 4}});
+    BOOST_TEST(m.dtype() == tg::kInt64);
+    BOOST_TEST(tg::shape_str(m.sizes()) == "[2,2]");
+    BOOST_TEST(m.to_vector<int64_t>() == (std::vector<int64_t>{1, 2, 3, 4}),
+               boost::test_tools::per_element());
+    check_close(tg::tensor({{1.0, 2.5}, {3.0, 4.0}}), {1, 2.5, 3, 4}, 0, 0);
+    // LibTorch: "Expected all elements of the tensor to have the same scalar type"
+    check_throws<tg::value_error>(
+        [] {
+            (void)tg::tensor({1, 2.5});
+        },
+        {"tensor", "one scalar type", "int64", "float32"});
+    BOOST_TEST(tg::arange(20000000)[19999999].item<int64_t>() == 19999999);  // exact in int64
+    check_throws<tg::value_error>(
+        [] {
+            (void)tg::tensor({{1, 2}, {3}});
+        },
+        {"tensor", "unequal shapes", "[2]", "[1]"});
+    check_throws<tg::value_error>([] { (void)tg::tensor({1, 300}, tg::kUInt8); }, {"300"});
+}

@@ -75,16 +75,56 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& p, const Generator& g);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
-/// A 1-D tensor holding a copy of values (float32 unless o says otherwise), each checked into
-/// the dtype as LibTorch's tensor() checks it: tensor({1, 300}, kUInt8) throws value_error.
+namespace detail {
+/// A braced list of numbers, or of such lists, as LibTorch's TensorDataContainer reads it for
+/// tensor({...}): its shape, and the dtype its literals give (bool: bool; floating point: float32,
+/// the default dtype; integers: int64). Lists of unequal lengths, or of numbers of different
+/// kinds (tensor({1, 2.5}), as LibTorch), throw value_error.
+class TensorData {
+public:
+    TensorData(bool v) : kind_(Kind::Bool), i_(v), dtype_(kBool) {}  // NOLINT: implicit
+    TensorData(double v) : kind_(Kind::Float), d_(v) {}              // NOLINT
+    TensorData(float v) : kind_(Kind::Float), d_(double(v)) {}       // NOLINT
+    template <class Int,
+              std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
+    TensorData(Int v) : kind_(Kind::Int), i_(int64_t(v)), dtype_(kInt64) {}  // NOLINT
+    TensorData(std::initializer_list<TensorData> items);                     // NOLINT
+    /// The shape ([] for a number) and the inferred dtype.
+    const Shape& sizes() const { return sizes_; }
+    Dtype dtype() const { return dtype_; }
+    /// Appends the numbers in row-major order: floating ones to doubles, integers and bools to
+    /// ints (exactly).
+    void flatten(std::vector<double>& doubles, std::vector<int64_t>& ints) const;
+
+private:
+    enum class Kind { Bool, Int, Float, List };
+    Kind kind_;
+    int64_t i_ = 0;
+    double d_ = 0;
+    std::vector<TensorData> items_;
+    Shape sizes_;
+    Dtype dtype_ = kFloat32;
+};
+}  // namespace detail
+
+/// A tensor holding a copy of a braced list (nested for more dims: tensor({{1, 2}, {3, 4}})), of
+/// the dtype LibTorch gives it (tensor({1, 2}) int64, tensor({1.5}) float32, tensor({true})
+/// bool) unless o sets one; every value checked into the dtype as LibTorch's tensor() checks it:
+/// tensor({1, 300}, kUInt8) throws value_error.
+Tensor tensor(std::initializer_list<detail::TensorData> values, const TensorOptions& o = {});
+/// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
 Tensor tensor(const std::vector<double>& values, const TensorOptions& o = {});
-Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
 Tensor tensor(const std::vector<float>& values, const TensorOptions& o = {});
 Tensor tensor(const std::vector<int64_t>& values, const TensorOptions& o = kInt64);
+Tensor tensor(const std::vector<int>& values, const TensorOptions& o = kInt64);  // int64
 /// A 0-dim tensor.
 Tensor scalar_tensor(Scalar v, const TensorOptions& o = {});
-/// LibTorch's tensor(3.5) and tensor(7): a 0-dim float32 (int64 for an integer) tensor.
+/// LibTorch's tensor(3.5), tensor(7) and tensor(true): a 0-dim float32 (int64 for an integer,
+/// bool for a bool) tensor.
 inline Tensor tensor(double v, const TensorOptions& o = {}) {
+    return scalar_tensor(v, o);
+}
+inline Tensor tensor(bool v, const TensorOptions& o = kBool) {
     return scalar_tensor(v, o);
 }
 template <class Int,

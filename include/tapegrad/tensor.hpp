@@ -88,12 +88,16 @@ public:
         o.requires_grad_ = r;
         return o;
     }
-    Dtype dtype() const { return dtype_; }
+    /// The dtype set, else the default, float32.
+    Dtype dtype() const { return dtype_.value_or(Dtype::Float32); }
+    /// Whether a dtype was set: factories that infer one (full, arange, tensor) infer it only
+    /// when not, as LibTorch's.
+    bool has_dtype() const { return dtype_.has_value(); }
     Device device() const { return device_; }
     bool requires_grad() const { return requires_grad_; }
 
 private:
-    Dtype dtype_ = Dtype::Float32;
+    std::optional<Dtype> dtype_;
     Device device_ = Device::cpu();
     bool requires_grad_ = false;
 };

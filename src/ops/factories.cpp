@@ -33,6 +33,12 @@ static Tensor filled(const Shape& s, Scalar v, const TensorOptions& o, const cha
     return finish(t, o);
 }
 Tensor full(const Shape& s, Scalar v, const TensorOptions& o) {
+    if (!o.has_dtype())  // LibTorch infers it from the value: full({2}, 3) is int64
+        return filled(s, v,
+                      o.dtype(v.isBoolean()    ? kBool
+                              : v.isIntegral() ? kInt64
+                                               : kFloat32),
+                      "full");
     return filled(s, v, o, "full");
 }
 Tensor zeros(const Shape& s, const TensorOptions& o) {
@@ -102,14 +108,50 @@ static Tensor from_host_vector(const std::vector<T>& v, const Shape& s, const Te
 Tensor tensor(const std::vector<double>& v, const TensorOptions& o) {
     return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
-Tensor tensor(std::initializer_list<double> v, const TensorOptions& o) {
-    return tensor(std::vector<double>(v), o);
+detail::TensorData::TensorData(std::initializer_list<TensorData> items)
+    : kind_(Kind::List), items_(items) {
+    for (const TensorData& item : items_) {
+        if (item.sizes_ != items_.front().sizes_)
+            throw value_error("tensor: the braced lists have unequal shapes " +
+                              shape_str(items_.front().sizes_) + " and " + shape_str(item.sizes_));
+        if (item.dtype_ != items_.front().dtype_)  // LibTorch's TensorDataContainer check
+            throw value_error(std::string("tensor: expected all elements to be of one scalar "
+                                          "type: ") +
+                              dtype_name(items_.front().dtype_) + ", but got one of type " +
+                              dtype_name(item.dtype_) + " (write 1.0 for 1)");
+    }
+    sizes_ = {int64_t(items_.size())};
+    if (!items_.empty()) {
+        sizes_.insert(sizes_.end(), items_.front().sizes_.begin(), items_.front().sizes_.end());
+        dtype_ = items_.front().dtype_;
+    }
+}
+void detail::TensorData::flatten(std::vector<double>& doubles, std::vector<int64_t>& ints) const {
+    if (kind_ == Kind::List)
+        for (const TensorData& item : items_)
+            item.flatten(doubles, ints);
+    else if (kind_ == Kind::Float)
+        doubles.push_back(d_);
+    else
+        ints.push_back(i_);
+}
+Tensor tensor(std::initializer_list<detail::TensorData> values, const TensorOptions& o_in) {
+    const detail::TensorData data(values);
+    const TensorOptions o = o_in.has_dtype() ? o_in : o_in.dtype(data.dtype());
+    std::vector<double> doubles;
+    std::vector<int64_t> ints;
+    data.flatten(doubles, ints);  // one of them, all elements being of one kind
+    return doubles.empty() ? from_host_vector(ints, data.sizes(), o, "tensor")
+                           : from_host_vector(doubles, data.sizes(), o, "tensor");
 }
 Tensor tensor(const std::vector<float>& v, const TensorOptions& o) {
     return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
 Tensor tensor(const std::vector<int64_t>& v, const TensorOptions& o) {
     return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
+}
+Tensor tensor(const std::vector<int>& v, const TensorOptions& o) {
+    return tensor(std::vector<int64_t>(v.begin(), v.end()), o);
 }
 Tensor scalar_tensor(Scalar v, const TensorOptions& o) {
     if (v.isFloatingPoint())
@@ -122,7 +164,12 @@ Tensor arange(Scalar end, const TensorOptions& o) {
 /// As torch.arange: ceil((end - start) / step) values start + i*step. The count is computed in
 /// double and converted only once it is known to be a valid size (converting NaN or a double
 /// beyond int64 is undefined behaviour).
-Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
+Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o_in) {
+    // LibTorch infers the dtype: int64 when start, end and step are all integers
+    const TensorOptions o =
+        o_in.has_dtype() || !(start.isIntegral() && end.isIntegral() && step.isIntegral())
+            ? o_in
+            : o_in.dtype(kInt64);
     auto range = [&] {
         return "start=" + runtime::scalar_str(start) + " end=" + runtime::scalar_str(end) +
                " step=" + runtime::scalar_str(step);
