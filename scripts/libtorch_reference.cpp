@@ -864,6 +864,42 @@ static void spatial_sampling() {
                      {in3b, g3b});
 }
 
+/// tests/test_nn_conv3d.cpp: the new modules' initial parameters after manual_seed(3) (float32,
+/// as drawn), then in float64 their outputs and gradients, as spatial().
+static void spatial_modules() {
+    namespace nn = torch::nn;
+    torch::manual_seed(3);
+    nn::Conv3d c3(nn::Conv3dOptions(2, 3, {2, 3, 2}).stride({1, 2, 1}).padding(1));
+    show("Conv3d_init_weight", c3->weight);
+    show("Conv3d_init_bias", c3->bias);
+    nn::ConvTranspose1d t1(nn::ConvTranspose1dOptions(2, 3, 3).stride(2).padding(1).output_padding(1));
+    show("ConvTranspose1d_init_weight", t1->weight);
+    show("ConvTranspose1d_init_bias", t1->bias);
+    nn::ConvTranspose3d t3(nn::ConvTranspose3dOptions(4, 2, {2, 2, 3}).groups(2).stride(2).bias(false));
+    show("ConvTranspose3d_init_weight", t3->weight);
+    nn::Conv3d cr(nn::Conv3dOptions(1, 2, 2).padding(1).padding_mode(torch::kReplicate));
+    c3->to(torch::kFloat64);
+    t1->to(torch::kFloat64);
+    t3->to(torch::kFloat64);
+    cr->to(torch::kFloat64);
+    auto x3 = spatial_input({2, 2, 3, 4, 3}, 0);
+    spatial_backward("Conv3d", c3(x3), {x3, c3->weight, c3->bias});
+    auto x1 = spatial_input({2, 2, 4}, 0);
+    spatial_backward("ConvTranspose1d", t1(x1), {x1, t1->weight, t1->bias});
+    auto xt = spatial_input({1, 4, 2, 2, 2}, 0);
+    spatial_backward("ConvTranspose3d", t3(xt), {xt, t3->weight});
+    auto xr = spatial_input({1, 1, 2, 3, 3}, 0);
+    spatial_backward("Conv3d_replicate", cr(xr), {xr, cr->weight, cr->bias});
+    torch::manual_seed(11);
+    nn::FractionalMaxPool2d fm(
+        nn::FractionalMaxPool2dOptions(2).output_size(torch::ExpandingArray<2>({5, 4})));
+    auto xf = spatial_input({2, 2, 8, 7}, 0);
+    show("FractionalMaxPool2d_first", std::get<1>(fm->forward_with_indices(xf)));
+    show("FractionalMaxPool2d_second", std::get<1>(fm->forward_with_indices(xf)));
+    nn::FractionalMaxPool3d fm3(nn::FractionalMaxPool3dOptions({2, 1, 2}).output_size(torch::ExpandingArray<3>({2, 3, 2})));
+    show("FractionalMaxPool3d_unbatched", std::get<1>(fm3->forward_with_indices(spatial_input({2, 4, 5, 4}, 0))));
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -925,5 +961,6 @@ int main() {
     dtypes();
     spatial();
     spatial_sampling();
+    spatial_modules();
     return 0;
 }

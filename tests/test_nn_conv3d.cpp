@@ -3,7 +3,10 @@
 /// values recorded by scripts/libtorch_reference.cpp into nn_conv3d_reference.hpp).
 #define BOOST_TEST_MODULE test_nn_conv3d
 #include <boost/test/unit_test.hpp>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn_conv3d_reference.hpp"
@@ -13,6 +16,7 @@
 
 using namespace tgtest;
 using tg::Tensor;
+namespace nn = tg::nn;
 
 namespace {
 
@@ -187,4 +191,200 @@ BOOST_AUTO_TEST_CASE(grid_sample_matches_libtorch) {
     check_backward("grid_sample_3d_nearest_reflection",
                    tg::grid_sample(in3b, g3b * 1.5, tg::kNearest, tg::kReflection, true),
                    {in3b, g3b});
+}
+
+namespace {
+
+/// The module's parameter `name` as float32 values (LibTorch's initial draws are float32).
+void check_init(const Tensor& p, const std::string& name) {
+    BOOST_TEST_CONTEXT(name) {
+        check_close(p, lt_ref(name), 0, 0);
+    }
+}
+
+std::string printed(const nn::Module& m) {
+    std::ostringstream os;
+    m.pretty_print(os);
+    return os.str();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(conv_modules_draw_and_compute_as_libtorch) {
+    tg::manual_seed(3);
+    nn::Conv3d c3(nn::Conv3dOptions(2, 3, {2, 3, 2}).stride({1, 2, 1}).padding(1));
+    check_init(c3->weight, "Conv3d_init_weight");
+    check_init(c3->bias, "Conv3d_init_bias");
+    nn::ConvTranspose1d t1(
+        nn::ConvTranspose1dOptions(2, 3, 3).stride(2).padding(1).output_padding(1));
+    check_init(t1->weight, "ConvTranspose1d_init_weight");
+    check_init(t1->bias, "ConvTranspose1d_init_bias");
+    nn::ConvTranspose3d t3(
+        nn::ConvTranspose3dOptions(4, 2, {2, 2, 3}).groups(2).stride(2).bias(false));
+    check_init(t3->weight, "ConvTranspose3d_init_weight");
+    BOOST_TEST(!t3->bias.defined());
+    nn::Conv3d cr(nn::Conv3dOptions(1, 2, 2).padding(1).padding_mode(tg::kReplicate));
+    for (nn::Module* m : std::initializer_list<nn::Module*>{c3.get(), t1.get(), t3.get(), cr.get()})
+        m->to(tg::kFloat64);
+    Tensor x3 = input({2, 2, 3, 4, 3}, 0);
+    check_backward("Conv3d", c3(x3), {x3, c3->weight, c3->bias});
+    Tensor x1 = input({2, 2, 4}, 0);
+    check_backward("ConvTranspose1d", t1(x1), {x1, t1->weight, t1->bias});
+    Tensor xt = input({1, 4, 2, 2, 2}, 0);
+    check_backward("ConvTranspose3d", t3(xt), {xt, t3->weight});
+    Tensor xr = input({1, 1, 2, 3, 3}, 0);
+    check_backward("Conv3d_replicate", cr(xr), {xr, cr->weight, cr->bias});
+    // unbatched input, as LibTorch's
+    BOOST_TEST((c3(input({2, 3, 4, 3}, 0)).sizes() == tg::Shape{3, 4, 2, 4}));
+}
+
+BOOST_AUTO_TEST_CASE(fractional_modules_draw_their_samples_as_libtorch) {
+    tg::manual_seed(11);
+    nn::FractionalMaxPool2d fm(nn::FractionalMaxPool2dOptions(2).output_size({5, 4}));
+    const Tensor xf = input({2, 2, 8, 7}, 0);
+    check_close(fm->forward_with_indices(xf).second, lt_ref("FractionalMaxPool2d_first"), 0, 0);
+    check_close(fm->forward_with_indices(xf).second, lt_ref("FractionalMaxPool2d_second"), 0, 0);
+    nn::FractionalMaxPool3d fm3(nn::FractionalMaxPool3dOptions({2, 1, 2}).output_size({2, 3, 2}));
+    check_close(fm3->forward_with_indices(input({2, 4, 5, 4}, 0)).second,
+                lt_ref("FractionalMaxPool3d_unbatched"), 0, 0);
+}
+
+BOOST_AUTO_TEST_CASE(modules_print_as_libtorch) {
+    // LibTorch 1.13's strings (scripts/libtorch_reference.cpp prints them too), without the
+    // torch::nn:: prefix, as every tapegrad module prints
+    const std::pair<std::shared_ptr<nn::Module>, std::string> cases[] = {
+        {nn::Conv3d(nn::Conv3dOptions(1, 32, 3).padding(1)).ptr(),
+         "Conv3d(1, 32, kernel_size=[3, 3, 3], stride=[1, 1, 1], padding=[1, 1, 1])"},
+        {nn::Conv3d(nn::Conv3dOptions(1, 32, {3, 2, 1}).stride({1, 2, 1}).bias(false).dilation(2))
+             .ptr(),
+         "Conv3d(1, 32, kernel_size=[3, 2, 1], stride=[1, 2, 1], dilation=[2, 2, 2], bias=false)"},
+        {nn::Conv3d(nn::Conv3dOptions(1, 1, 2).padding(tg::kValid)).ptr(),
+         "Conv3d(1, 1, kernel_size=[2, 2, 2], stride=[1, 1, 1], padding='valid')"},
+        {nn::ConvTranspose1d(nn::ConvTranspose1dOptions(2, 3, 3).stride(2).output_padding(1)).ptr(),
+         "ConvTranspose1d(2, 3, kernel_size=3, stride=2, output_padding=1)"},
+        {nn::ConvTranspose3d(nn::ConvTranspose3dOptions(2, 4, {3, 2, 1})
+                                 .stride(2)
+                                 .output_padding(1)
+                                 .groups(2)
+                                 .dilation(2)
+                                 .bias(false))
+             .ptr(),
+         "ConvTranspose3d(2, 4, kernel_size=[3, 2, 1], stride=[2, 2, 2], dilation=[2, 2, 2], "
+         "output_padding=[1, 1, 1], groups=2, bias=false)"},
+        {nn::MaxPool1d(2).ptr(),
+         "MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=false)"},
+        {nn::MaxPool3d(nn::MaxPool3dOptions(2).stride(1)).ptr(),
+         "MaxPool3d(kernel_size=[2, 2, 2], stride=[1, 1, 1], padding=[0, 0, 0], "
+         "dilation=[1, 1, 1], ceil_mode=false)"},
+        {nn::AvgPool1d(2).ptr(), "AvgPool1d(kernel_size=2, stride=2, padding=0)"},
+        {nn::AvgPool3d(nn::AvgPool3dOptions(2).divisor_override(3)).ptr(),
+         "AvgPool3d(kernel_size=[2, 2, 2], stride=[2, 2, 2], padding=[0, 0, 0])"},
+        {nn::AvgPool2d(2).ptr(), "AvgPool2d(kernel_size=[2, 2], stride=[2, 2], padding=[0, 0])"},
+        {nn::AdaptiveAvgPool1d(3).ptr(), "AdaptiveAvgPool1d(output_size=3)"},
+        {nn::AdaptiveAvgPool3d(3).ptr(), "AdaptiveAvgPool3d(output_size=[3, 3, 3])"},
+        {nn::AdaptiveMaxPool1d(3).ptr(), "AdaptiveMaxPool1d(output_size=3)"},
+        {nn::AdaptiveMaxPool2d(3).ptr(), "AdaptiveMaxPool2d(output_size=[3, 3])"},
+        {nn::AdaptiveMaxPool3d(3).ptr(), "AdaptiveMaxPool3d(output_size=[3, 3, 3])"},
+        {nn::AdaptiveAvgPool2d(3).ptr(), "AdaptiveAvgPool2d(output_size=[3, 3])"},
+        {nn::LPPool1d(nn::LPPool1dOptions(2, 3)).ptr(),
+         "LPPool1d(norm_type=2, kernel_size=3, stride=3, ceil_mode=false)"},
+        {nn::LPPool2d(nn::LPPool2dOptions(1.5, {2, 3}).stride(1).ceil_mode(true)).ptr(),
+         "LPPool2d(norm_type=1.5, kernel_size=[2, 3], stride=[1, 1], ceil_mode=true)"},
+        {nn::MaxUnpool1d(2).ptr(), "MaxUnpool1d(kernel_size=2, stride=2, padding=0)"},
+        {nn::MaxUnpool2d(nn::MaxUnpool2dOptions(2).stride(1).padding(1)).ptr(),
+         "MaxUnpool2d(kernel_size=[2, 2], stride=[1, 1], padding=[1, 1])"},
+        {nn::MaxUnpool3d(2).ptr(),
+         "MaxUnpool3d(kernel_size=[2, 2, 2], stride=[2, 2, 2], padding=[0, 0, 0])"},
+        {nn::FractionalMaxPool2d(nn::FractionalMaxPool2dOptions(2).output_size(5)).ptr(),
+         "FractionalMaxPool2d()"},
+        {nn::FractionalMaxPool3d(nn::FractionalMaxPool3dOptions(2).output_ratio(0.5)).ptr(),
+         "FractionalMaxPool3d()"},
+        {nn::Fold(nn::FoldOptions({4, 5}, {2, 2})).ptr(),
+         "Fold(output_size=[4, 5], kernel_size=[2, 2], dilation=[1, 1], padding=[0, 0], "
+         "stride=[1, 1])"},
+        {nn::Unfold(nn::UnfoldOptions({2, 3}).padding(1)).ptr(),
+         "Unfold(kernel_size=[2, 3], dilation=[1, 1], padding=[1, 1], stride=[1, 1])"},
+        {nn::PixelShuffle(2).ptr(), "PixelShuffle(upscale_factor=2)"},
+        {nn::PixelUnshuffle(2).ptr(), "PixelUnshuffle(downscale_factor=2)"},
+    };
+    for (const auto& [m, expected] : cases)
+        BOOST_TEST(printed(*m) == expected);
+}
+
+BOOST_AUTO_TEST_CASE(pool_modules_and_functional_forms_compute_the_ops) {
+    namespace F = tg::nn::functional;
+    const Tensor x1 = input({2, 3, 9}, 0), x2 = input({2, 2, 6, 7}, 1),
+                 x3 = input({1, 2, 4, 6, 5}, 2);
+    auto same = [](const Tensor& a, const Tensor& b) { check_close(a, values_of(b), 0, 0); };
+    same(nn::MaxPool1d(nn::MaxPool1dOptions(3).stride(2).padding(1))(x1),
+         tg::max_pool1d(x1, 3, 2, 1));
+    same(F::max_pool3d(x3, F::MaxPool3dFuncOptions(2).dilation({1, 2, 1})),
+         tg::max_pool3d(x3, 2, {}, 0, {1, 2, 1}));
+    same(std::get<1>(F::max_pool2d_with_indices(x2, F::MaxPool2dFuncOptions(3).stride(2))),
+         tg::max_pool2d_with_indices(x2, 3, 2).second);
+    same(nn::AvgPool3d(nn::AvgPool3dOptions(2).stride(1).divisor_override(3))(x3),
+         tg::avg_pool3d(x3, 2, 1, 0, false, true, 3));
+    same(F::avg_pool1d(x1, F::AvgPool1dFuncOptions(4).ceil_mode(true)),
+         tg::avg_pool1d(x1, 4, {}, 0, true));
+    same(nn::AdaptiveAvgPool1d(4)(x1), tg::adaptive_avg_pool1d(x1, 4));
+    same(F::adaptive_avg_pool3d(x3, F::AdaptiveAvgPool3dFuncOptions({2, 3, 3})),
+         tg::adaptive_avg_pool3d(x3, {2, 3, 3}));
+    same(nn::AdaptiveMaxPool2d({3, 2})->forward_with_indices(x2).second,
+         tg::adaptive_max_pool2d(x2, {3, 2}).second);
+    same(F::adaptive_max_pool3d(x3, 2), tg::adaptive_max_pool3d(x3, 2).first);
+    const Tensor pos = tg::abs(x2) + 0.1;
+    same(nn::LPPool2d(nn::LPPool2dOptions(2, 2))(pos), tg::lp_pool2d(pos, 2, 2));
+    same(F::lp_pool1d(tg::abs(x1), F::LPPool1dFuncOptions(3, 2)), tg::lp_pool1d(tg::abs(x1), 3, 2));
+    auto [y, i] = tg::max_pool2d_with_indices(x2, 2);
+    same(nn::MaxUnpool2d(2)(y, i, std::vector<int64_t>{6, 7}),
+         tg::max_unpool2d(y, i, 2, {}, 0, std::vector<int64_t>{6, 7}));
+    same(F::max_unpool2d(
+             y, i, F::MaxUnpool2dFuncOptions(2).output_size(std::vector<int64_t>{2, 2, 7, 8})),
+         tg::max_unpool2d(y, i, 2, {}, 0, std::vector<int64_t>{7, 8}));
+    same(nn::Unfold(nn::UnfoldOptions(2).stride(2))(x2), tg::unfold(x2, 2, 1, 0, 2));
+    const Tensor cols = tg::unfold(x2, 3, 1, 1);
+    same(nn::Fold(nn::FoldOptions({6, 7}, 3).padding(1))(cols), tg::fold(cols, {6, 7}, 3, 1, 1));
+    same(nn::PixelShuffle(2)(input({1, 8, 2, 3}, 0)), tg::pixel_shuffle(input({1, 8, 2, 3}, 0), 2));
+    same(F::pixel_unshuffle(x2.narrow(3, 0, 6), 2), tg::pixel_unshuffle(x2.narrow(3, 0, 6), 2));
+    const Tensor grid = input({2, 3, 3, 2}, 3);
+    same(
+        F::grid_sample(x2, grid, F::GridSampleFuncOptions().mode(tg::kNearest).align_corners(true)),
+        tg::grid_sample(x2, grid, tg::kNearest, tg::kZeros, true));
+    const Tensor w3 = input({4, 2, 2, 2, 2}, 4);
+    same(F::conv3d(x3, w3, F::Conv3dFuncOptions().padding(tg::kSame)),
+         tg::conv3d(x3, w3, {}, 1, tg::kSame));
+    same(F::conv_transpose3d(x3, w3.transpose(0, 1).contiguous(),
+                             F::ConvTranspose3dFuncOptions().stride(2).output_padding(1)),
+         tg::conv_transpose3d(x3, w3.transpose(0, 1).contiguous(), {}, 2, 0, 1));
+}
+
+BOOST_AUTO_TEST_CASE(bad_module_options_name_the_layer) {
+    check_throws<tg::value_error>([] { nn::MaxPool3d(nn::MaxPool3dOptions(2).stride(0)); },
+                                  {"MaxPool3d", "stride"});
+    check_throws<tg::shape_error>(
+        [] {
+            nn::AvgPool1d(nn::AvgPool1dOptions({2, 2}));
+        },
+        {"AvgPool1d", "kernel_size"});
+    check_throws<tg::value_error>(
+        [] { nn::AvgPool3d(nn::AvgPool3dOptions(2).divisor_override(0)); },
+        {"AvgPool3d", "divisor_override"});
+    check_throws<tg::value_error>([] { nn::FractionalMaxPool2d(2); },
+                                  {"FractionalMaxPool2d", "output size"});
+    check_throws<tg::value_error>(
+        [] { nn::FractionalMaxPool3d(nn::FractionalMaxPool3dOptions(2).output_ratio(1.5)); },
+        {"FractionalMaxPool3d", "output_ratio"});
+    check_throws<tg::value_error>(
+        [] { nn::ConvTranspose3d(nn::ConvTranspose3dOptions(1, 2, 3).padding_mode(tg::kReflect)); },
+        {"ConvTranspose3d", "padding_mode"});
+    check_throws<tg::shape_error>(
+        [] {
+            nn::Conv3d(nn::Conv3dOptions(2, 4, {3, 3}));
+        },
+        {"Conv3d", "kernel_size"});
+    check_throws<tg::shape_error>(
+        [] {
+            nn::Conv3d(nn::Conv3dOptions(2, 4, 3))(tg::ones({1, 2, 5, 5}));
+        },
+        {"Conv3d"});
 }

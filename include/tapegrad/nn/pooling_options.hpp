@@ -120,10 +120,25 @@ struct FractionalMaxPoolOptions {
         : kernel_size_(std::move(kernel_size)) {}
     FractionalMaxPoolOptions(int64_t kernel_size) : kernel_size_(kernel_size) {}     // NOLINT
     FractionalMaxPoolOptions(std::initializer_list<int64_t> k) : kernel_size_(k) {}  // NOLINT
+    FractionalMaxPoolOptions& output_size(IntArg v) { return output_size_ = std::move(v), *this; }
+    FractionalMaxPoolOptions& output_size(std::initializer_list<int64_t> v) {
+        return output_size_ = IntArg(v), *this;
+    }
+    const std::optional<IntArg>& output_size() const { return output_size_; }
+    /// One ratio for every dim, or D of them, each in (0, 1).
+    FractionalMaxPoolOptions& output_ratio(double r) {
+        return output_ratio_ = std::vector<double>{r}, *this;
+    }
+    FractionalMaxPoolOptions& output_ratio(std::vector<double> r) {
+        return output_ratio_ = std::move(r), *this;
+    }
+    const std::optional<std::vector<double>>& output_ratio() const { return output_ratio_; }
     TG_ARG(IntArg, kernel_size);
-    TG_ARG(std::optional<IntArg>, output_size) = std::nullopt;
-    TG_ARG(std::optional<std::vector<double>>, output_ratio) = std::nullopt;
     TG_ARG(Tensor, _random_samples) = {};
+
+private:
+    std::optional<IntArg> output_size_;
+    std::optional<std::vector<double>> output_ratio_;
 };
 using FractionalMaxPool2dOptions = FractionalMaxPoolOptions<2>;
 using FractionalMaxPool3dOptions = FractionalMaxPoolOptions<3>;
