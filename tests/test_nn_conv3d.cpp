@@ -11,6 +11,7 @@
 
 #include "nn_conv3d_reference.hpp"
 #include "tapegrad/nn.hpp"
+#include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
 #include "test_util.hpp"
 
@@ -387,4 +388,74 @@ BOOST_AUTO_TEST_CASE(bad_module_options_name_the_layer) {
             nn::Conv3d(nn::Conv3dOptions(2, 4, 3))(tg::ones({1, 2, 5, 5}));
         },
         {"Conv3d"});
+}
+
+namespace {
+
+/// A small 3-D CNN on video-like input [N, 1, T, H, W]: (Conv3d -> ReLU -> MaxPool3d) x2 ->
+/// Flatten -> Linear (no BatchNorm3d: not built yet).
+nn::Sequential video_cnn(int64_t flat) {
+    return nn::Sequential(nn::Conv3d(nn::Conv3dOptions(1, 4, 3).padding(1)), nn::ReLU(),
+                          nn::MaxPool3d(2), nn::Conv3d(nn::Conv3dOptions(4, 8, 3).padding(1)),
+                          nn::ReLU(), nn::MaxPool3d(2), nn::Flatten(), nn::Linear(flat, 2));
+}
+
+/// n clips of t frames h x w: a 4x4 bright square crossing the frame left to right (class 0)
+/// or right to left (class 1), at a row that varies by clip, over noise.
+std::pair<Tensor, Tensor> moving_squares(int64_t n, int64_t t, int64_t h, int64_t w) {
+    const int64_t frame = h * w, clip = t * frame;
+    std::vector<double> xs = random_values(n * clip, 21, -0.2, 0.2);
+    std::vector<int64_t> ys(size_t(n), 0);
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t cls = i % 2, row = (i * 5) % (h - 4);
+        ys[size_t(i)] = cls;
+        for (int64_t f = 0; f < t; ++f) {
+            const int64_t x0 = (w - 4) * f / (t - 1), col = cls == 0 ? x0 : w - 4 - x0;
+            for (int64_t r = row; r < row + 4; ++r)
+                for (int64_t c = col; c < col + 4; ++c)
+                    xs[size_t(i * clip + f * frame + r * w + c)] += 1.0;
+        }
+    }
+    return {from_values(xs, {n, 1, t, h, w}).to(tg::kFloat32), tg::tensor(ys)};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_small_3d_cnn_learns_from_16x32x32_clips) {
+    tg::manual_seed(5);
+    nn::Sequential net = video_cnn(8 * 4 * 8 * 8);
+    const auto [x, y] = moving_squares(8, 16, 32, 32);
+    tg::optim::Adam opt(net->parameters(), tg::optim::AdamOptions(0.01));
+    double first = 0, last = 0;
+    for (int step = 0; step < 15; ++step) {
+        opt.zero_grad();
+        const Tensor loss = tg::cross_entropy(net(x), y);
+        loss.backward();
+        opt.step();
+        (step == 0 ? first : last) = loss.item<double>();
+    }
+    BOOST_TEST(last < 0.3 * first);
+    BOOST_TEST(tg::eq(tg::argmax(net(x), 1), y).sum().item<int64_t>() == 8);
+}
+
+BOOST_AUTO_TEST_CASE(the_3d_cnn_on_opencl_matches_the_cpu) {
+    if (!tg::is_available(tg::Device::opencl(0))) {
+        BOOST_TEST_MESSAGE("no OpenCL device: skipped");
+        return;
+    }
+    tg::manual_seed(6);
+    nn::Sequential cpu = video_cnn(8 * 1 * 2 * 2);
+    tg::manual_seed(6);
+    nn::Sequential dev = video_cnn(8 * 1 * 2 * 2);
+    dev->to(tg::Device::opencl(0));
+    const auto [x, y] = moving_squares(2, 4, 8, 8);
+    const Tensor lc = tg::cross_entropy(cpu(x), y);
+    const Tensor ld =
+        tg::cross_entropy(dev(x.to(tg::Device::opencl(0))), y.to(tg::Device::opencl(0)));
+    lc.backward();
+    ld.backward();
+    BOOST_TEST(std::abs(lc.item<double>() - ld.item<double>()) < 1e-5);
+    const auto pc = cpu->parameters(), pd = dev->parameters();
+    for (size_t i = 0; i < pc.size(); ++i)
+        check_close(pd[i].grad().to(tg::Device::cpu()), pc[i].grad(), 1e-5, 1e-4);
 }
