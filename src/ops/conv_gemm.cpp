@@ -252,8 +252,11 @@ WindowOp fold_op() {
 
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
-    Tensor y = k == Kind::Forward ? forward_raw(ac, bc, c.defined() ? c.detach() : c, g)
-               : k == Kind::Input ? input_raw(ac, bc, g)
+    const bool tiles = k != Kind::Input && tiled(g, ac);
+    Tensor y = k == Kind::Forward
+                   ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
+               : k == Kind::Input ? (input_tiled(g, ac) ? input_as_forward : input_raw)(ac, bc, g)
+               : tiles            ? weight_tiled(ac, bc, g)
                                   : weight_raw(ac, bc, g);
     if (should_record({&a, &b, &c}))
         record(k == Kind::Forward ? (g.nd == 3 ? "conv3d" : "conv2d")

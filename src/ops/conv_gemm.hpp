@@ -44,6 +44,17 @@ enum class Kind { Forward, Input, Weight };
 /// is defined (db = Σ dy).
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c = {});
 
+/// Whether Forward and Weight run a tile of output depths at a time (Note [Depth tiles] in
+/// conv_tiles.cpp): 3-D convolutions whose one sample unfolds to more than 1 MiB. The tiled
+/// forms take contiguous detached operands, as conv_gemm.cpp's.
+bool tiled(const ConvGeom& g, const Tensor& t);
+Tensor forward_tiled(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g);
+Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g);
+/// Input as the forward of dy with the flipped, transposed weight (every stride 1), tiled:
+/// for 3-D convolutions whose flipped form is tiled.
+bool input_tiled(const ConvGeom& g, const Tensor& dy);
+Tensor input_as_forward(const Tensor& dy, const Tensor& w, const ConvGeom& g);
+
 /// The fold kernel: the gather, or with TG_CONV_SCATTER=1 in the environment the scatter kept
 /// for benchmarks/bench_conv and the test that compares the two (CPU only; Note [Gathering
 /// adjoints]).
