@@ -3,7 +3,7 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv cnn-epoch gpt ddp (opencl
+#                                    # seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt ddp (opencl
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
 #                                    # TG_MPI and mpirun)
 #
@@ -32,7 +32,7 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv cnn-epoch gpt ddp}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt ddp}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -48,6 +48,7 @@ for w in $WHAT; do
     checkpoint) targets+=" bench_checkpoint" ;;
     soak) targets+=" bench_soak" ;;
     conv) targets+=" bench_conv" ;;
+    conv3d) targets+=" bench_conv3d" ;;
     cnn-epoch) targets+=" bench_cnn_epoch" ;;
     gpt) targets+=" bench_gpt" ;;
     ddp) targets+=" bench_ddp" ;;
@@ -180,6 +181,12 @@ for w in $WHAT; do
             --tag "$tag" --csv "$RES/conv_$tag.csv" --md "$RES/conv_$tag.part.md" \
             --plot "$RES/conv_$tag.plot.csv" >/dev/null
         finish "conv_$tag" "Two-convolution step, N=64 ($tag)" "ms per step (median)" ;;
+    conv3d)  # about 4 minutes: each side a process of its own per round, on 1 and 2 threads
+        tag=$(host_tag)
+        "$B/bench_conv3d" --threads-list 1,2 --rounds "${ROUNDS_CONV3D:-3}" \
+            --tag "$tag" --csv "$RES/conv3d_$tag.csv" --md "$RES/conv3d_$tag.part.md" \
+            --plot "$RES/conv3d_$tag.plot.csv" >/dev/null
+        finish "conv3d_$tag" "Two 3-D convolutions, N=8 16x32x32 ($tag)" "ms per step (median)" ;;
     cnn-epoch)  # about 5 minutes on 2 threads: 5 processes per round, an epoch each
         tag=$(host_tag)
         "$B/bench_cnn_epoch" --threads-list "${THREADS_CNN:-2}" --rounds "${ROUNDS_CNN:-2}" \

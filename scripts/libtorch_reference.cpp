@@ -711,6 +711,241 @@ static void random_streams() {
     print("distributed_sequential", sequential);
 }
 
+/// tests/test_nn_conv3d.cpp: conv3d, the transposed 1-D and 3-D convolutions and the 1-D, 3-D
+/// and adaptive pools in float64. Inputs are sin(0.37 i + 0.1 k) (input k of a case, i its
+/// flat index), the upstream gradient cos(0.21 i); each case prints y and the gradients of
+/// sum(y * upstream).
+static torch::Tensor spatial_input(torch::IntArrayRef shape, int k) {
+    auto o = torch::TensorOptions().dtype(torch::kFloat64);
+    int64_t n = 1;
+    for (int64_t s : shape)
+        n *= s;
+    return (torch::arange(n, o) * 0.37 + 0.1 * k).sin().reshape(shape).requires_grad_(true);
+}
+static void spatial_backward(const char* name, const torch::Tensor& y,
+                             std::vector<torch::Tensor> leaves) {
+    show(name, y);
+    auto o = torch::TensorOptions().dtype(torch::kFloat64);
+    auto up = (torch::arange(y.numel(), o) * 0.21).cos().reshape(y.sizes());
+    (y * up).sum().backward();
+    for (size_t i = 0; i < leaves.size(); ++i)
+        show((std::string(name) + "_grad" + std::to_string(i)).c_str(), leaves[i].grad());
+}
+static void spatial() {
+    using namespace torch::nn::functional;
+    auto x = spatial_input({2, 2, 3, 5, 4}, 0), w = spatial_input({3, 2, 2, 3, 3}, 1),
+         b = spatial_input({3}, 2);
+    spatial_backward(
+        "conv3d",
+        conv3d(
+            x, w,
+            Conv3dFuncOptions().bias(b).stride({1, 2, 1}).padding({1, 0, 1}).dilation({1, 1, 2})),
+        {x, w, b});
+    auto xg = spatial_input({1, 4, 3, 3, 3}, 0), wg = spatial_input({4, 2, 2, 3, 2}, 1);
+    spatial_backward("conv3d_same_groups",
+                     conv3d(xg, wg, Conv3dFuncOptions().padding(torch::kSame).groups(2)), {xg, wg});
+    auto x1 = spatial_input({2, 2, 5}, 0), w1 = spatial_input({2, 3, 3}, 1),
+         b1 = spatial_input({3}, 2);
+    spatial_backward(
+        "conv_transpose1d",
+        conv_transpose1d(
+            x1, w1,
+            ConvTranspose1dFuncOptions().bias(b1).stride(2).padding(1).output_padding(1).dilation(
+                2)),
+        {x1, w1, b1});
+    auto x3 = spatial_input({1, 4, 2, 3, 2}, 0), w3 = spatial_input({4, 1, 2, 3, 2}, 1),
+         b3 = spatial_input({2}, 2);
+    spatial_backward("conv_transpose3d",
+                     conv_transpose3d(x3, w3,
+                                      ConvTranspose3dFuncOptions()
+                                          .bias(b3)
+                                          .stride({2, 1, 2})
+                                          .padding({0, 1, 1})
+                                          .output_padding({1, 0, 1})
+                                          .groups(2)),
+                     {x3, w3, b3});
+    auto p1 = spatial_input({2, 3, 9}, 0);
+    auto m1 = max_pool1d_with_indices(
+        p1, MaxPool1dFuncOptions(3).stride(2).padding(1).dilation(2).ceil_mode(true));
+    show("max_pool1d_indices", std::get<1>(m1));
+    spatial_backward("max_pool1d", std::get<0>(m1), {p1});
+    auto p3 = spatial_input({1, 2, 4, 5, 6}, 0);
+    auto m3 = max_pool3d_with_indices(
+        p3,
+        MaxPool3dFuncOptions({2, 3, 2}).stride({2, 1, 2}).padding({1, 1, 0}).dilation({1, 1, 2}));
+    show("max_pool3d_indices", std::get<1>(m3));
+    spatial_backward("max_pool3d", std::get<0>(m3), {p3});
+    auto a1 = spatial_input({2, 2, 7}, 0);
+    spatial_backward(
+        "avg_pool1d",
+        avg_pool1d(
+            a1,
+            AvgPool1dFuncOptions(3).stride(2).padding(1).ceil_mode(true).count_include_pad(false)),
+        {a1});
+    auto a3 = spatial_input({1, 2, 4, 5, 5}, 0);
+    spatial_backward(
+        "avg_pool3d",
+        avg_pool3d(
+            a3,
+            AvgPool3dFuncOptions({2, 3, 3}).stride({1, 2, 2}).padding({1, 1, 0}).ceil_mode(true)),
+        {a3});
+    auto a3d = spatial_input({1, 2, 4, 5, 5}, 1);
+    spatial_backward(
+        "avg_pool3d_divisor",
+        avg_pool3d(a3d, AvgPool3dFuncOptions(2).stride(1).padding(1).divisor_override(7)), {a3d});
+    auto a2d = spatial_input({1, 2, 4, 5}, 1);
+    spatial_backward(
+        "avg_pool2d_divisor",
+        avg_pool2d(a2d, AvgPool2dFuncOptions(3).stride(2).padding(1).divisor_override(4)), {a2d});
+    auto aa1 = spatial_input({2, 2, 7}, 0);
+    spatial_backward("adaptive_avg_pool1d", adaptive_avg_pool1d(aa1, 3), {aa1});
+    auto aa3 = spatial_input({1, 2, 3, 5, 7}, 0);
+    spatial_backward("adaptive_avg_pool3d",
+                     adaptive_avg_pool3d(aa3, AdaptiveAvgPool3dFuncOptions({2, 3, 4})), {aa3});
+    auto am1 = spatial_input({2, 2, 7}, 0);
+    auto r1 = adaptive_max_pool1d_with_indices(am1, AdaptiveMaxPool1dFuncOptions(3));
+    show("adaptive_max_pool1d_indices", std::get<1>(r1));
+    spatial_backward("adaptive_max_pool1d", std::get<0>(r1), {am1});
+    auto am2 = spatial_input({1, 2, 5, 7}, 0);
+    auto r2 = adaptive_max_pool2d_with_indices(am2, AdaptiveMaxPool2dFuncOptions({3, 4}));
+    show("adaptive_max_pool2d_indices", std::get<1>(r2));
+    spatial_backward("adaptive_max_pool2d", std::get<0>(r2), {am2});
+    auto am3 = spatial_input({1, 2, 3, 5, 7}, 0);
+    auto r3 = adaptive_max_pool3d_with_indices(am3, AdaptiveMaxPool3dFuncOptions({2, 3, 4}));
+    show("adaptive_max_pool3d_indices", std::get<1>(r3));
+    spatial_backward("adaptive_max_pool3d", std::get<0>(r3), {am3});
+}
+
+/// tests/test_nn_conv3d.cpp: LP pooling, max unpooling (repeated indices too), fractional max
+/// pooling (given samples, and the samples drawn after manual_seed(7)), pixel (un)shuffle,
+/// affine_grid and grid_sample's modes, as spatial().
+static void spatial_sampling() {
+    using namespace torch::nn::functional;
+    auto o = torch::TensorOptions().dtype(torch::kFloat64);
+    auto l1 = spatial_input({2, 3, 7}, 0);
+    auto l1p = l1.abs() + 0.5;
+    spatial_backward("lp_pool1d", lp_pool1d(l1p, LPPool1dFuncOptions(2, 3).stride(2)), {l1});
+    auto l2 = spatial_input({1, 2, 5, 5}, 0);
+    spatial_backward("lp_pool2d",
+                     lp_pool2d(l2.abs() + 0.5, LPPool2dFuncOptions(3, {2, 3}).stride({2, 1}).ceil_mode(true)),
+                     {l2});
+    auto src1 = spatial_input({2, 3, 9}, 3);
+    auto i1 = std::get<1>(max_pool1d_with_indices(src1, MaxPool1dFuncOptions(3).stride(1)));
+    auto u1 = spatial_input({2, 3, 7}, 0);
+    spatial_backward("max_unpool1d_repeated", max_unpool1d(u1, i1, MaxUnpool1dFuncOptions(3).stride(1)),
+                     {u1});
+    auto src2 = spatial_input({2, 2, 4, 6}, 3);
+    auto i2 = std::get<1>(max_pool2d_with_indices(src2, MaxPool2dFuncOptions(2)));
+    auto u2 = spatial_input({2, 2, 2, 3}, 0);
+    spatial_backward("max_unpool2d_output_size",
+                     max_unpool2d(u2, i2, MaxUnpool2dFuncOptions(2).output_size(std::vector<int64_t>{2, 2, 5, 7})),
+                     {u2});
+    auto src3 = spatial_input({1, 2, 4, 4, 6}, 3);
+    auto i3 = std::get<1>(max_pool3d_with_indices(src3, MaxPool3dFuncOptions(2).stride({1, 2, 2})));
+    auto u3 = spatial_input({1, 2, 3, 2, 3}, 0);
+    spatial_backward("max_unpool3d_repeated",
+                     max_unpool3d(u3, i3, MaxUnpool3dFuncOptions(2).stride({1, 2, 2})), {u3});
+    auto f2 = spatial_input({2, 2, 7, 6}, 0);
+    auto samples2 = (torch::arange(8, o) * 0.13 + 0.05).reshape({2, 2, 2});
+    auto r2 = fractional_max_pool2d_with_indices(
+        f2, FractionalMaxPool2dFuncOptions(2).output_size(std::vector<int64_t>{4, 3})._random_samples(samples2));
+    show("fractional_max_pool2d_indices", std::get<1>(r2));
+    spatial_backward("fractional_max_pool2d", std::get<0>(r2), {f2});
+    auto f3 = spatial_input({1, 2, 5, 6, 5}, 0);
+    auto samples3 = (torch::arange(6, o) * 0.15 + 0.02).reshape({1, 2, 3});
+    auto r3 = fractional_max_pool3d_with_indices(
+        f3, FractionalMaxPool3dFuncOptions({2, 3, 2}).output_size(std::vector<int64_t>{3, 3, 2})._random_samples(samples3));
+    show("fractional_max_pool3d_indices", std::get<1>(r3));
+    spatial_backward("fractional_max_pool3d", std::get<0>(r3), {f3});
+    torch::manual_seed(7);
+    auto fr = spatial_input({2, 3, 8, 9}, 1);
+    auto rr = fractional_max_pool2d_with_indices(
+        fr, FractionalMaxPool2dFuncOptions({3, 2}).output_ratio(std::vector<double>{0.5, 0.6}));
+    show("fractional_max_pool2d_seeded_indices", std::get<1>(rr));
+    show("fractional_max_pool2d_seeded_after", torch::rand({2}, o));
+    auto ps = spatial_input({2, 8, 2, 3}, 0);
+    spatial_backward("pixel_shuffle", pixel_shuffle(ps, PixelShuffleFuncOptions(2)), {ps});
+    auto pu = spatial_input({2, 1, 2, 4, 6}, 0);
+    spatial_backward("pixel_unshuffle", pixel_unshuffle(pu, PixelUnshuffleFuncOptions(2)), {pu});
+    auto th = spatial_input({2, 2, 3}, 0);
+    spatial_backward("affine_grid_2d", affine_grid(th, {2, 3, 4, 5}, false), {th});
+    auto th3 = spatial_input({1, 3, 4}, 1);
+    spatial_backward("affine_grid_3d_corners", affine_grid(th3, {1, 1, 2, 3, 4}, true), {th3});
+    struct GS { const char* name; int mode; int pad; bool ac; double scale; };
+    const GS cases[] = {{"grid_sample_bilinear", 0, 0, false, 1.2},
+                        {"grid_sample_bilinear_border_corners", 0, 1, true, 1.3},
+                        {"grid_sample_bilinear_reflection", 0, 2, false, 2.7},
+                        {"grid_sample_bilinear_reflection_corners", 0, 2, true, 2.7},
+                        {"grid_sample_nearest", 1, 0, false, 1.1},
+                        {"grid_sample_nearest_border", 1, 1, true, 1.5},
+                        {"grid_sample_bicubic", 2, 0, false, 1.2},
+                        {"grid_sample_bicubic_border", 2, 1, false, 1.4},
+                        {"grid_sample_bicubic_reflection_corners", 2, 2, true, 1.6}};
+    for (const GS& c : cases) {
+        auto in = spatial_input({2, 2, 4, 5}, 0);
+        auto g0 = spatial_input({2, 3, 4, 2}, 1);
+        auto g = g0 * c.scale;
+        auto opt = GridSampleFuncOptions().align_corners(c.ac);
+        if (c.mode == 0) opt.mode(torch::kBilinear);
+        if (c.mode == 1) opt.mode(torch::kNearest);
+        if (c.pad == 0) opt.padding_mode(torch::kZeros);
+        if (c.pad == 1) opt.padding_mode(torch::kBorder);
+        if (c.pad == 2) opt.padding_mode(torch::kReflection);
+        // LibTorch 1.13's F::grid_sample has no kBicubic (ATen's grid_sampler has, mode 2)
+        spatial_backward(c.name,
+                         c.mode == 2 ? torch::grid_sampler(in, g, 2, c.pad, c.ac)
+                                     : grid_sample(in, g, opt),
+                         {in, g0});
+    }
+    auto in3 = spatial_input({1, 2, 3, 4, 3}, 0);
+    auto g3 = spatial_input({1, 2, 2, 3, 3}, 1);
+    spatial_backward("grid_sample_trilinear",
+                     grid_sample(in3, g3 * 1.2, GridSampleFuncOptions().mode(torch::kBilinear).align_corners(false)),
+                     {in3, g3});
+    auto in3b = spatial_input({1, 1, 3, 3, 4}, 0);
+    auto g3b = spatial_input({1, 2, 2, 2, 3}, 1);
+    spatial_backward("grid_sample_3d_nearest_reflection",
+                     grid_sample(in3b, g3b * 1.5, GridSampleFuncOptions().mode(torch::kNearest)
+                                     .padding_mode(torch::kReflection).align_corners(true)),
+                     {in3b, g3b});
+}
+
+/// tests/test_nn_conv3d.cpp: the new modules' initial parameters after manual_seed(3) (float32,
+/// as drawn), then in float64 their outputs and gradients, as spatial().
+static void spatial_modules() {
+    namespace nn = torch::nn;
+    torch::manual_seed(3);
+    nn::Conv3d c3(nn::Conv3dOptions(2, 3, {2, 3, 2}).stride({1, 2, 1}).padding(1));
+    show("Conv3d_init_weight", c3->weight);
+    show("Conv3d_init_bias", c3->bias);
+    nn::ConvTranspose1d t1(nn::ConvTranspose1dOptions(2, 3, 3).stride(2).padding(1).output_padding(1));
+    show("ConvTranspose1d_init_weight", t1->weight);
+    show("ConvTranspose1d_init_bias", t1->bias);
+    nn::ConvTranspose3d t3(nn::ConvTranspose3dOptions(4, 2, {2, 2, 3}).groups(2).stride(2).bias(false));
+    show("ConvTranspose3d_init_weight", t3->weight);
+    nn::Conv3d cr(nn::Conv3dOptions(1, 2, 2).padding(1).padding_mode(torch::kReplicate));
+    c3->to(torch::kFloat64);
+    t1->to(torch::kFloat64);
+    t3->to(torch::kFloat64);
+    cr->to(torch::kFloat64);
+    auto x3 = spatial_input({2, 2, 3, 4, 3}, 0);
+    spatial_backward("Conv3d", c3(x3), {x3, c3->weight, c3->bias});
+    auto x1 = spatial_input({2, 2, 4}, 0);
+    spatial_backward("ConvTranspose1d", t1(x1), {x1, t1->weight, t1->bias});
+    auto xt = spatial_input({1, 4, 2, 2, 2}, 0);
+    spatial_backward("ConvTranspose3d", t3(xt), {xt, t3->weight});
+    auto xr = spatial_input({1, 1, 2, 3, 3}, 0);
+    spatial_backward("Conv3d_replicate", cr(xr), {xr, cr->weight, cr->bias});
+    torch::manual_seed(11);
+    nn::FractionalMaxPool2d fm(
+        nn::FractionalMaxPool2dOptions(2).output_size(torch::ExpandingArray<2>({5, 4})));
+    auto xf = spatial_input({2, 2, 8, 7}, 0);
+    show("FractionalMaxPool2d_first", std::get<1>(fm->forward_with_indices(xf)));
+    show("FractionalMaxPool2d_second", std::get<1>(fm->forward_with_indices(xf)));
+    nn::FractionalMaxPool3d fm3(nn::FractionalMaxPool3dOptions({2, 1, 2}).output_size(torch::ExpandingArray<3>({2, 3, 2})));
+    show("FractionalMaxPool3d_unbatched", std::get<1>(fm3->forward_with_indices(spatial_input({2, 4, 5, 4}, 0))));
+}
+
 int main() {
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
@@ -772,5 +1007,8 @@ int main() {
     ported_spellings(o);
     random_streams();
     dtypes();
+    spatial();
+    spatial_sampling();
+    spatial_modules();
     return 0;
 }

@@ -91,9 +91,9 @@ BOOST_AUTO_TEST_CASE(bad_layers_and_inputs_name_the_layer) {
 BOOST_AUTO_TEST_CASE(printing_follows_libtorch) {
     std::ostringstream os;
     os << *nn::MaxPool2d(2);
-    BOOST_TEST(
-        os.str() ==
-        "MaxPool2d(kernel_size=[2], stride=[2], padding=[0], dilation=[1], ceil_mode=false)");
+    BOOST_TEST(os.str() ==
+               "MaxPool2d(kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], dilation=[1, 1], "
+               "ceil_mode=false)");
     // defaults left out, as LibTorch prints them
     std::ostringstream conv;
     conv << *nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)) << " "
@@ -101,10 +101,11 @@ BOOST_AUTO_TEST_CASE(printing_follows_libtorch) {
          << *nn::Conv1d(nn::Conv1dOptions(2, 3, 3).padding("same")) << " "
          << *nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 3, 3).stride(2).output_padding(1));
     BOOST_TEST(conv.str() ==
-               "Conv2d(1, 32, kernel_size=[3], stride=[1], padding=[1]) "
-               "Conv2d(4, 6, kernel_size=[3, 2], stride=[1], dilation=[2], groups=2, bias=false) "
-               "Conv1d(2, 3, kernel_size=[3], stride=[1], padding='same') "
-               "ConvTranspose2d(2, 3, kernel_size=[3], stride=[2], output_padding=[1])");
+               "Conv2d(1, 32, kernel_size=[3, 3], stride=[1, 1], padding=[1, 1]) "
+               "Conv2d(4, 6, kernel_size=[3, 2], stride=[1, 1], dilation=[2, 2], groups=2, "
+               "bias=false) "
+               "Conv1d(2, 3, kernel_size=3, stride=1, padding='same') "
+               "ConvTranspose2d(2, 3, kernel_size=[3, 3], stride=[2, 2], output_padding=[1, 1])");
 }
 
 namespace {

@@ -311,7 +311,7 @@ BOOST_AUTO_TEST_CASE(norm_and_loss_options_as_libtorch) {
 BOOST_AUTO_TEST_CASE(conv_padding_options_as_libtorch) {
     // padding(0) with an int literal is unambiguous (it was not: 0 is also a null const char*)
     nn::Conv2d plain(nn::Conv2dOptions(1, 1, 2).stride(1).padding(0).bias(false));
-    BOOST_TEST(printed(plain) == "Conv2d(1, 1, kernel_size=[2], stride=[1], bias=false)");
+    BOOST_TEST(printed(plain) == "Conv2d(1, 1, kernel_size=[2, 2], stride=[1, 1], bias=false)");
     // "same" with an even kernel pads one more at the end; padding_mode fills the padding
     // (LibTorch 1.13's values)
     const tg::Tensor img = tg::arange(0, 12, 1, tg::kFloat64).reshape({1, 1, 3, 4}) * 0.5 - 1.0;
@@ -345,11 +345,12 @@ BOOST_AUTO_TEST_CASE(conv_padding_options_as_libtorch) {
                                 10.25, 10, 11.25, 12.5, 12.75, 1.25, 1, 2.25, 3.5, 3.75},
                 1e-13, 1e-13);
     BOOST_TEST(printed(reflect1) ==
-               "Conv2d(1, 1, kernel_size=[2], stride=[1], padding=[1], bias=false, "
+               "Conv2d(1, 1, kernel_size=[2, 2], stride=[1, 1], padding=[1, 1], bias=false, "
                "padding_mode=kReflect)");
     nn::Conv2d valid(nn::Conv2dOptions(1, 1, 2).padding(tg::kValid));
     BOOST_TEST(tg::shape_str(valid(tg::ones({1, 1, 3, 4})).sizes()) == "[1,1,2,3]");
-    BOOST_TEST(printed(valid) == "Conv2d(1, 1, kernel_size=[2], stride=[1], padding='valid')");
+    BOOST_TEST(printed(valid) ==
+               "Conv2d(1, 1, kernel_size=[2, 2], stride=[1, 1], padding='valid')");
     nn::Conv1d same1(nn::Conv1dOptions(1, 2, 4).padding(tg::kSame));
     BOOST_TEST(tg::shape_str(same1(tg::ones({1, 1, 7})).sizes()) == "[1,2,7]");
     check_throws<tg::value_error>(

@@ -19,5 +19,6 @@
 #include "tapegrad/nn/padding.hpp"
 #include "tapegrad/nn/pooling.hpp"
 #include "tapegrad/nn/sequential.hpp"
+#include "tapegrad/nn/spatial.hpp"
 #include "tapegrad/nn/transformer.hpp"
 #include "tapegrad/nn/utils.hpp"

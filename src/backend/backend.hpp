@@ -28,19 +28,22 @@ enum class ReduceOp : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
 enum class IndexOp : uint8_t { Select, Add, Gather, ScatterAdd };
 
 /// The sliding-window kernels of convolutions and pooling (Note [Gathering adjoints] in
-/// device_common/window.hpp). Every operand is contiguous. "Planes" are the [h,w] images of x
-/// ([planes = samples*C, h, w]) and of the pooled outputs ([planes, oh, ow]); the unfolded buffer
-/// is [C, kh*kw, samples, oh*ow], so that a convolution of `samples` samples is one GEMM per
-/// group, [O, C*kh*kw] x [C*kh*kw, samples*oh*ow]:
+/// device_common/window.hpp). Every operand is contiguous. "Planes" are the [t,h,w] volumes of x
+/// ([planes = samples*C, t, h, w]; t = 1 for 2-D and 1-D windows, h = 1 too for 1-D) and of the
+/// pooled outputs ([planes, ot, oh, ow]); the unfolded buffer is [C, kt*kh*kw, samples,
+/// ot*oh*ow], so that a convolution of `samples` samples is one GEMM per group,
+/// [O, C*taps] x [C*taps, samples*positions]:
 ///   Unfold:           out = col, in = x; padding reads as 0.
 ///   Fold:             out = x-sized, in = col: each x element gathers the col entries that read
 ///                     it (the adjoint of Unfold); out is overwritten.
 ///   FoldScatter:      Fold by scattering each col entry into x (out zeroed first); CPU only, for
 ///                     the benchmark that shows what gathering buys.
-///   MaxPool:          out = max over each window, aux (int64) = its argmax as h*w + w index.
+///   MaxPool:          out = max over each window, aux (int64) = its argmax as (z*h + y)*w + x
+///                     within its plane (adaptive windows too).
 ///   MaxPoolBackward:  out = x-sized, in = dy, aux = the argmax indices: each x element gathers
 ///                     the dy of the windows whose argmax it is.
-///   AvgPool:          out = mean over each window (Window::count_include_pad, adaptive).
+///   AvgPool:          out = mean over each window (Window::count_include_pad, divisor,
+///                     adaptive).
 ///   AvgPoolBackward:  out = x-sized, in = dy: each x element gathers dy / count of its windows.
 enum class WindowOp : uint8_t {
     Unfold,
@@ -52,16 +55,20 @@ enum class WindowOp : uint8_t {
     AvgPoolBackward
 };
 
-/// The windows of one 2-D convolution or pooling: window (i, j) of a plane covers rows
-/// i*sh - ph + a*dh (a < kh) and columns j*sw - pw + b*dw (b < kw); positions outside [0,h) x
-/// [0,w) are padding. With `adaptive`, window i covers rows [floor(i*h/oh), ceil((i+1)*h/oh))
-/// and likewise columns (adaptive pooling; the k, s, p and d fields are unused).
+/// The windows of one convolution or pooling of up to 3 spatial dims: window (z, i, j) of a
+/// plane covers depths z*st - pt + c*dt (c < kt), rows i*sh - ph + a*dh (a < kh) and columns
+/// j*sw - pw + b*dw (b < kw); positions outside [0,t) x [0,h) x [0,w) are padding. The depth
+/// fields default to a single depth, so a 2-D window leaves them alone. With `adaptive`, window
+/// i covers rows [floor(i*h/oh), ceil((i+1)*h/oh)) and likewise depths and columns (adaptive
+/// pooling; the k, s, p and d fields are unused).
 struct Window {
     int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
     int64_t samples = 1;  // Unfold/Fold: the samples in planes (the col layout above)
     int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
     int64_t count_include_pad = 1;  // AvgPool: divide by the window's size, padding included
     int64_t adaptive = 0;
+    int64_t t = 1, ot = 1, kt = 1, st = 1, pt = 0, dt = 1;  // the depth axis (3-D windows)
+    int64_t divisor = 0;  // AvgPool: when nonzero, every window's divisor (divisor_override)
 };
 
 constexpr int kMaxDims = 16;

@@ -35,18 +35,26 @@ Shape weight_shape(int64_t a, int64_t b, const Shape& k) {
     return s;
 }
 
-void print_arg(std::ostream& os, const char* name, const IntArg& a) {
-    os << ", " << name << "=[";
-    for (size_t i = 0; i < a.values().size(); ++i)
-        os << (i ? ", " : "") << a.values()[i];
+/// A size argument printed as LibTorch prints an ExpandingArray<D>: one value for D = 1, else
+/// D of them ([3, 3] for a 3 given to a 2-D layer).
+void print_arg(std::ostream& os, const char* name, const IntArg& a, size_t dims) {
+    const auto& v = a.values();
+    os << ", " << name << "=";
+    if (dims == 1 && v.size() == 1) {
+        os << v[0];
+        return;
+    }
+    os << "[";
+    for (size_t i = 0; i < dims; ++i)
+        os << (i ? ", " : "") << (v.size() == 1 ? v[0] : v.at(i));
     os << "]";
 }
 
 /// Prints `name` only when some value differs from `none`, as LibTorch leaves defaults out.
-void print_if(std::ostream& os, const char* name, const IntArg& a, int64_t none) {
+void print_if(std::ostream& os, const char* name, const IntArg& a, int64_t none, size_t dims) {
     for (int64_t v : a.values())
         if (v != none) {
-            print_arg(os, name, a);
+            print_arg(os, name, a, dims);
             return;
         }
 }
@@ -65,21 +73,29 @@ const char* mode_name(PadMode m) {
     }
 }
 
-/// The options after kernel_size and stride: padding, dilation, groups, bias, padding_mode, as
-/// LibTorch's.
+/// A convolution as LibTorch prints it: channels, kernel_size, stride, then padding (or its
+/// name), dilation, output_padding (transposed), groups, bias and padding_mode when not the
+/// defaults.
 template <class O>
-void print_rest(std::ostream& os, const O& o, const std::optional<PaddingMode>& by_name) {
+void print_conv(std::ostream& os, const char* name, const O& o, size_t dims,
+                const std::optional<PaddingMode>& by_name, const IntArg* output_padding) {
+    os << name << "(" << o.in_channels() << ", " << o.out_channels();
+    print_arg(os, "kernel_size", o.kernel_size(), dims);
+    print_arg(os, "stride", o.stride(), dims);
     if (by_name)
         os << ", padding='" << by_name->name() << "'";
     else
-        print_if(os, "padding", o.padding(), 0);
-    print_if(os, "dilation", o.dilation(), 1);
+        print_if(os, "padding", o.padding(), 0, dims);
+    print_if(os, "dilation", o.dilation(), 1, dims);
+    if (output_padding)
+        print_if(os, "output_padding", *output_padding, 0, dims);
     if (o.groups() != 1)
         os << ", groups=" << o.groups();
     if (!o.bias())
         os << ", bias=false";
     if (o.padding_mode() != kZeros)
         os << ", padding_mode=" << mode_name(o.padding_mode());
+    os << ")";
 }
 
 /// LibTorch refuses "same" with a stride other than 1 when the layer is built.
@@ -168,91 +184,80 @@ Tensor ConvBase::check_input(const Tensor& x, int64_t dims) const {
     return xb;
 }
 
-Conv1dImpl::Conv1dImpl(const Conv1dOptions& o)
-    : ConvBase("Conv1d", o.in_channels(), o.out_channels(), o.groups(),
-               weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
-                            kernel_dims("Conv1d", o.kernel_size(), 1)),
-               o.out_channels(), o.bias()),
-      options(o) {
-    check_same("Conv1d", o);
-}
+namespace {
 
-Tensor Conv1dImpl::forward(const Tensor& x) {
-    const Tensor xb = check_input(x, 3);
-    const auto& o = options;
+/// y = conv(x) for a ConvN layer: the input checked and batched, padded first unless
+/// padding_mode is kZeros, then the op with padding by value or by name.
+template <class L, class Op, class OpByName>
+Tensor conv_forward(const L& layer, const Tensor& x, int64_t dims, Op op, OpByName by_name_op) {
+    const Tensor xb = layer.check_input(x, dims);
+    const auto& o = layer.options;
     const auto& by_name = o.padding_by_name();
     const Tensor y =
         o.padding_mode() != kZeros
-            ? conv1d(pad_input(xb, o.padding(), by_name, o.padding_mode(), o.dilation()), weight,
-                     bias, o.stride(), 0, o.dilation(), o.groups())
-        : by_name ? conv1d(xb, weight, bias, o.stride(), *by_name, o.dilation(), o.groups())
-                  : conv1d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
-    return x.dim() == 3 ? y : y.squeeze(0);
+            ? op(layer.pad_input(xb, o.padding(), by_name, o.padding_mode(), o.dilation()),
+                 IntArg(0))
+        : by_name ? by_name_op(xb, *by_name)
+                  : op(xb, o.padding());
+    return x.dim() == dims ? y : y.squeeze(0);
 }
 
-void Conv1dImpl::pretty_print(std::ostream& os) const {
-    os << "Conv1d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options.kernel_size());
-    print_arg(os, "stride", options.stride());
-    print_rest(os, options, options.padding_by_name());
-    os << ")";
-}
+}  // namespace
 
-Conv2dImpl::Conv2dImpl(const Conv2dOptions& o)
-    : ConvBase("Conv2d", o.in_channels(), o.out_channels(), o.groups(),
-               weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1),
-                            kernel_dims("Conv2d", o.kernel_size(), 2)),
-               o.out_channels(), o.bias()),
-      options(o) {
-    check_same("Conv2d", o);
-}
+#define TG_CONV_LAYER(N, D, OP)                                                                  \
+    Conv##N##Impl::Conv##N##Impl(const Conv##N##Options& o)                                      \
+        : ConvBase(                                                                              \
+              "Conv" #N, o.in_channels(), o.out_channels(), o.groups(),                          \
+              weight_shape(o.out_channels(), o.in_channels() / std::max<int64_t>(o.groups(), 1), \
+                           kernel_dims("Conv" #N, o.kernel_size(), D)),                          \
+              o.out_channels(), o.bias()),                                                       \
+          options(o) {                                                                           \
+        check_same("Conv" #N, o);                                                                \
+    }                                                                                            \
+    Tensor Conv##N##Impl::forward(const Tensor& x) {                                             \
+        const auto& o = options;                                                                 \
+        return conv_forward(                                                                     \
+            *this, x, D + 2,                                                                     \
+            [&](const Tensor& xb, const IntArg& p) {                                             \
+                return OP(xb, weight, bias, o.stride(), p, o.dilation(), o.groups());            \
+            },                                                                                   \
+            [&](const Tensor& xb, const PaddingMode& m) {                                        \
+                return OP(xb, weight, bias, o.stride(), m, o.dilation(), o.groups());            \
+            });                                                                                  \
+    }                                                                                            \
+    void Conv##N##Impl::pretty_print(std::ostream& os) const {                                   \
+        print_conv(os, "Conv" #N, options, D, options.padding_by_name(), nullptr);               \
+    }
+TG_CONV_LAYER(1d, 1, conv1d)
+TG_CONV_LAYER(2d, 2, conv2d)
+TG_CONV_LAYER(3d, 3, conv3d)
+#undef TG_CONV_LAYER
 
-Tensor Conv2dImpl::forward(const Tensor& x) {
-    const Tensor xb = check_input(x, 4);
-    const auto& o = options;
-    const auto& by_name = o.padding_by_name();
-    const Tensor y =
-        o.padding_mode() != kZeros
-            ? conv2d(pad_input(xb, o.padding(), by_name, o.padding_mode(), o.dilation()), weight,
-                     bias, o.stride(), 0, o.dilation(), o.groups())
-        : by_name ? conv2d(xb, weight, bias, o.stride(), *by_name, o.dilation(), o.groups())
-                  : conv2d(xb, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
-    return x.dim() == 4 ? y : y.squeeze(0);
-}
-
-void Conv2dImpl::pretty_print(std::ostream& os) const {
-    os << "Conv2d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options.kernel_size());
-    print_arg(os, "stride", options.stride());
-    print_rest(os, options, options.padding_by_name());
-    os << ")";
-}
-
-ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& o)
-    : ConvBase("ConvTranspose2d", o.in_channels(), o.out_channels(), o.groups(),
-               weight_shape(o.in_channels(), o.out_channels() / std::max<int64_t>(o.groups(), 1),
-                            kernel_dims("ConvTranspose2d", o.kernel_size(), 2)),
-               o.out_channels(), o.bias()),
-      options(o) {
-    if (o.padding_mode() != kZeros)
-        throw value_error("ConvTranspose2d: only padding_mode kZeros is supported, as LibTorch");
-}
-
-Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
-    const Tensor xb = check_input(x, 4);
-    const auto& o = options;
-    const Tensor y = conv_transpose2d(xb, weight, bias, o.stride(), o.padding(), o.output_padding(),
-                                      o.groups(), o.dilation());
-    return x.dim() == 4 ? y : y.squeeze(0);
-}
-
-void ConvTranspose2dImpl::pretty_print(std::ostream& os) const {
-    os << "ConvTranspose2d(" << in_ << ", " << out_;
-    print_arg(os, "kernel_size", options.kernel_size());
-    print_arg(os, "stride", options.stride());
-    print_if(os, "output_padding", options.output_padding(), 0);
-    print_rest(os, options, std::nullopt);
-    os << ")";
-}
+#define TG_CONV_TRANSPOSE_LAYER(N, D, OP)                                                        \
+    ConvTranspose##N##Impl::ConvTranspose##N##Impl(const ConvTranspose##N##Options& o)           \
+        : ConvBase(                                                                              \
+              "ConvTranspose" #N, o.in_channels(), o.out_channels(), o.groups(),                 \
+              weight_shape(o.in_channels(), o.out_channels() / std::max<int64_t>(o.groups(), 1), \
+                           kernel_dims("ConvTranspose" #N, o.kernel_size(), D)),                 \
+              o.out_channels(), o.bias()),                                                       \
+          options(o) {                                                                           \
+        if (o.padding_mode() != kZeros)                                                          \
+            throw value_error("ConvTranspose" #N                                                 \
+                              ": only padding_mode kZeros is supported, as LibTorch");           \
+    }                                                                                            \
+    Tensor ConvTranspose##N##Impl::forward(const Tensor& x) {                                    \
+        const Tensor xb = check_input(x, D + 2);                                                 \
+        const auto& o = options;                                                                 \
+        const Tensor y = OP(xb, weight, bias, o.stride(), o.padding(), o.output_padding(),       \
+                            o.groups(), o.dilation());                                           \
+        return x.dim() == D + 2 ? y : y.squeeze(0);                                              \
+    }                                                                                            \
+    void ConvTranspose##N##Impl::pretty_print(std::ostream& os) const {                          \
+        print_conv(os, "ConvTranspose" #N, options, D, std::nullopt, &options.output_padding()); \
+    }
+TG_CONV_TRANSPOSE_LAYER(1d, 1, conv_transpose1d)
+TG_CONV_TRANSPOSE_LAYER(2d, 2, conv_transpose2d)
+TG_CONV_TRANSPOSE_LAYER(3d, 3, conv_transpose3d)
+#undef TG_CONV_TRANSPOSE_LAYER
 
 }  // namespace tg::nn

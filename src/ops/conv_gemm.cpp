@@ -64,7 +64,7 @@ int64_t chunks(const ConvGeom& g, int64_t step) {
 /// The window kernel over samples [n0, n0+nb) of x-sized t and the unfolded col [C*taps, nb*L].
 void window(WindowOp op, const ConvGeom& g, const Tensor& t, int64_t n0, int64_t nb,
             const Tensor& col) {
-    const backend::View tv = runtime::view(t, n0 * g.C * g.H * g.W), cv = runtime::view(col);
+    const backend::View tv = runtime::view(t, n0 * g.C * g.volume()), cv = runtime::view(col);
     Window w = g.window(nb);
     w.samples = nb;
     if (op == WindowOp::Unfold)
@@ -111,7 +111,7 @@ bool per_sample(const ConvGeom& g) {
 /// (no pass to fill it with the bias first: 1.9 of 16 ms for bench_conv's second convolution).
 /// With groups each group's GEMM adds into y prefilled with the bias.
 Tensor forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
-    Tensor y = runtime::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device(), "conv2d");
+    Tensor y = runtime::empty(g.y_shape(), x.dtype(), x.device(), "conv2d");
     const int64_t L = g.positions(), step = chunk_samples(g, x);
     const bool single = per_sample(g), ones_row = b.defined() && g.groups == 1;
     const int64_t K = g.cg() * g.taps() + (ones_row ? 1 : 0);  // the GEMMs' inner size
@@ -177,7 +177,7 @@ Tensor bias_raw(const Tensor& dy, const ConvGeom& g) {
 /// dx = Input(dy, w), dy and w contiguous and detached: per chunk, col = wᵀ·dy (GEMMs per
 /// group, per sample or over the chunk as forward_raw's), then the gathering fold.
 Tensor input_raw(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
-    Tensor dx = runtime::empty({g.N, g.C, g.H, g.W}, dy.dtype(), dy.device(), "conv2d");
+    Tensor dx = runtime::empty(g.x_shape(), dy.dtype(), dy.device(), "conv2d");
     const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, dy);
     const bool single = per_sample(g);
     runtime::parallel_parts(dy, chunks(g, step), [&](int64_t chunk) {
@@ -208,7 +208,7 @@ Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
     const int64_t K = g.cg() * g.taps(), L = g.positions(), step = chunk_samples(g, x);
     const bool single = per_sample(g);
     const int64_t nc = chunks(g, step), blocks = std::min<int64_t>(nc, 8);
-    const Shape shape{g.O, g.cg(), g.kh, g.kw};
+    const Shape shape = g.w_shape();
     std::vector<Tensor> partial(size_t(std::max<int64_t>(blocks, 1)));
     runtime::parallel_parts(x, blocks, [&](int64_t block) {
         Tensor acc = runtime::empty(shape, x.dtype(), x.device(), "conv2d");
@@ -252,13 +252,16 @@ WindowOp fold_op() {
 
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
-    Tensor y = k == Kind::Forward ? forward_raw(ac, bc, c.defined() ? c.detach() : c, g)
-               : k == Kind::Input ? input_raw(ac, bc, g)
+    const bool tiles = k != Kind::Input && tiled(g, ac);
+    Tensor y = k == Kind::Forward
+                   ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
+               : k == Kind::Input ? (input_tiled(g, ac) ? input_as_forward : input_raw)(ac, bc, g)
+               : tiles            ? weight_tiled(ac, bc, g)
                                   : weight_raw(ac, bc, g);
     if (should_record({&a, &b, &c}))
-        record(k == Kind::Forward ? "conv2d"
-               : k == Kind::Input ? "conv2d_input"
-                                  : "conv2d_weight",
+        record(k == Kind::Forward ? (g.nd == 3 ? "conv3d" : "conv2d")
+               : k == Kind::Input ? (g.nd == 3 ? "conv3d_input" : "conv2d_input")
+                                  : (g.nd == 3 ? "conv3d_weight" : "conv2d_weight"),
                {&a, &b, &c}, y,
                [k, g, sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy_in, const Node& n) {
@@ -274,7 +277,7 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
                                gr[1] = apply(Kind::Weight, sa.get(), dy, g);
                            if (needs(n, 2))
                                gr[2] = GradMode::is_enabled()
-                                           ? dy.sum({0, 2, 3})
+                                           ? (g.nd == 3 ? dy.sum({0, 2, 3, 4}) : dy.sum({0, 2, 3}))
                                            : bias_raw(dy.detach().contiguous(), g);
                            break;
                        case Kind::Input:  // a = dy, b = w

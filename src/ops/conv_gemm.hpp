@@ -3,27 +3,37 @@
 // conv.cpp (conv2d, conv1d, conv_transpose2d) and fold.cpp (unfold, fold) share.
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::conv {
 
-/// One convolution's sizes: x [N,C,H,W], w [O,C/groups,kh,kw], y [N,O,oh,ow].
+/// One convolution's sizes: x [N,C,(T,)H,W], w [O,C/groups,(kt,)kh,kw], y [N,O,(ot,)oh,ow]; a
+/// 2-D convolution keeps the depth fields at one depth (nd = 2), a 3-D one sets them (nd = 3).
 struct ConvGeom {
     int64_t N, C, H, W, O, kh, kw, oh, ow, groups;
     int64_t sh, sw, ph, pw, dh, dw;
+    int64_t T = 1, kt = 1, ot = 1, st = 1, pt = 0, dt = 1;
+    int nd = 2;
     backend::Window window(int64_t samples) const {
         backend::Window g;
         g.planes = samples * C;
         g.h = H, g.w = W, g.oh = oh, g.ow = ow, g.kh = kh, g.kw = kw;
         g.sh = sh, g.sw = sw, g.ph = ph, g.pw = pw, g.dh = dh, g.dw = dw;
+        g.t = T, g.ot = ot, g.kt = kt, g.st = st, g.pt = pt, g.dt = dt;
         return g;
     }
     int64_t cg() const { return C / groups; }
     int64_t og() const { return O / groups; }
-    int64_t taps() const { return kh * kw; }
-    int64_t positions() const { return oh * ow; }
+    int64_t taps() const { return kt * kh * kw; }
+    int64_t positions() const { return ot * oh * ow; }
+    int64_t volume() const { return T * H * W; }
+    /// x's, y's and w's shapes.
+    Shape x_shape() const { return nd == 3 ? Shape{N, C, T, H, W} : Shape{N, C, H, W}; }
+    Shape y_shape() const { return nd == 3 ? Shape{N, O, ot, oh, ow} : Shape{N, O, oh, ow}; }
+    Shape w_shape() const { return nd == 3 ? Shape{O, cg(), kt, kh, kw} : Shape{O, cg(), kh, kw}; }
 };
 
 /// The three bilinear ops of a convolution (Note [Convolution as three bilinear ops] in
@@ -34,6 +44,17 @@ enum class Kind { Forward, Input, Weight };
 /// is defined (db = Σ dy).
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c = {});
 
+/// Whether Forward and Weight run a tile of output depths at a time (Note [Depth tiles] in
+/// conv_tiles.cpp): 3-D convolutions whose one sample unfolds to more than 1 MiB. The tiled
+/// forms take contiguous detached operands, as conv_gemm.cpp's.
+bool tiled(const ConvGeom& g, const Tensor& t);
+Tensor forward_tiled(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g);
+Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g);
+/// Input as the forward of dy with the flipped, transposed weight (every stride 1), tiled:
+/// for 3-D convolutions whose flipped form is tiled.
+bool input_tiled(const ConvGeom& g, const Tensor& dy);
+Tensor input_as_forward(const Tensor& dy, const Tensor& w, const ConvGeom& g);
+
 /// The fold kernel: the gather, or with TG_CONV_SCATTER=1 in the environment the scatter kept
 /// for benchmarks/bench_conv and the test that compares the two (CPU only; Note [Gathering
 /// adjoints]).
@@ -42,6 +63,11 @@ backend::WindowOp fold_op();
 /// The two values of a spatial argument (one value means both, none the fallbacks).
 std::pair<int64_t, int64_t> pair_of(const char* op, const char* what, const IntArg& v,
                                     int64_t fallback_h, int64_t fallback_w);
+
+/// The nd values of a spatial argument (one value means every dim, none the fallback); other
+/// counts throw shape_error naming op and what.
+std::vector<int64_t> values_of(const char* op, const char* what, const IntArg& v, int nd,
+                               int64_t fallback);
 
 /// The output size of a window of k taps, stride s and dilation d over in + p_total.
 inline int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p_total, int64_t d) {

@@ -1,5 +1,5 @@
 #pragma once
-/// Conv1d, Conv2d and ConvTranspose2d with LibTorch's options:
+/// Conv1d, Conv2d, Conv3d and ConvTranspose1d/2d/3d with LibTorch's options:
 ///     tg::nn::Conv2d(tg::nn::Conv2dOptions(1, 32, 3).padding(1).bias(false))
 /// Parameters as LibTorch's: weight [out, in/groups, k...] (transposed: [in, out/groups, k...])
 /// ~ kaiming_uniform_(a=√5), bias [out] ~ U(±1/√fan_in). Zero padding only.
@@ -13,7 +13,7 @@
 
 namespace tg::nn {
 
-/// The options of a D-dimensional convolution (D = 1 or 2), as LibTorch's ConvOptions<D>.
+/// The options of a D-dimensional convolution (D = 1, 2 or 3), as LibTorch's ConvOptions<D>.
 /// padding is a size per dim, or "same" / "valid" (tg::kSame / tg::kValid; then
 /// padding_by_name() holds it): "same" keeps the size (stride 1 only: value_error at
 /// construction otherwise, as LibTorch), the odd padding of an even kernel at the end.
@@ -54,20 +54,23 @@ private:
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
-/// ConvTranspose2d's options, as LibTorch's ConvTransposeOptions<2>.
-class ConvTranspose2dOptions {
+/// The options of a D-dimensional transposed convolution (D = 1, 2 or 3), as LibTorch's
+/// ConvTransposeOptions<D>.
+template <size_t D>
+class ConvTransposeOptions {
 public:
-    ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, IntArg kernel_size)
+    ConvTransposeOptions(int64_t in_channels, int64_t out_channels, IntArg kernel_size)
         : in_(in_channels), out_(out_channels), kernel_(std::move(kernel_size)) {}
-    ConvTranspose2dOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
-    ConvTranspose2dOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
-    ConvTranspose2dOptions& output_padding(IntArg v) { return out_pad_ = std::move(v), *this; }
-    ConvTranspose2dOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
-    ConvTranspose2dOptions& groups(int64_t v) { return groups_ = v, *this; }
-    ConvTranspose2dOptions& bias(bool v) { return bias_ = v, *this; }
+    ConvTransposeOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
+    ConvTransposeOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
+    ConvTransposeOptions& output_padding(IntArg v) { return out_pad_ = std::move(v), *this; }
+    ConvTransposeOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
+    ConvTransposeOptions& groups(int64_t v) { return groups_ = v, *this; }
+    ConvTransposeOptions& bias(bool v) { return bias_ = v, *this; }
     /// Only kZeros, as LibTorch's (value_error at construction for another mode).
-    ConvTranspose2dOptions& padding_mode(PadMode m) { return mode_ = m, *this; }
+    ConvTransposeOptions& padding_mode(PadMode m) { return mode_ = m, *this; }
 
     int64_t in_channels() const { return in_; }
     int64_t out_channels() const { return out_; }
@@ -87,8 +90,11 @@ private:
     int64_t groups_ = 1;
     bool bias_ = true;
 };
+using ConvTranspose1dOptions = ConvTransposeOptions<1>;
+using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+using ConvTranspose3dOptions = ConvTransposeOptions<3>;
 
-/// The parameters and checks Conv1d, Conv2d and ConvTranspose2d share.
+/// The parameters and checks the convolutions share.
 class ConvBase : public Module {
 public:
     /// Re-draws weight and bias with the default initialisation.
@@ -98,6 +104,8 @@ protected:
     /// Checks the channel counts and groups, registers weight [w0, w1, kernel...] and bias [nb].
     ConvBase(const char* name, int64_t in, int64_t out, int64_t groups, const Shape& weight_shape,
              int64_t bias_size, bool has_bias);
+
+public:
     /// Throws shape_error naming the layer unless x is [N, in, ...] with `dims` dims (or one
     /// fewer, unbatched) and matches the layer's dtype and device; returns x batched.
     Tensor check_input(const Tensor& x, int64_t dims) const;
@@ -106,11 +114,11 @@ protected:
     Tensor pad_input(const Tensor& x, const IntArg& padding,
                      const std::optional<PaddingMode>& by_name, PadMode mode,
                      const IntArg& dilation) const;
-    int64_t in_, out_;
-
-public:
     Tensor weight;  // [w0, w1, kernel...]
     Tensor bias;    // undefined when built with bias(false)
+
+protected:
+    int64_t in_, out_;
 };
 
 class Conv1dImpl : public ConvBase {
@@ -135,6 +143,28 @@ public:
 };
 TG_MODULE(Conv2d);
 
+class Conv3dImpl : public ConvBase {
+public:
+    using Options = Conv3dOptions;
+    explicit Conv3dImpl(const Conv3dOptions& options);
+    /// tg::conv3d over x [N, in, D, H, W] (or [in, D, H, W]).
+    Tensor forward(const Tensor& x) override;
+    Conv3dOptions options;  // public, as LibTorch's
+    void pretty_print(std::ostream& os) const override;
+};
+TG_MODULE(Conv3d);
+
+class ConvTranspose1dImpl : public ConvBase {
+public:
+    using Options = ConvTranspose1dOptions;
+    explicit ConvTranspose1dImpl(const ConvTranspose1dOptions& options);
+    /// tg::conv_transpose1d over x [N, in, L] (or [in, L]).
+    Tensor forward(const Tensor& x) override;
+    ConvTranspose1dOptions options;  // public, as LibTorch's
+    void pretty_print(std::ostream& os) const override;
+};
+TG_MODULE(ConvTranspose1d);
+
 class ConvTranspose2dImpl : public ConvBase {
 public:
     using Options = ConvTranspose2dOptions;
@@ -145,6 +175,17 @@ public:
     void pretty_print(std::ostream& os) const override;
 };
 TG_MODULE(ConvTranspose2d);
+
+class ConvTranspose3dImpl : public ConvBase {
+public:
+    using Options = ConvTranspose3dOptions;
+    explicit ConvTranspose3dImpl(const ConvTranspose3dOptions& options);
+    /// tg::conv_transpose3d over x [N, in, D, H, W] (or [in, D, H, W]).
+    Tensor forward(const Tensor& x) override;
+    ConvTranspose3dOptions options;  // public, as LibTorch's
+    void pretty_print(std::ostream& os) const override;
+};
+TG_MODULE(ConvTranspose3d);
 
 }  // namespace tg::nn
 

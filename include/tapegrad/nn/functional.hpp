@@ -272,3 +272,4 @@ inline Tensor kl_div(const Tensor& logp, const Tensor& target, const KLDivFuncOp
 }
 
 }  // namespace tg::nn::functional
+#include "tapegrad/nn/functional_pooling.hpp"  // convolutions, pools and sampling beyond 2-D

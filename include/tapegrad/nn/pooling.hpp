@@ -1,99 +1,133 @@
 #pragma once
-/// MaxPool2d, AvgPool2d and AdaptiveAvgPool2d with LibTorch's options:
-///     tg::nn::MaxPool2d(2), tg::nn::MaxPool2d(tg::nn::MaxPool2dOptions(3).stride(2).padding(1)),
-///     tg::nn::AdaptiveAvgPool2d({1, 1})
+/// The pooling modules with LibTorch's options (nn/pooling_options.hpp), printing and numbers:
+/// MaxPool, AvgPool, AdaptiveAvgPool and AdaptiveMaxPool of 1, 2 and 3 dims, LPPool1d/2d,
+/// MaxUnpool1d/2d/3d and FractionalMaxPool2d/3d:
+///     tg::nn::MaxPool3d(2), tg::nn::MaxPool2d(tg::nn::MaxPool2dOptions(3).stride(2).padding(1)),
+///     tg::nn::AdaptiveAvgPool2d({1, 1}), tg::nn::FractionalMaxPool2d(
+///         tg::nn::FractionalMaxPool2dOptions(3).output_ratio(0.5))
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
+#include <utility>
+#include <vector>
 
 #include "tapegrad/nn/module.hpp"
+#include "tapegrad/nn/pooling_options.hpp"
 #include "tapegrad/ops.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg::nn {
 
-class MaxPool2dOptions {
+/// MaxPool{1,2,3}d: tg::max_pool{1,2,3}d with the options.
+template <size_t D>
+class MaxPoolImpl : public Module {
 public:
-    MaxPool2dOptions(IntArg kernel_size) : kernel_(std::move(kernel_size)) {}  // NOLINT
-    MaxPool2dOptions(int64_t kernel_size) : kernel_(kernel_size) {}            // NOLINT
-    MaxPool2dOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
-    MaxPool2dOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
-    MaxPool2dOptions& dilation(IntArg v) { return dilation_ = std::move(v), *this; }
-    MaxPool2dOptions& ceil_mode(bool v) { return ceil_ = v, *this; }
-    const IntArg& kernel_size() const { return kernel_; }
-    const IntArg& stride() const { return stride_; }  // {}: kernel_size
-    const IntArg& padding() const { return padding_; }
-    const IntArg& dilation() const { return dilation_; }
-    bool ceil_mode() const { return ceil_; }
-
-private:
-    IntArg kernel_, stride_ = std::vector<int64_t>{}, padding_ = 0, dilation_ = 1;
-    bool ceil_ = false;
-};
-
-class MaxPool2dImpl : public Module {
-public:
-    using Options = MaxPool2dOptions;
-    explicit MaxPool2dImpl(const MaxPool2dOptions& options);
-    /// tg::max_pool2d with the options.
+    using Options = MaxPoolOptions<D>;
+    explicit MaxPoolImpl(const Options& options);
     Tensor forward(const Tensor& x) override;
-    /// The output and the argmax indices (tg::max_pool2d_with_indices).
+    /// The output and the argmax indices (tg::max_pool{1,2,3}d_with_indices).
     std::pair<Tensor, Tensor> forward_with_indices(const Tensor& x);
-    MaxPool2dOptions options;  // public, as LibTorch's
+    Options options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
 };
-TG_MODULE(MaxPool2d);
 
-class AvgPool2dOptions {
+/// AvgPool{1,2,3}d: tg::avg_pool{1,2,3}d with the options.
+template <size_t D>
+class AvgPoolImpl : public Module {
 public:
-    AvgPool2dOptions(IntArg kernel_size) : kernel_(std::move(kernel_size)) {}  // NOLINT
-    AvgPool2dOptions(int64_t kernel_size) : kernel_(kernel_size) {}            // NOLINT
-    AvgPool2dOptions& stride(IntArg v) { return stride_ = std::move(v), *this; }
-    AvgPool2dOptions& padding(IntArg v) { return padding_ = std::move(v), *this; }
-    AvgPool2dOptions& ceil_mode(bool v) { return ceil_ = v, *this; }
-    AvgPool2dOptions& count_include_pad(bool v) { return include_pad_ = v, *this; }
-    const IntArg& kernel_size() const { return kernel_; }
-    const IntArg& stride() const { return stride_; }  // {}: kernel_size
-    const IntArg& padding() const { return padding_; }
-    bool ceil_mode() const { return ceil_; }
-    bool count_include_pad() const { return include_pad_; }
-
-private:
-    IntArg kernel_, stride_ = std::vector<int64_t>{}, padding_ = 0;
-    bool ceil_ = false, include_pad_ = true;
-};
-
-class AvgPool2dImpl : public Module {
-public:
-    using Options = AvgPool2dOptions;
-    explicit AvgPool2dImpl(const AvgPool2dOptions& options);
-    /// tg::avg_pool2d with the options.
+    using Options = AvgPoolOptions<D>;
+    explicit AvgPoolImpl(const Options& options);
     Tensor forward(const Tensor& x) override;
-    AvgPool2dOptions options;  // public, as LibTorch's
+    Options options;
     void pretty_print(std::ostream& os) const override;
 };
-TG_MODULE(AvgPool2d);
 
-class AdaptiveAvgPool2dOptions {
+/// AdaptiveAvgPool{1,2,3}d: tg::adaptive_avg_pool{1,2,3}d(x, output_size).
+template <size_t D>
+class AdaptiveAvgPoolImpl : public Module {
 public:
-    AdaptiveAvgPool2dOptions(IntArg output_size) : size_(std::move(output_size)) {}  // NOLINT
-    AdaptiveAvgPool2dOptions(int64_t output_size) : size_(output_size) {}            // NOLINT
-    AdaptiveAvgPool2dOptions(std::initializer_list<int64_t> s) : size_(s) {}         // NOLINT
-    const IntArg& output_size() const { return size_; }
-
-private:
-    IntArg size_;
-};
-
-class AdaptiveAvgPool2dImpl : public Module {
-public:
-    using Options = AdaptiveAvgPool2dOptions;
-    explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options);
-    /// tg::adaptive_avg_pool2d(x, output_size).
+    using Options = AdaptiveAvgPoolOptions<D>;
+    explicit AdaptiveAvgPoolImpl(const Options& options);
     Tensor forward(const Tensor& x) override;
-    AdaptiveAvgPool2dOptions options;  // public, as LibTorch's
+    Options options;
     void pretty_print(std::ostream& os) const override;
 };
-TG_MODULE(AdaptiveAvgPool2d);
+
+/// AdaptiveMaxPool{1,2,3}d: tg::adaptive_max_pool{1,2,3}d(x, output_size).
+template <size_t D>
+class AdaptiveMaxPoolImpl : public Module {
+public:
+    using Options = AdaptiveMaxPoolOptions<D>;
+    explicit AdaptiveMaxPoolImpl(const Options& options);
+    Tensor forward(const Tensor& x) override;
+    std::pair<Tensor, Tensor> forward_with_indices(const Tensor& x);
+    Options options;
+    void pretty_print(std::ostream& os) const override;
+};
+
+/// LPPool{1,2}d: tg::lp_pool{1,2}d with the options.
+template <size_t D>
+class LPPoolImpl : public Module {
+public:
+    using Options = LPPoolOptions<D>;
+    explicit LPPoolImpl(const Options& options);
+    Tensor forward(const Tensor& x) override;
+    Options options;
+    void pretty_print(std::ostream& os) const override;
+};
+
+/// MaxUnpool{1,2,3}d: tg::max_unpool{1,2,3}d(x, indices) with the options.
+template <size_t D>
+class MaxUnpoolImpl : public Module {
+public:
+    using Options = MaxUnpoolOptions<D>;
+    explicit MaxUnpoolImpl(const Options& options);
+    Tensor forward(const Tensor& x, const Tensor& indices,
+                   const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+    Options options;
+    void pretty_print(std::ostream& os) const override;
+};
+
+/// FractionalMaxPool{2,3}d: tg::fractional_max_pool{2,3}d with the options (the random samples
+/// drawn per call unless _random_samples is set).
+template <size_t D>
+class FractionalMaxPoolImpl : public Module {
+public:
+    using Options = FractionalMaxPoolOptions<D>;
+    explicit FractionalMaxPoolImpl(const Options& options);
+    Tensor forward(const Tensor& x) override;
+    std::pair<Tensor, Tensor> forward_with_indices(const Tensor& x);
+    Options options;
+    void pretty_print(std::ostream& os) const override;
+};
+
+#define TG_POOL_MODULE(Name, Base, D)   \
+    class Name##Impl : public Base<D> { \
+    public:                             \
+        using Base<D>::Base;            \
+    };                                  \
+    TG_MODULE(Name)
+TG_POOL_MODULE(MaxPool1d, MaxPoolImpl, 1);
+TG_POOL_MODULE(MaxPool2d, MaxPoolImpl, 2);
+TG_POOL_MODULE(MaxPool3d, MaxPoolImpl, 3);
+TG_POOL_MODULE(AvgPool1d, AvgPoolImpl, 1);
+TG_POOL_MODULE(AvgPool2d, AvgPoolImpl, 2);
+TG_POOL_MODULE(AvgPool3d, AvgPoolImpl, 3);
+TG_POOL_MODULE(AdaptiveAvgPool1d, AdaptiveAvgPoolImpl, 1);
+TG_POOL_MODULE(AdaptiveAvgPool2d, AdaptiveAvgPoolImpl, 2);
+TG_POOL_MODULE(AdaptiveAvgPool3d, AdaptiveAvgPoolImpl, 3);
+TG_POOL_MODULE(AdaptiveMaxPool1d, AdaptiveMaxPoolImpl, 1);
+TG_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPoolImpl, 2);
+TG_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPoolImpl, 3);
+TG_POOL_MODULE(LPPool1d, LPPoolImpl, 1);
+TG_POOL_MODULE(LPPool2d, LPPoolImpl, 2);
+TG_POOL_MODULE(MaxUnpool1d, MaxUnpoolImpl, 1);
+TG_POOL_MODULE(MaxUnpool2d, MaxUnpoolImpl, 2);
+TG_POOL_MODULE(MaxUnpool3d, MaxUnpoolImpl, 3);
+TG_POOL_MODULE(FractionalMaxPool2d, FractionalMaxPoolImpl, 2);
+TG_POOL_MODULE(FractionalMaxPool3d, FractionalMaxPoolImpl, 3);
+#undef TG_POOL_MODULE
 
 }  // namespace tg::nn
 

@@ -163,52 +163,57 @@ void max_pool_2x2_f32(float* y, int64_t* arg, const float* x, int64_t h, int64_t
     }
 }
 
-/// MaxPool a row at a time: output row (p, i) starts at -inf with no index, then takes each tap
-/// (a, b) in max_pool_at's order (max_tap), so its values and indices are max_pool_at's.
+/// MaxPool a row at a time: output row (p, z, i) starts at -inf with no index, then takes each
+/// tap (q, a, b) in max_pool_at's order (max_tap), so its values and indices are max_pool_at's.
 template <class T>
 void max_pool_rows(const Window& g, T* y, int64_t* arg, const T* x) {
     const TapColumns tc(g);
     slices(
-        g.planes * g.oh,
+        g.planes * g.ot * g.oh,
         [&](int64_t r0, int64_t r1) {
             const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
-                          sw = g.sw, ph = g.ph, dh = g.dh;
+                          sw = g.sw, ph = g.ph, dh = g.dh, ot = g.ot;
             const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
             for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / oh, i = r % oh;
+                const int64_t p = r / (ot * oh), z = (r / oh) % ot, i = r % oh;
                 T* out = y + r * ow;
                 int64_t* at = arg + r * ow;
                 std::fill(out, out + ow, -std::numeric_limits<T>::infinity());
                 std::fill(at, at + ow, int64_t(-1));
-                const T* xp = x + p * h * w;
-                for (int64_t a = 0; a < kh; ++a) {
-                    const int64_t yy = i * sh - ph + a * dh;
-                    if (yy < 0 || yy >= h)
+                for (int64_t q = 0; q < g.kt; ++q) {
+                    const int64_t zz = z * g.st - g.pt + q * g.dt;
+                    if (zz < 0 || zz >= g.t)
                         continue;
-                    for (int64_t b = 0; b < kw; ++b) {
-                        const int64_t start = yy * w + toff[b];  // x index of column 0
-                        const int64_t j0 = tj0[b], j1 = tj1[b];
-                        if (j1 <= j0)
+                    const T* xp = x + (p * g.t + zz) * h * w;
+                    for (int64_t a = 0; a < kh; ++a) {
+                        const int64_t yy = i * sh - ph + a * dh;
+                        if (yy < 0 || yy >= h)
                             continue;
-                        // from the first column read (column 0 may lie left of the plane)
-                        const T* xs = xp + start + j0 * sw;
-                        T* o = out + j0;
-                        int64_t* t = at + j0;
-                        const int64_t base = start + j0 * sw, n = j1 - j0;
-                        if constexpr (std::is_same_v<T, float>)
-                            if (sw == 2) {
-                                max_tap_f32_s2(o, t, xs, base, n);
+                        for (int64_t b = 0; b < kw; ++b) {
+                            const int64_t start = yy * w + toff[b];  // slice index of column 0
+                            const int64_t j0 = tj0[b], j1 = tj1[b];
+                            if (j1 <= j0)
                                 continue;
-                            }
-                        max_tap(o, t, xs, base, sw, n);
+                            // from the first column read (column 0 may lie left of the plane)
+                            const T* xs = xp + start + j0 * sw;
+                            T* o = out + j0;
+                            int64_t* t = at + j0;
+                            const int64_t base = zz * h * w + start + j0 * sw, n = j1 - j0;
+                            if constexpr (std::is_same_v<T, float>)
+                                if (sw == 2) {
+                                    max_tap_f32_s2(o, t, xs, base, n);
+                                    continue;
+                                }
+                            max_tap(o, t, xs, base, sw, n);
+                        }
                     }
                 }
             }
         },
-        g.ow * g.kh * g.kw);
+        g.ow * window::taps(g));
 }
 
-/// MaxPoolBackward when windows do not overlap (stride >= the dilated kernel on both axes):
+/// MaxPoolBackward when windows do not overlap (stride >= the dilated kernel on every axis):
 /// each input element lies in at most one window, so the thread that owns a plane owns every
 /// element its windows cover, and dx = 0 + dy at each window's argmax (the gather's one-term
 /// sum, -0 included) and 0 elsewhere: exclusive writes, O(outputs) instead of O(inputs·taps).
@@ -217,7 +222,7 @@ void max_pool_backward_disjoint(const Window& g, T* dx, const T* dy, const int64
     slices(
         g.planes,
         [&](int64_t p0, int64_t p1) {
-            const int64_t in = g.h * g.w, outs = g.oh * g.ow;
+            const int64_t in = window::volume(g), outs = window::positions(g);
             for (int64_t p = p0; p < p1; ++p) {
                 T* o = dx + p * in;
                 std::fill(o, o + in, T(0));
@@ -228,53 +233,93 @@ void max_pool_backward_disjoint(const Window& g, T* dx, const T* dy, const int64
                         o[a[e]] = T(0) + d[e];
             }
         },
-        g.h * g.w);
+        window::volume(g));
 }
 
-/// MaxPoolBackward (the gather) a row at a time: dx row (p, y) collects, tap (a, b) by tap in
-/// max_pool_backward_at's order, dy of the window of row i = window_of(y, a) and column j whose
-/// argmax is (y, j*sw + off): the same sums in the same order, one division per row and tap
-/// instead of two per element and tap.
+/// MaxPoolBackward (the gather) a row at a time: dx row (p, z, y) collects, tap (q, a, b) by
+/// tap in max_pool_backward_at's order, dy of the window of depth rz = window_of(z, q), row
+/// i = window_of(y, a) and column j whose argmax is (z, y, j*sw + off): the same sums in the
+/// same order, one division per row and tap instead of two per element and tap.
 template <class T>
 void max_pool_backward_rows(const Window& g, T* dx, const T* dy, const int64_t* arg) {
     const TapColumns tc(g);
     slices(
-        g.planes * g.h,
+        g.planes * g.t * g.h,
         [&](int64_t r0, int64_t r1) {
             const int64_t oh = g.oh, ow = g.ow, h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh,
-                          sw = g.sw, ph = g.ph, dh = g.dh;
+                          sw = g.sw, ph = g.ph, dh = g.dh, t = g.t;
             const int64_t *tj0 = tc.j0.data(), *tj1 = tc.j1.data(), *toff = tc.off.data();
             for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / h, yy = r % h, base = p * oh * ow;
+                const int64_t p = r / (t * h), z = (r / h) % t, yy = r % h,
+                              base = p * window::positions(g);
                 T* out = dx + r * w;
                 std::fill(out, out + w, T(0));
-                for (int64_t a = 0; a < kh; ++a) {
-                    const int64_t i = window::window_of(yy, a, sh, ph, dh, oh);
-                    if (i < 0)
+                for (int64_t q = 0; q < g.kt; ++q) {
+                    const int64_t rz = window::window_of(z, q, g.st, g.pt, g.dt, g.ot);
+                    if (rz < 0)
                         continue;
-                    const int64_t* ar = arg + base + i * ow;
-                    const T* d = dy + base + i * ow;
-                    for (int64_t b = 0; b < kw; ++b) {
-                        const int64_t j0 = tj0[b], j1 = tj1[b];
-                        const int64_t off = toff[b], self = yy * w + off;
-                        // a select, not a branch: adding +0 leaves the sum (never -0) as it is
-                        for (int64_t j = j0; j < j1; ++j)
-                            out[j * sw + off] += ar[j] == self + j * sw ? d[j] : T(0);
+                    for (int64_t a = 0; a < kh; ++a) {
+                        const int64_t i = window::window_of(yy, a, sh, ph, dh, oh);
+                        if (i < 0)
+                            continue;
+                        const int64_t* ar = arg + base + (rz * oh + i) * ow;
+                        const T* d = dy + base + (rz * oh + i) * ow;
+                        for (int64_t b = 0; b < kw; ++b) {
+                            const int64_t j0 = tj0[b], j1 = tj1[b];
+                            const int64_t off = toff[b], self = (z * h + yy) * w + off;
+                            // a select, not a branch: adding +0 leaves the sum (never -0) as is
+                            for (int64_t j = j0; j < j1; ++j)
+                                out[j * sw + off] += ar[j] == self + j * sw ? d[j] : T(0);
+                        }
                     }
                 }
             }
         },
-        g.w * g.kh * g.kw);
+        g.w * window::taps(g));
+}
+
+/// Adaptive windows element by element (window::max_pool_at and max_pool_backward_at).
+template <class T>
+void max_pool_adaptive(const Window& g, T* y, int64_t* arg, const T* x) {
+    const int64_t S = window::positions(g);
+    slices(
+        g.planes * S,
+        [&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                const int64_t l = e % S;
+                y[e] = window::max_pool_at(g, x, e / S, l / (g.oh * g.ow), (l / g.ow) % g.oh,
+                                           l % g.ow, arg + e);
+            }
+        },
+        4);
+}
+template <class T>
+void max_pool_backward_adaptive(const Window& g, T* dx, const T* dy, const int64_t* arg) {
+    const int64_t V = window::volume(g);
+    slices(
+        g.planes * V,
+        [&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                const int64_t l = e % V;
+                dx[e] = window::max_pool_backward_at(g, dy, arg, e / V, l / (g.h * g.w),
+                                                     (l / g.w) % g.h, l % g.w);
+            }
+        },
+        4);
 }
 
 }  // namespace
 
 template <class T>
 void max_pool(const Window& g, T* y, int64_t* arg, const T* x) {
+    if (g.adaptive) {
+        max_pool_adaptive(g, y, arg, x);
+        return;
+    }
     if constexpr (std::is_same_v<T, float>)
-        if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.dh == 1 && g.dw == 1 &&
-            g.ph == 0 && g.pw == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w &&
-            g.w < (int64_t(1) << 30)) {  // offsets within a window are int32
+        if (g.t == 1 && g.kt == 1 && g.ot == 1 && g.kh == 2 && g.kw == 2 && g.sh == 2 &&
+            g.sw == 2 && g.dh == 1 && g.dw == 1 && g.ph == 0 && g.pw == 0 && 2 * g.oh <= g.h &&
+            2 * g.ow <= g.w && g.w < (int64_t(1) << 30)) {  // offsets within a window are int32
             slices(
                 g.planes * g.oh,
                 [&](int64_t r0, int64_t r1) {
@@ -288,7 +333,10 @@ void max_pool(const Window& g, T* y, int64_t* arg, const T* x) {
 
 template <class T>
 void max_pool_backward(const Window& g, T* dx, const T* dy, const int64_t* arg) {
-    if (g.sh >= g.dh * (g.kh - 1) + 1 && g.sw >= g.dw * (g.kw - 1) + 1)
+    if (g.adaptive)
+        max_pool_backward_adaptive(g, dx, dy, arg);
+    else if (g.st >= g.dt * (g.kt - 1) + 1 && g.sh >= g.dh * (g.kh - 1) + 1 &&
+             g.sw >= g.dw * (g.kw - 1) + 1)
         max_pool_backward_disjoint(g, dx, dy, arg);
     else
         max_pool_backward_rows(g, dx, dy, arg);

@@ -49,32 +49,39 @@ void atomic_add(T* x, T v) {
 /// different taps write the same elements.
 template <class T>
 void fold_scatter(const Window& g, T* dx, const T* col) {
-    const int64_t K = g.kh * g.kw;
-    std::memset(dx, 0, size_t(g.planes * g.h * g.w) * sizeof(T));
+    const int64_t K = window::taps(g), V = window::volume(g);
+    std::memset(dx, 0, size_t(g.planes * V) * sizeof(T));
     slices(g.planes * K, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
-            const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
-            T* out = dx + p * g.h * g.w;
+            const int64_t p = r / K, q = (r % K) / (g.kh * g.kw), a = (r % (g.kh * g.kw)) / g.kw,
+                          b = r % g.kw;
             const T* c = col + window::col_row(g, p, r % K);
-            for (int64_t i = 0; i < g.oh; ++i) {
-                const int64_t y = i * g.sh - g.ph + a * g.dh;
-                if (y < 0 || y >= g.h)
+            for (int64_t z = 0; z < g.ot; ++z) {
+                const int64_t zz = z * g.st - g.pt + q * g.dt;
+                if (zz < 0 || zz >= g.t)
                     continue;
-                for (int64_t j = 0; j < g.ow; ++j) {
-                    const int64_t x = j * g.sw - g.pw + b * g.dw;
-                    if (x >= 0 && x < g.w)
-                        atomic_add(out + y * g.w + x, c[i * g.ow + j]);
+                T* out = dx + (p * g.t + zz) * g.h * g.w;
+                for (int64_t i = 0; i < g.oh; ++i) {
+                    const int64_t y = i * g.sh - g.ph + a * g.dh;
+                    if (y < 0 || y >= g.h)
+                        continue;
+                    for (int64_t j = 0; j < g.ow; ++j) {
+                        const int64_t x = j * g.sw - g.pw + b * g.dw;
+                        if (x >= 0 && x < g.w)
+                            atomic_add(out + y * g.w + x, c[(z * g.oh + i) * g.ow + j]);
+                    }
                 }
             }
         }
     });
 }
 
-/// Unfold of tap (a, b) of one plane xp into out [oh, ow] when rows keep their width (ow == w)
-/// and both strides are 1: output element (i, j) reads x element (i, j) shifted by a constant,
-/// so the tap's valid rows are one block of x, copied at once (a row at a time, a 3x3 unfold of
-/// 28-wide rows spent more in memmove calls than in copying). The columns of each valid row
-/// outside [j0, j1) read the neighbouring rows and are zeroed after, a column at a time.
+/// Unfold of tap (a, b) of one [h, w] slice xp into out [oh, ow] when rows keep their width
+/// (ow == w) and both strides are 1: output element (i, j) reads x element (i, j) shifted by a
+/// constant, so the tap's valid rows are one block of x, copied at once (a row at a time, a 3x3
+/// unfold of 28-wide rows spent more in memmove calls than in copying). The columns of each
+/// valid row outside [j0, j1) read the neighbouring rows and are zeroed after, a column at a
+/// time.
 template <class T>
 void unfold_block(const Window& g, int64_t a, int64_t j0, int64_t j1, int64_t off, const T* xp,
                   T* out) {
@@ -96,77 +103,98 @@ void unfold_block(const Window& g, int64_t a, int64_t j0, int64_t j1, int64_t of
             out[i * g.ow + j] = T(0);
 }
 
-/// Unfold a row at a time: row (p, a, b) of col, output row i, reads x row i*sh - ph + a*dh.
+/// Unfold of tap (a, b) of one [h, w] slice xp into out [oh, ow] a row at a time: output row i
+/// reads x row i*sh - ph + a*dh.
+template <class T>
+void unfold_slice(const Window& g, int64_t a, int64_t j0, int64_t j1, int64_t off, bool block,
+                  const T* xp, T* out) {
+    if (block) {
+        unfold_block(g, a, j0, j1, off, xp, out);
+        return;
+    }
+    for (int64_t i = 0; i < g.oh; ++i, out += g.ow) {
+        const int64_t y = i * g.sh - g.ph + a * g.dh;
+        if (y < 0 || y >= g.h) {
+            std::fill(out, out + g.ow, T(0));
+            continue;
+        }
+        const T* xr = xp + y * g.w;  // x column j*sw + off
+        std::fill(out, out + j0, T(0));
+        if (g.sw == 1)
+            std::copy(xr + j0 + off, xr + j1 + off, out + j0);
+        else
+            for (int64_t j = j0; j < j1; ++j)
+                out[j] = xr[j * g.sw + off];
+        std::fill(out + j1, out + g.ow, T(0));
+    }
+}
+
+/// Unfold a (plane, tap) row of col at a time: for tap (q, a, b), output depth z reads the x
+/// slice at depth z*st - pt + q*dt (zeros outside), each slice as unfold_slice.
 template <class T>
 void unfold_rows(const Window& g, T* col, const T* x) {
-    const int64_t K = g.kh * g.kw;
+    const int64_t K = window::taps(g), S = g.oh * g.ow;
     const bool block = g.sw == 1 && g.sh == 1 && g.ow == g.w;
     slices(
         g.planes * K,
         [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / K, a = (r % K) / g.kw, b = r % g.kw;
+                const int64_t p = r / K, q = (r % K) / (g.kh * g.kw),
+                              a = (r % (g.kh * g.kw)) / g.kw, b = r % g.kw;
                 int64_t j0, j1;
                 tap_columns(g, b, &j0, &j1);
                 const int64_t off = b * g.dw - g.pw;
-                const T* xp = x + p * g.h * g.w;
                 T* out = col + window::col_row(g, p, r % K);
-                if (block) {
-                    unfold_block(g, a, j0, j1, off, xp, out);
-                    continue;
-                }
-                for (int64_t i = 0; i < g.oh; ++i, out += g.ow) {
-                    const int64_t y = i * g.sh - g.ph + a * g.dh;
-                    if (y < 0 || y >= g.h) {
-                        std::fill(out, out + g.ow, T(0));
-                        continue;
-                    }
-                    const T* xr = xp + y * g.w;  // x column j*sw + off
-                    std::fill(out, out + j0, T(0));
-                    if (g.sw == 1)
-                        std::copy(xr + j0 + off, xr + j1 + off, out + j0);
+                for (int64_t z = 0; z < g.ot; ++z, out += S) {
+                    const int64_t zz = z * g.st - g.pt + q * g.dt;
+                    if (zz < 0 || zz >= g.t)
+                        std::fill(out, out + S, T(0));
                     else
-                        for (int64_t j = j0; j < j1; ++j)
-                            out[j] = xr[j * g.sw + off];
-                    std::fill(out + j1, out + g.ow, T(0));
+                        unfold_slice(g, a, j0, j1, off, block, x + (p * g.t + zz) * g.h * g.w, out);
                 }
             }
         },
-        g.oh * g.ow);
+        window::positions(g));
 }
 
-/// Fold (the gather, Note [Gathering adjoints]) a row at a time: each dx row (p, y) is owned by
-/// one thread and sums, tap (a, b) by tap in the per-element order of window::fold_at, the col
-/// row of the window row i that reads it.
+/// Fold (the gather, Note [Gathering adjoints]) a row at a time: each dx row (p, z, y) is owned
+/// by one thread and sums, tap (q, a, b) by tap in the per-element order of window::fold_at,
+/// the col row of the window row (r, i) that reads it.
 template <class T>
 void fold_rows(const Window& g, T* dx, const T* col) {
     slices(
-        g.planes * g.h,
+        g.planes * g.t * g.h,
         [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / g.h, y = r % g.h;
+                const int64_t p = r / (g.t * g.h), z = (r / g.h) % g.t, y = r % g.h;
                 T* out = dx + r * g.w;
                 std::fill(out, out + g.w, T(0));
-                for (int64_t a = 0; a < g.kh; ++a) {
-                    const int64_t i = window::window_of(y, a, g.sh, g.ph, g.dh, g.oh);
-                    if (i < 0)
+                for (int64_t q = 0; q < g.kt; ++q) {
+                    const int64_t rz = window::window_of(z, q, g.st, g.pt, g.dt, g.ot);
+                    if (rz < 0)
                         continue;
-                    for (int64_t b = 0; b < g.kw; ++b) {
-                        int64_t j0, j1;
-                        tap_columns(g, b, &j0, &j1);
-                        const T* c = col + window::col_row(g, p, a * g.kw + b) + i * g.ow;
-                        const int64_t off = b * g.dw - g.pw;  // column j reads x = j*sw + off
-                        if (g.sw == 1)
-                            for (int64_t j = j0; j < j1; ++j)
-                                out[j + off] += c[j];
-                        else
-                            for (int64_t j = j0; j < j1; ++j)
-                                out[j * g.sw + off] += c[j];
+                    for (int64_t a = 0; a < g.kh; ++a) {
+                        const int64_t i = window::window_of(y, a, g.sh, g.ph, g.dh, g.oh);
+                        if (i < 0)
+                            continue;
+                        for (int64_t b = 0; b < g.kw; ++b) {
+                            int64_t j0, j1;
+                            tap_columns(g, b, &j0, &j1);
+                            const T* c = col + window::col_row(g, p, (q * g.kh + a) * g.kw + b) +
+                                         (rz * g.oh + i) * g.ow;
+                            const int64_t off = b * g.dw - g.pw;  // column j reads j*sw + off
+                            if (g.sw == 1)
+                                for (int64_t j = j0; j < j1; ++j)
+                                    out[j + off] += c[j];
+                            else
+                                for (int64_t j = j0; j < j1; ++j)
+                                    out[j * g.sw + off] += c[j];
+                        }
                     }
                 }
             }
         },
-        g.w * g.kh * g.kw);
+        g.w * window::taps(g));
 }
 
 template <class T>
@@ -191,13 +219,13 @@ void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv
             max_pool_backward(g, out, in, ptr<int64_t>(auxv));
             return;
         case WindowOp::AvgPool:
-            rows(g.planes, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
-                out[e] = window::avg_pool_at(g, in, p, i, j);
+            rows(g.planes * g.ot, g.oh, g.ow, [&](int64_t p, int64_t i, int64_t j, int64_t e) {
+                out[e] = window::avg_pool_at(g, in, p / g.ot, p % g.ot, i, j);
             });
             return;
         case WindowOp::AvgPoolBackward:
-            rows(g.planes, g.h, g.w, [&](int64_t p, int64_t y, int64_t x, int64_t e) {
-                out[e] = window::avg_pool_backward_at(g, in, p, y, x);
+            rows(g.planes * g.t, g.h, g.w, [&](int64_t p, int64_t y, int64_t x, int64_t e) {
+                out[e] = window::avg_pool_backward_at(g, in, p / g.t, p % g.t, y, x);
             });
             return;
     }

@@ -265,8 +265,8 @@ __global__ void window_k(WindowOp op, Window g, T* o, const T* a, int64_t* arg, 
     const int64_t e = gid();
     if (e >= n)
         return;
-    // e as (plane, row, column) of the output (pooling) or of x (the backwards)
-    const int64_t ow = g.ow, oh = g.oh, w = g.w, h = g.h;
+    // e as (plane, depth, row, column) of the output (pooling) or of x (the backwards)
+    const int64_t ow = g.ow, oh = g.oh, ot = g.ot, w = g.w, h = g.h, t = g.t;
     switch (op) {
         case WindowOp::Unfold:
             o[e] = window::unfold_at(g, a, e);
@@ -275,16 +275,20 @@ __global__ void window_k(WindowOp op, Window g, T* o, const T* a, int64_t* arg, 
             o[e] = window::fold_at(g, a, e);
             break;
         case WindowOp::MaxPool:
-            o[e] = window::max_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow, arg + e);
+            o[e] = window::max_pool_at(g, a, e / (ow * oh * ot), (e / (ow * oh)) % ot,
+                                       (e / ow) % oh, e % ow, arg + e);
             break;
         case WindowOp::MaxPoolBackward:
-            o[e] = window::max_pool_backward_at(g, a, arg, e / (w * h), (e / w) % h, e % w);
+            o[e] = window::max_pool_backward_at(g, a, arg, e / (w * h * t), (e / (w * h)) % t,
+                                                (e / w) % h, e % w);
             break;
         case WindowOp::AvgPool:
-            o[e] = window::avg_pool_at(g, a, e / (ow * oh), (e / ow) % oh, e % ow);
+            o[e] = window::avg_pool_at(g, a, e / (ow * oh * ot), (e / (ow * oh)) % ot,
+                                       (e / ow) % oh, e % ow);
             break;
         case WindowOp::AvgPoolBackward:
-            o[e] = window::avg_pool_backward_at(g, a, e / (w * h), (e / w) % h, e % w);
+            o[e] = window::avg_pool_backward_at(g, a, e / (w * h * t), (e / (w * h)) % t,
+                                                (e / w) % h, e % w);
             break;
         default:
             break;

@@ -59,69 +59,151 @@ TG_HD inline int64_t adaptive_end(int64_t i, int64_t n, int64_t count) {
     return ((i + 1) * n + count - 1) / count;
 }
 
-/// Where row (plane p, tap k) of the unfolded buffer [C, kh*kw, samples, oh*ow] starts.
+/// Taps per window, output positions and input elements per plane.
+TG_HD inline int64_t taps(const Window& g) {
+    return g.kt * g.kh * g.kw;
+}
+TG_HD inline int64_t positions(const Window& g) {
+    return g.ot * g.oh * g.ow;
+}
+TG_HD inline int64_t volume(const Window& g) {
+    return g.t * g.h * g.w;
+}
+
+/// Where row (plane p, tap k) of the unfolded buffer [C, taps, samples, positions] starts.
 TG_HD inline int64_t col_row(const Window& g, int64_t p, int64_t k) {
     const int64_t C = g.planes / g.samples, n = p / C, c = p % C;
-    return ((c * g.kh * g.kw + k) * g.samples + n) * g.oh * g.ow;
+    return ((c * taps(g) + k) * g.samples + n) * positions(g);
 }
 
-/// Unfold: col[c, a*kw + b, n, i*ow + j] = x[n*C + c, i*sh - ph + a*dh, j*sw - pw + b*dw], 0
-/// outside. e is the linear index into col.
+/// One axis of a window: its input size, output count, taps, stride, padding and dilation
+/// (axis 0 depth, 1 rows, 2 columns).
+struct Axis {
+    int64_t n, count, k, s, p, d;
+};
+TG_HD inline Axis axis(const Window& g, int ax) {
+    if (ax == 0)
+        return {g.t, g.ot, g.kt, g.st, g.pt, g.dt};
+    if (ax == 1)
+        return {g.h, g.oh, g.kh, g.sh, g.ph, g.dh};
+    return {g.w, g.ow, g.kw, g.sw, g.pw, g.dw};
+}
+
+/// Unfold: col[c, (q*kh + a)*kw + b, n, (z*oh + i)*ow + j] = x[n*C + c, z*st - pt + q*dt,
+/// i*sh - ph + a*dh, j*sw - pw + b*dw], 0 outside. e is the linear index into col.
 template <class T>
 TG_HD inline T unfold_at(const Window& g, const T* x, int64_t e) {
-    const int64_t L = g.oh * g.ow, K = g.kh * g.kw, C = g.planes / g.samples;
+    const int64_t L = positions(g), K = taps(g), C = g.planes / g.samples;
     const int64_t l = e % L, n = (e / L) % g.samples, k = (e / (L * g.samples)) % K,
                   c = e / (L * g.samples * K), p = n * C + c;
-    const int64_t y = (l / g.ow) * g.sh - g.ph + (k / g.kw) * g.dh;
+    const int64_t z = (l / (g.ow * g.oh)) * g.st - g.pt + (k / (g.kw * g.kh)) * g.dt;
+    const int64_t y = ((l / g.ow) % g.oh) * g.sh - g.ph + ((k / g.kw) % g.kh) * g.dh;
     const int64_t x0 = (l % g.ow) * g.sw - g.pw + (k % g.kw) * g.dw;
-    if (y < 0 || y >= g.h || x0 < 0 || x0 >= g.w)
+    if (z < 0 || z >= g.t || y < 0 || y >= g.h || x0 < 0 || x0 >= g.w)
         return T(0);
-    return x[(p * g.h + y) * g.w + x0];
+    return x[((p * g.t + z) * g.h + y) * g.w + x0];
 }
 
-/// Fold (gather): dx[p, y, x] = Σ over taps (a, b) of the col entry (p, a*kw + b, i*ow + j)
-/// of the window (i, j) that reads (y, x) with that tap (Note [Gathering adjoints]). e indexes
-/// dx.
+/// Fold (gather): dx[p, z, y, x] = Σ over taps (q, a, b) of the col entry of the window that
+/// reads (z, y, x) with that tap (Note [Gathering adjoints]). e indexes dx.
 template <class T>
 TG_HD inline T fold_at(const Window& g, const T* col, int64_t e) {
-    const int64_t x0 = e % g.w, y = (e / g.w) % g.h, p = e / (g.w * g.h);
+    const int64_t x0 = e % g.w, y = (e / g.w) % g.h, z = (e / (g.w * g.h)) % g.t, p = e / volume(g);
     T s = T(0);
-    for (int64_t a = 0; a < g.kh; ++a) {
-        const int64_t i = window_of(y, a, g.sh, g.ph, g.dh, g.oh);
-        if (i < 0)
+    for (int64_t q = 0; q < g.kt; ++q) {
+        const int64_t r = window_of(z, q, g.st, g.pt, g.dt, g.ot);
+        if (r < 0)
             continue;
-        for (int64_t b = 0; b < g.kw; ++b) {
-            const int64_t j = window_of(x0, b, g.sw, g.pw, g.dw, g.ow);
-            if (j >= 0)
-                s += col[col_row(g, p, a * g.kw + b) + i * g.ow + j];
+        for (int64_t a = 0; a < g.kh; ++a) {
+            const int64_t i = window_of(y, a, g.sh, g.ph, g.dh, g.oh);
+            if (i < 0)
+                continue;
+            for (int64_t b = 0; b < g.kw; ++b) {
+                const int64_t j = window_of(x0, b, g.sw, g.pw, g.dw, g.ow);
+                if (j >= 0)
+                    s += col[col_row(g, p, (q * g.kh + a) * g.kw + b) + (r * g.oh + i) * g.ow + j];
+            }
         }
     }
     return s;
 }
 
-/// MaxPool: the max of window (i, j) of plane p and its argmax y*w + x; NaN wins, as in
-/// PyTorch. A window lying wholly in the padding gives -inf and index -1 (never for the
+/// The positions [*lo, *hi) that window i reads along one axis of a pooling, and for an
+/// average the length its divisor counts (padding included or not, as PyTorch's avg_pool;
+/// windows that run past the padding are cut there). Max pooling's windows are dilated and
+/// read every d-th position from *lo; adaptive windows are [floor(i*n/count),
+/// ceil((i+1)*n/count)).
+TG_HD inline void pool_span(const Window& g, int ax, int64_t i, int64_t* lo, int64_t* hi,
+                            int64_t* len) {
+    const Axis A = axis(g, ax);
+    if (g.adaptive) {
+        *lo = adaptive_start(i, A.n, A.count);
+        *hi = adaptive_end(i, A.n, A.count);
+        *len = *hi - *lo;
+        return;
+    }
+    int64_t start = i * A.s - A.p, end = start + A.k;
+    if (end > A.n + A.p)
+        end = A.n + A.p;
+    const int64_t padded = end - start;
+    if (start < 0)
+        start = 0;
+    if (end > A.n)
+        end = A.n;
+    *lo = start;
+    *hi = end;
+    *len = g.count_include_pad ? padded : end - start;
+}
+
+/// MaxPool: the max of window (z, i, j) of plane p and its argmax (z*h + y)*w + x; NaN wins, as
+/// in PyTorch. A window lying wholly in the padding gives -inf and index -1 (never for the
 /// configurations the ops accept).
 template <class T>
-TG_HD inline T max_pool_at(const Window& g, const T* x, int64_t p, int64_t i, int64_t j,
+TG_HD inline T max_pool_at(const Window& g, const T* x, int64_t p, int64_t z, int64_t i, int64_t j,
                            int64_t* arg) {
-    const T* xp = x + p * g.h * g.w;
+    const T* xp = x + p * volume(g);
     T best = -INFINITY;
     int64_t at = -1;
-    for (int64_t a = 0; a < g.kh; ++a) {
-        const int64_t y = i * g.sh - g.ph + a * g.dh;
-        if (y < 0 || y >= g.h)
+    if (g.adaptive) {
+        int64_t z0, z1, y0, y1, x0, x1, len;
+        pool_span(g, 0, z, &z0, &z1, &len);
+        pool_span(g, 1, i, &y0, &y1, &len);
+        pool_span(g, 2, j, &x0, &x1, &len);
+        for (int64_t zz = z0; zz < z1; ++zz)
+            for (int64_t y = y0; y < y1; ++y)
+                for (int64_t c = x0; c < x1; ++c) {
+                    const int64_t e = (zz * g.h + y) * g.w + c;
+                    const T v = xp[e];
+                    if (v > best || v != v || at < 0) {
+                        best = v;
+                        at = e;
+                        if (v != v)
+                            return *arg = at, best;
+                    }
+                }
+        *arg = at;
+        return best;
+    }
+    for (int64_t q = 0; q < g.kt; ++q) {
+        const int64_t zz = z * g.st - g.pt + q * g.dt;
+        if (zz < 0 || zz >= g.t)
             continue;
-        for (int64_t b = 0; b < g.kw; ++b) {
-            const int64_t x0 = j * g.sw - g.pw + b * g.dw;
-            if (x0 < 0 || x0 >= g.w)
+        for (int64_t a = 0; a < g.kh; ++a) {
+            const int64_t y = i * g.sh - g.ph + a * g.dh;
+            if (y < 0 || y >= g.h)
                 continue;
-            const T v = xp[y * g.w + x0];
-            if (v > best || v != v || at < 0) {
-                best = v;
-                at = y * g.w + x0;
-                if (v != v)
-                    return *arg = at, best;
+            for (int64_t b = 0; b < g.kw; ++b) {
+                const int64_t x0 = j * g.sw - g.pw + b * g.dw;
+                if (x0 < 0 || x0 >= g.w)
+                    continue;
+                const int64_t e = (zz * g.h + y) * g.w + x0;
+                const T v = xp[e];
+                if (v > best || v != v || at < 0) {
+                    best = v;
+                    at = e;
+                    if (v != v)
+                        return *arg = at, best;
+                }
             }
         }
     }
@@ -129,113 +211,114 @@ TG_HD inline T max_pool_at(const Window& g, const T* x, int64_t p, int64_t i, in
     return best;
 }
 
-/// MaxPoolBackward (gather): dx[p, y, x] = Σ dy over the windows that read (y, x) and whose
-/// argmax it is.
+/// The windows that may cover position y along one axis of a pooling: [*first, *last).
+TG_HD inline void pool_candidates(const Window& g, int ax, int64_t y, int64_t* first,
+                                  int64_t* last) {
+    const Axis A = axis(g, ax);
+    if (g.adaptive) {
+        *first = (y * A.count) / A.n;
+        *last = ((y + 1) * A.count + A.n - 1) / A.n;
+    } else {  // start = i*s - p <= y  and  y < i*s - p + (k-1)*d + 1
+        const int64_t t = y + A.p - A.d * (A.k - 1);
+        *first = t <= 0 ? 0 : (t + A.s - 1) / A.s;
+        *last = (y + A.p) / A.s + 1;
+    }
+    if (*first < 0)
+        *first = 0;
+    if (*last > A.count)
+        *last = A.count;
+}
+
+/// MaxPoolBackward (gather): dx[p, z, y, x] = Σ dy over the windows that read (z, y, x) and
+/// whose argmax it is, tap by tap (adaptive windows: window by window).
 template <class T>
 TG_HD inline T max_pool_backward_at(const Window& g, const T* dy, const int64_t* arg, int64_t p,
-                                    int64_t y, int64_t x0) {
-    const int64_t self = y * g.w + x0, base = p * g.oh * g.ow;
+                                    int64_t z, int64_t y, int64_t x0) {
+    const int64_t self = (z * g.h + y) * g.w + x0, base = p * positions(g);
     T s = T(0);
-    for (int64_t a = 0; a < g.kh; ++a) {
-        const int64_t i = window_of(y, a, g.sh, g.ph, g.dh, g.oh);
-        if (i < 0)
+    if (g.adaptive) {
+        int64_t r0, r1, i0, i1, j0, j1;
+        pool_candidates(g, 0, z, &r0, &r1);
+        pool_candidates(g, 1, y, &i0, &i1);
+        pool_candidates(g, 2, x0, &j0, &j1);
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t i = i0; i < i1; ++i)
+                for (int64_t j = j0; j < j1; ++j) {
+                    const int64_t o = base + (r * g.oh + i) * g.ow + j;
+                    if (arg[o] == self)
+                        s += dy[o];
+                }
+        return s;
+    }
+    for (int64_t q = 0; q < g.kt; ++q) {
+        const int64_t r = window_of(z, q, g.st, g.pt, g.dt, g.ot);
+        if (r < 0)
             continue;
-        for (int64_t b = 0; b < g.kw; ++b) {
-            const int64_t j = window_of(x0, b, g.sw, g.pw, g.dw, g.ow);
-            if (j >= 0 && arg[base + i * g.ow + j] == self)
-                s += dy[base + i * g.ow + j];
+        for (int64_t a = 0; a < g.kh; ++a) {
+            const int64_t i = window_of(y, a, g.sh, g.ph, g.dh, g.oh);
+            if (i < 0)
+                continue;
+            for (int64_t b = 0; b < g.kw; ++b) {
+                const int64_t j = window_of(x0, b, g.sw, g.pw, g.dw, g.ow);
+                const int64_t o = base + (r * g.oh + i) * g.ow + j;
+                if (j >= 0 && arg[o] == self)
+                    s += dy[o];
+            }
         }
     }
     return s;
 }
 
-/// The rows [*lo, *hi) of window i along one axis of an average pool, and the length its
-/// divisor counts (padding included or not, as PyTorch's avg_pool2d; windows that run past the
-/// padding are cut there).
-TG_HD inline void avg_span(const Window& g, bool rows, int64_t i, int64_t* lo, int64_t* hi,
-                           int64_t* len) {
-    const int64_t n = rows ? g.h : g.w;
-    if (g.adaptive) {
-        const int64_t count = rows ? g.oh : g.ow;
-        *lo = adaptive_start(i, n, count);
-        *hi = adaptive_end(i, n, count);
-        *len = *hi - *lo;
-        return;
-    }
-    const int64_t k = rows ? g.kh : g.kw, s = rows ? g.sh : g.sw, p = rows ? g.ph : g.pw;
-    int64_t start = i * s - p, end = start + k;
-    if (end > n + p)
-        end = n + p;
-    const int64_t padded = end - start;
-    if (start < 0)
-        start = 0;
-    if (end > n)
-        end = n;
-    *lo = start;
-    *hi = end;
-    *len = g.count_include_pad ? padded : end - start;
+/// An average pool's divisor for a window of lengths nz x ny x nx (divisor_override first).
+TG_HD inline int64_t avg_divisor(const Window& g, int64_t nz, int64_t ny, int64_t nx) {
+    return g.divisor ? g.divisor : nz * ny * nx;
 }
 
-/// AvgPool: the mean of window (i, j) of plane p.
+/// AvgPool: the mean of window (z, i, j) of plane p.
 template <class T>
-TG_HD inline T avg_pool_at(const Window& g, const T* x, int64_t p, int64_t i, int64_t j) {
-    int64_t y0, y1, ny, x0, x1, nx;
-    avg_span(g, true, i, &y0, &y1, &ny);
-    avg_span(g, false, j, &x0, &x1, &nx);
-    const T* xp = x + p * g.h * g.w;
+TG_HD inline T avg_pool_at(const Window& g, const T* x, int64_t p, int64_t z, int64_t i,
+                           int64_t j) {
+    int64_t z0, z1, nz, y0, y1, ny, x0, x1, nx;
+    pool_span(g, 0, z, &z0, &z1, &nz);
+    pool_span(g, 1, i, &y0, &y1, &ny);
+    pool_span(g, 2, j, &x0, &x1, &nx);
+    const T* xp = x + p * volume(g);
     T s = T(0);
-    for (int64_t y = y0; y < y1; ++y)
-        for (int64_t c = x0; c < x1; ++c)
-            s += xp[y * g.w + c];
-    return ny * nx > 0 ? s / T(ny * nx) : T(0);
+    for (int64_t zz = z0; zz < z1; ++zz)
+        for (int64_t y = y0; y < y1; ++y)
+            for (int64_t c = x0; c < x1; ++c)
+                s += xp[(zz * g.h + y) * g.w + c];
+    const int64_t div = avg_divisor(g, nz, ny, nx);
+    return div != 0 ? s / T(div) : T(0);
 }
 
-/// Whether window i (along rows or columns) covers position y.
-TG_HD inline bool avg_covers(const Window& g, bool rows, int64_t i, int64_t y) {
-    int64_t lo, hi, len;
-    avg_span(g, rows, i, &lo, &hi, &len);
-    return lo <= y && y < hi;
-}
-
-/// The windows that may cover position y along one axis: [*first, *last).
-TG_HD inline void avg_candidates(const Window& g, bool rows, int64_t y, int64_t* first,
-                                 int64_t* last) {
-    const int64_t n = rows ? g.h : g.w, count = rows ? g.oh : g.ow;
-    if (g.adaptive) {
-        *first = (y * count) / n;
-        *last = ((y + 1) * count + n - 1) / n;
-    } else {  // start = i*s - p <= y  and  y < i*s - p + k
-        const int64_t k = rows ? g.kh : g.kw, s = rows ? g.sh : g.sw, p = rows ? g.ph : g.pw;
-        const int64_t t = y + p - k + 1;
-        *first = t <= 0 ? 0 : (t + s - 1) / s;
-        *last = (y + p) / s + 1;
-    }
-    if (*first < 0)
-        *first = 0;
-    if (*last > count)
-        *last = count;
-}
-
-/// AvgPoolBackward (gather): dx[p, y, x] = Σ over the windows covering (y, x) of dy / divisor.
+/// AvgPoolBackward (gather): dx[p, z, y, x] = Σ over the windows covering (z, y, x) of
+/// dy / divisor.
 template <class T>
-TG_HD inline T avg_pool_backward_at(const Window& g, const T* dy, int64_t p, int64_t y,
+TG_HD inline T avg_pool_backward_at(const Window& g, const T* dy, int64_t p, int64_t z, int64_t y,
                                     int64_t x0) {
-    int64_t i0, i1, j0, j1;
-    avg_candidates(g, true, y, &i0, &i1);
-    avg_candidates(g, false, x0, &j0, &j1);
-    const T* d = dy + p * g.oh * g.ow;
+    int64_t r0, r1, i0, i1, j0, j1;
+    pool_candidates(g, 0, z, &r0, &r1);
+    pool_candidates(g, 1, y, &i0, &i1);
+    pool_candidates(g, 2, x0, &j0, &j1);
+    const T* d = dy + p * positions(g);
     T s = T(0);
-    for (int64_t i = i0; i < i1; ++i) {
-        if (!avg_covers(g, true, i, y))
+    for (int64_t r = r0; r < r1; ++r) {
+        int64_t lz, hz, nz;
+        pool_span(g, 0, r, &lz, &hz, &nz);
+        if (z < lz || z >= hz)
             continue;
-        int64_t lo, hi, ny;
-        avg_span(g, true, i, &lo, &hi, &ny);
-        for (int64_t j = j0; j < j1; ++j) {
-            if (!avg_covers(g, false, j, x0))
+        for (int64_t i = i0; i < i1; ++i) {
+            int64_t lo, hi, ny;
+            pool_span(g, 1, i, &lo, &hi, &ny);
+            if (y < lo || y >= hi)
                 continue;
-            int64_t lx, hx, nx;
-            avg_span(g, false, j, &lx, &hx, &nx);
-            s += d[i * g.ow + j] / T(ny * nx);
+            for (int64_t j = j0; j < j1; ++j) {
+                int64_t lx, hx, nx;
+                pool_span(g, 2, j, &lx, &hx, &nx);
+                if (lx <= x0 && x0 < hx)
+                    s += d[(r * g.oh + i) * g.ow + j] / T(avg_divisor(g, nz, ny, nx));
+            }
         }
     }
     return s;

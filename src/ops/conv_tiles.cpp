@@ -1,0 +1,202 @@
+// Convolutions whose one sample unfolds to more than fits a core's cache (3-D ones: conv3d
+// 16 -> 32 channels 3x3x3 over 16x32x32 unfolds 28 MB per sample), lowered a tile of output
+// positions at a time instead of a sample at a time.
+//
+// Note [Depth tiles]: the chunks of Note [Sample-parallel convolutions] hold whole samples, so
+// their unfolded columns are at least C·taps·positions elements; for 3-D windows that is tens of
+// MB, written by the unfold and read back by the GEMM from memory. Output depths [z0, z1) of a
+// sample read input depths z·st - pt + q·dt only, which is the window of a convolution with
+// z1 - z0 output depths and front padding pt - z0·st (negative when the tile starts inside), and
+// likewise rows [i0, i1) of one depth; so a tile is unfolded by the same kernel with that
+// geometry, and its GEMM writes (Forward) or reads (Weight) the tile's columns of the sample's
+// y [O, L] in place (ld = L). A tile holds as many whole depths as keep its columns within
+// 512 KiB, or as many rows of one depth (at least one row). Forward and Weight run over (sample,
+// tile) units shared out as the chunks are; Weight sums its units in up to 8 fixed blocks, as
+// weight_raw does, so both are bit-identical for any thread count. Input, whose fold needs every
+// tap of every window reading an element, is computed instead (every stride 1) as the tiled
+// Forward of dy with the weight flipped in each spatial dim and its channels exchanged, padding
+// d·(k-1) - p: the same sums without a sample's whole unfolded gradient (28 MB above). A sample
+// whose columns take more than two tiles' budget (1 MiB) goes this way; 2-D convolutions keep
+// conv_gemm.cpp's paths. bench_conv3d (N=8, 1x16x32x32 -> 16 -> 32 channels, 1 thread, a busy
+// host): the step 290 ms -> see the benchmark results.
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "ops/conv_gemm.hpp"
+#include "runtime/dispatch.hpp"
+
+namespace tg::conv {
+
+namespace {
+
+/// The bytes a tile's columns may take (Note [Depth tiles]).
+/// 512 KiB, or TG_CONV_TILE_BYTES (benchmarks weigh the choice; test_conv_tiles makes tiles of
+/// small convolutions with it).
+int64_t tile_budget() {
+    const char* e = std::getenv("TG_CONV_TILE_BYTES");
+    const int64_t bytes = e && e[0] ? std::atoll(e) : 0;
+    return bytes > 0 ? bytes : int64_t(1) << 19;
+}
+
+/// How a sample's output positions split into tiles: whole depths, dz at a time, when one depth
+/// fits the budget, else rows of one depth, dr at a time; `per` tiles per sample.
+struct Tiles {
+    int64_t dz = 1, dr = 0, per = 1;
+};
+Tiles tiles_of(const ConvGeom& g, const Tensor& t) {
+    const int64_t es = int64_t(element_size(t.dtype())), row = g.C * g.taps() * g.ow * es;
+    Tiles s;
+    if (row * g.oh <= tile_budget()) {
+        s.dz = std::max<int64_t>(1, std::min<int64_t>(g.ot, tile_budget() / (row * g.oh)));
+        s.per = (g.ot + s.dz - 1) / s.dz;
+    } else {
+        s.dr = std::max<int64_t>(1, std::min<int64_t>(g.oh, tile_budget() / row));
+        s.per = g.ot * ((g.oh + s.dr - 1) / s.dr);
+    }
+    return s;
+}
+
+/// Tile u of a sample: its geometry (one sample: depths [z0, z0 + nz) or rows [i0, i0 + ni) of
+/// depth z0, as a window with shifted front paddings) and where its positions start in y.
+struct Tile {
+    ConvGeom g;
+    int64_t at;
+};
+Tile tile_of(const ConvGeom& g, const Tiles& s, int64_t u) {
+    Tile t{g, 0};
+    t.g.N = 1;
+    int64_t z0, nz, i0 = 0, ni = g.oh;
+    if (s.dr == 0) {
+        z0 = u * s.dz, nz = std::min(s.dz, g.ot - z0);
+    } else {
+        const int64_t per_depth = (g.oh + s.dr - 1) / s.dr;
+        z0 = u / per_depth, nz = 1, i0 = (u % per_depth) * s.dr, ni = std::min(s.dr, g.oh - i0);
+    }
+    t.g.ot = nz, t.g.pt = g.pt - z0 * g.st, t.g.oh = ni, t.g.ph = g.ph - i0 * g.sh;
+    t.at = (z0 * g.oh + i0) * g.ow;
+    return t;
+}
+
+/// Unfolds sample n's tile geometry tg from x into col [C·taps (+1 for a ones row), L_tile].
+Tensor unfold_tile(const ConvGeom& tgm, const Tensor& x, int64_t n, bool ones_row) {
+    const int64_t rows = tgm.C * tgm.taps(), L = tgm.positions();
+    Tensor col = runtime::empty({rows + (ones_row ? 1 : 0), L}, x.dtype(), x.device(), "conv3d");
+    backend::Window w = tgm.window(1);
+    runtime::be(x).window(backend::WindowOp::Unfold, w, runtime::view(col),
+                          runtime::view(x, n * tgm.C * tgm.volume()), {});
+    if (ones_row)
+        runtime::fill(runtime::alias(col, {L}, {1}, rows * L, "conv3d"), 1);
+    return col;
+}
+
+}  // namespace
+
+bool tiled(const ConvGeom& g, const Tensor& t) {
+    return g.nd == 3 &&
+           g.C * g.taps() * g.positions() * int64_t(element_size(t.dtype())) > 2 * tile_budget();
+}
+
+Tensor forward_tiled(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
+    Tensor y = runtime::empty(g.y_shape(), x.dtype(), x.device(), "conv3d");
+    const int64_t L = g.positions();
+    const Tiles ts = tiles_of(g, x);
+    const int64_t tiles = ts.per;
+    const bool ones_row = b.defined() && g.groups == 1;
+    const int64_t K = g.cg() * g.taps() + (ones_row ? 1 : 0);
+    Tensor wk = w;  // [O, K]: the bias as a last column against a row of ones (forward_raw's)
+    if (ones_row) {
+        wk = runtime::empty({g.O, K}, x.dtype(), x.device(), "conv3d");
+        runtime::copy_into(runtime::alias(wk, {g.O, K - 1}, {K, 1}, 0, "conv3d"),
+                           w.reshape({g.O, K - 1}));
+        runtime::copy_into(runtime::alias(wk, {g.O, 1}, {K, 1}, K - 1, "conv3d"),
+                           b.reshape({g.O, 1}));
+    }
+    const double beta = b.defined() && !ones_row ? 1 : 0;
+    runtime::parallel_parts(x, g.N * tiles, [&](int64_t unit) {
+        const int64_t n = unit / tiles;
+        const Tile tile = tile_of(g, ts, unit % tiles);
+        const Tensor col = unfold_tile(tile.g, x, n, ones_row);
+        const int64_t Lt = tile.g.positions(), at = n * g.O * L + tile.at;
+        if (beta != 0)
+            runtime::copy_into(runtime::alias(y, {g.O, Lt}, {L, 1}, at, "conv3d"),
+                               b.reshape({g.O, 1}));
+        for (int64_t q = 0; q < g.groups; ++q)
+            runtime::gemm("conv3d", false, false, g.og(), Lt, K, 1,
+                          runtime::view(wk, q * g.og() * K), K,
+                          runtime::view(col, q * (K - (ones_row ? 1 : 0)) * Lt), Lt, beta,
+                          runtime::alias(y, {g.og(), Lt}, {L, 1}, at + q * g.og() * L, "conv3d"));
+    });
+    return y;
+}
+
+Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
+    const int64_t K = g.cg() * g.taps(), L = g.positions();
+    const Tiles ts = tiles_of(g, x);
+    const int64_t tiles = ts.per, units = g.N * tiles;
+    const int64_t blocks = std::min<int64_t>(units, 8);
+    std::vector<Tensor> partial(size_t(std::max<int64_t>(blocks, 1)));
+    runtime::parallel_parts(x, blocks, [&](int64_t block) {
+        Tensor acc = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv3d");
+        const int64_t u0 = units * block / blocks, u1 = units * (block + 1) / blocks;
+        for (int64_t unit = u0; unit < u1; ++unit) {
+            const int64_t n = unit / tiles;
+            const Tile tile = tile_of(g, ts, unit % tiles);
+            const Tensor col = unfold_tile(tile.g, x, n, false);
+            const int64_t Lt = tile.g.positions();
+            for (int64_t q = 0; q < g.groups; ++q)
+                runtime::gemm("conv3d", false, true, g.og(), K, Lt, 1,
+                              runtime::view(dy, (n * g.O + q * g.og()) * L + tile.at), L,
+                              runtime::view(col, q * K * Lt), Lt, unit == u0 ? 0 : 1,
+                              runtime::alias(acc, {g.og(), K}, {K, 1}, q * g.og() * K, "conv3d"));
+        }
+        partial[size_t(block)] = acc;
+    });
+    if (blocks == 0) {  // an empty batch
+        Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv3d");
+        runtime::fill(dw, 0);
+        return dw;
+    }
+    Tensor dw = partial[0];
+    for (int64_t block = 1; block < blocks; ++block)
+        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv3d", 0,
+                             0);
+    return dw;
+}
+
+namespace {
+
+/// The convolution whose forward is g's Input (Note [Depth tiles]): with every stride 1, dx =
+/// dy ⋆ w flipped in each spatial dim with in and out channels exchanged per group, padding
+/// d·(k-1) - p (which must be >= 0), the same dilation; its output has x's sizes.
+bool flippable(const ConvGeom& g) {
+    return g.st == 1 && g.sh == 1 && g.sw == 1 && g.pt <= g.dt * (g.kt - 1) &&
+           g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
+}
+ConvGeom flipped(const ConvGeom& g) {
+    ConvGeom f = g;
+    f.C = g.O, f.O = g.C, f.T = g.ot, f.H = g.oh, f.W = g.ow, f.ot = g.T, f.oh = g.H, f.ow = g.W;
+    f.pt = g.dt * (g.kt - 1) - g.pt, f.ph = g.dh * (g.kh - 1) - g.ph,
+    f.pw = g.dw * (g.kw - 1) - g.pw;
+    return f;
+}
+
+}  // namespace
+
+bool input_tiled(const ConvGeom& g, const Tensor& dy) {
+    return g.nd == 3 && flippable(g) && tiled(flipped(g), dy);
+}
+
+Tensor input_as_forward(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
+    // w [O, C/g, k...] as [groups, O/g, C/g, k...] -> [groups, C/g, O/g, k...], flipped
+    Tensor wf = w.reshape({g.groups, g.og(), g.cg(), g.kt, g.kh, g.kw}).transpose(1, 2);
+    const int64_t k[3] = {g.kt, g.kh, g.kw};
+    for (int a = 0; a < 3; ++a)
+        if (k[a] > 1)
+            wf = index_select(wf, 3 + a,
+                              arange(k[a] - 1, -1, -1, TensorOptions(kInt64).device(w.device())));
+    wf = wf.contiguous().reshape({g.C, g.og(), g.kt, g.kh, g.kw});
+    return forward_tiled(dy, wf, Tensor(), flipped(g));
+}
+
+}  // namespace tg::conv
