@@ -13,7 +13,9 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace F = torch::nn::functional;
 
@@ -665,7 +667,97 @@ static void random_streams() {
     print("distributed_sequential", sequential);
 }
 
-int main() {
+/// A deterministic float64 input of `shape` for the nn tests: sin(0.37·i + phase), reshaped.
+static torch::Tensor wave(torch::IntArrayRef shape, double phase = 0) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+        n *= d;
+    return (torch::arange(n, torch::kFloat64) * 0.37 + phase).sin().reshape(shape);
+}
+
+/// Prints f(inputs) and the gradient of sum(f(inputs) * wave) for each input, as name, name_d0,
+/// name_d1, ...
+static void show_grads(const std::string& name, std::vector<torch::Tensor> in,
+                       const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& f) {
+    for (auto& t : in)
+        t = t.detach().clone().requires_grad_(true);
+    auto y = f(in);
+    show(name.c_str(), y);
+    if (!y.requires_grad())
+        return (void)std::printf("%s_requires_grad: 0\n", name.c_str());
+    (y * wave(y.sizes(), 1.0)).sum().backward();
+    for (size_t i = 0; i < in.size(); ++i)
+        if (in[i].grad().defined())
+            show((name + "_d" + std::to_string(i)).c_str(), in[i].grad());
+        else
+            std::printf("%s_d%zu: none\n", name.c_str(), i);
+}
+
+/// tests/test_nn_distance.cpp: Identity, Unflatten, Bilinear, CosineSimilarity,
+/// PairwiseDistance and pdist (values, gradients, initial weights, printing).
+static void nn_distance() {
+    using V = std::vector<torch::Tensor>;
+    namespace nn = torch::nn;
+    show_grads("bilinear", {wave({2, 3}), wave({2, 4}, 0.5), wave({5, 3, 4}, 1.5), wave({5}, 2)},
+               [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
+    show_grads("bilinear_3d", {wave({2, 3, 2}), wave({2, 3, 3}, 0.5), wave({2, 2, 3}, 1.5)},
+               [](const V& x) { return F::bilinear(x[0], x[1], x[2]); });
+    show_grads("bilinear_1d", {wave({3}), wave({2}, 0.5), wave({4, 3, 2}, 1.5), wave({4}, 2)},
+               [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
+    torch::manual_seed(0);
+    nn::Bilinear bil(3, 4, 2);
+    show("bilinear_init_weight", bil->weight);
+    show("bilinear_init_bias", bil->bias);
+    show("bilinear_init_after", torch::rand({2}, torch::kFloat64));
+    show_grads("cosine", {wave({3, 4}), wave({3, 4}, 0.5)},
+               [](const V& x) { return F::cosine_similarity(x[0], x[1]); });
+    show_grads("cosine_bcast_dim", {wave({2, 1, 3}), wave({4, 3}, 0.5)}, [](const V& x) {
+        return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().dim(-1));
+    });
+    // the first row's norm (1e-9·|…|) is below eps: clamped in value, not in gradient
+    auto tiny = wave({2, 3}) * torch::tensor({1e-9, 1.0}, torch::kFloat64).reshape({2, 1});
+    show_grads("cosine_tiny", {tiny, wave({2, 3}, 0.5)}, [](const V& x) {
+        return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().eps(1e-6));
+    });
+    for (double p : std::vector<double>{2, 1, 3, 0.5, 1.5, INFINITY, -INFINITY, 0, -1}) {
+        const std::string tag = "pairwise_p" + std::to_string(p);
+        show_grads(tag, {wave({3, 4}), wave({3, 4}, 0.5)}, [p](const V& x) {
+            return F::pairwise_distance(x[0], x[1], F::PairwiseDistanceFuncOptions().p(p));
+        });
+    }
+    show_grads("pairwise_keepdim_bcast", {wave({2, 3, 4}), wave({4}, 0.5)}, [](const V& x) {
+        return F::pairwise_distance(x[0], x[1],
+                                    F::PairwiseDistanceFuncOptions().keepdim(true).eps(1e-3));
+    });
+    show_grads("pairwise_1d", {wave({5}), wave({5}, 0.5)},
+               [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
+    show_grads("pairwise_0d", {wave({}), wave({}, 0.5)},
+               [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
+    // rows 0 and 2 are equal (a zero distance); |column differences| tie in rows 1 and 3
+    auto rows = torch::tensor({0.3, -0.2, 1.0, 0.5, 0.8, 0.9, 0.3, -0.2, 1.0, 1.5, -0.5, 1.9},
+                              torch::kFloat64)
+                    .reshape({4, 3});
+    for (double p : std::vector<double>{2, 1, 3, 0.5, INFINITY, 0}) {
+        const std::string tag = "pdist_p" + std::to_string(p);
+        show_grads(tag, {rows}, [p](const V& x) { return F::pdist(x[0], p); });
+    }
+    show_grads("pdist_wave", {wave({5, 3})}, [](const V& x) { return F::pdist(x[0]); });
+    auto print = [](const char* name, const auto& m) {
+        std::ostringstream os;
+        os << m;
+        std::printf("print_%s: %s\n", name, os.str().c_str());
+    };
+    print("identity", nn::Identity());
+    print("unflatten", nn::Unflatten(nn::UnflattenOptions(-1, {2, -1})));
+    print("bilinear", nn::Bilinear(nn::BilinearOptions(3, 4, 5).bias(false)));
+    print("cosine", nn::CosineSimilarity(nn::CosineSimilarityOptions().dim(0).eps(1e-3)));
+    print("pairwise", nn::PairwiseDistance(nn::PairwiseDistanceOptions().p(1.5).keepdim(true)));
+}
+
+int main(int argc, char** argv) {
+    // one area only: libtorch_reference nn_distance
+    if (argc > 1 && std::string(argv[1]) == "nn_distance")
+        return nn_distance(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

@@ -10,7 +10,7 @@
 ///
 /// HOW TO ADD A TEST (one line): append a row to the table of the op's family, in
 /// op_cases_<family>.hpp (arithmetic, activations, linalg, reductions, shape, losses,
-/// comparisons, conv, norm, transformer):
+/// comparisons, conv, norm, transformer, distance):
 ///
 ///     {"my_op_bcast", {U({3, 1}), P({4})}, F(tg::my_op(x[0], x[1]))},
 ///
@@ -188,6 +188,7 @@ inline uint64_t name_seed(const std::string& name) {
 #include "op_cases_arithmetic.hpp"
 #include "op_cases_comparisons.hpp"
 #include "op_cases_conv.hpp"
+#include "op_cases_distance.hpp"
 #include "op_cases_linalg.hpp"
 #include "op_cases_losses.hpp"
 #include "op_cases_norm.hpp"
@@ -206,7 +207,8 @@ inline std::vector<Family> all_families() {
             {"linear_algebra", linalg_cases()},  {"reductions", reduction_cases()},
             {"shape_ops", shape_cases()},        {"losses", loss_cases()},
             {"comparisons", comparison_cases()}, {"convolution", conv_cases()},
-            {"normalization", norm_cases()},     {"transformer", transformer_cases()}};
+            {"normalization", norm_cases()},     {"transformer", transformer_cases()},
+            {"distance", distance_cases()}};
 }
 
 }  // namespace opcases

@@ -4,6 +4,7 @@
 #include "tapegrad/nn/checkpoint_sequential.hpp"
 #include "tapegrad/nn/container.hpp"
 #include "tapegrad/nn/conv.hpp"
+#include "tapegrad/nn/distance.hpp"
 #include "tapegrad/nn/dropout.hpp"
 #include "tapegrad/nn/embedding.hpp"
 #include "tapegrad/nn/flatten.hpp"

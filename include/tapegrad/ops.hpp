@@ -330,3 +330,4 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/logical.hpp"     // comparisons and bool tensors, in a header of their own
 #include "tapegrad/losses.hpp"      // the losses, in a header of their own
 #include "tapegrad/resampling.hpp"  // pad and interpolate, in a header of their own
+#include "tapegrad/distance_ops.hpp"  // bilinear, cosine_similarity, pairwise_distance, pdist

@@ -1,0 +1,65 @@
+/// Bad-input catalogue (tests/bad_inputs.hpp): the rest of torch::nn (issue 30): Identity,
+/// Unflatten, Bilinear, the distances, the dropouts, EmbeddingBag, the parameter containers and
+/// the transformer stacks. The same tables are in docs/errors.md.
+#define BOOST_TEST_MODULE test_bad_inputs_nn_more
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "bad_inputs.hpp"
+#include "tapegrad/nn.hpp"
+
+using tgtest::check_table;
+namespace nn = tg::nn;
+namespace F = tg::nn::functional;
+
+namespace {
+struct Fixtures {
+    tg::Tensor x = tg::zeros({4, 3});
+    tg::Tensor y = tg::zeros({4, 2});
+    tg::Tensor w = tg::zeros({5, 3, 2});
+    tg::Tensor ix = tg::zeros({4, 3}, tg::kInt64);
+    tg::Tensor u;
+    nn::Bilinear bil{3, 2, 5};
+};
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(distances_and_bilinear, Fixtures) {
+    check_table(
+        "Distances and bilinear",
+        {
+            TG_BAD(tg::bilinear(x, y, tg::zeros({5, 2, 2})), shape_error, "bilinear", "[5,2,2]",
+                   "[out, 3, 2]"),
+            TG_BAD(tg::bilinear(x, tg::zeros({3, 2}), w), shape_error, "bilinear", "batch", "[4,3]",
+                   "[3,2]"),
+            TG_BAD(tg::bilinear(x, tg::zeros({4, 1, 2}), w), shape_error, "bilinear",
+                   "number of dims"),
+            TG_BAD(tg::bilinear(x, y, w, tg::zeros({4})), shape_error, "bilinear", "bias [4]",
+                   "[5]"),
+            TG_BAD(tg::bilinear(x, y.to(tg::kFloat64), w), dtype_error, "bilinear", "float64"),
+            TG_BAD(tg::bilinear(ix, y, w), dtype_error, "bilinear", "int64"),
+            TG_BAD(tg::bilinear(x, y, u), value_error, "bilinear", "undefined weight"),
+            TG_BAD(nn::Bilinear(-1, 2, 3), shape_error, "Bilinear(-1, 2, 3)", ">= 0"),
+            TG_BAD(nn::Bilinear(0, 2, 3), value_error, "Bilinear(0, 2, 3)", "in1_features"),
+            TG_BAD(bil(x.to(tg::kFloat64), y.to(tg::kFloat64)), dtype_error, "Bilinear", "float64",
+                   "float32"),
+            TG_BAD(bil(y, x), shape_error, "bilinear", "weight [5,3,2]"),
+            TG_BAD(tg::cosine_similarity(x, y), shape_error, "cosine_similarity", "[4,3]", "[4,2]"),
+            TG_BAD(tg::cosine_similarity(x, x, 2), shape_error, "cosine_similarity", "2"),
+            TG_BAD(tg::cosine_similarity(ix, x), dtype_error, "cosine_similarity", "int64"),
+            TG_BAD(nn::CosineSimilarity()(x, u), value_error, "cosine_similarity", "undefined"),
+            TG_BAD(tg::pairwise_distance(x, y), shape_error, "pairwise_distance", "[4,3]", "[4,2]"),
+            TG_BAD(tg::pairwise_distance(x, ix), dtype_error, "pairwise_distance", "int64"),
+            TG_BAD(F::pdist(tg::zeros({2, 3, 4})), shape_error, "pdist", "[2,3,4]", "2-D"),
+            TG_BAD(F::pdist(x, -1), value_error, "pdist", "p = -1", ">= 0"),
+            TG_BAD(F::pdist(ix), dtype_error, "pdist", "int64"),
+            TG_BAD(nn::Unflatten(nn::UnflattenOptions(1, {2, 2}))(x), shape_error, "Unflatten",
+                   "[2, 2]", "dim 1 (3)"),
+            TG_BAD(nn::Unflatten(nn::UnflattenOptions(1, {-1, -1}))(x), value_error, "Unflatten",
+                   "only one dimension can be inferred"),
+            TG_BAD(nn::Unflatten(nn::UnflattenOptions(1, {}))(x), value_error, "Unflatten",
+                   "non-empty"),
+            TG_BAD(nn::Unflatten(nn::UnflattenOptions(3, {1, 3}))(x), shape_error, "Unflatten",
+                   "3"),
+        });
+}
