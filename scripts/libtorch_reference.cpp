@@ -754,10 +754,60 @@ static void nn_distance() {
     print("pairwise", nn::PairwiseDistance(nn::PairwiseDistanceOptions().p(1.5).keepdim(true)));
 }
 
+/// tests/test_nn_dropout.cpp: AlphaDropout, FeatureAlphaDropout, Dropout3d and the F:: dropouts
+/// in training after manual_seed (values, gradients and the generator state after).
+static void nn_dropout() {
+    using V = std::vector<torch::Tensor>;
+    namespace nn = torch::nn;
+    torch::manual_seed(7);
+    show_grads("alpha_f64", {wave({3, 4})},
+               [](const V& x) { return torch::alpha_dropout(x[0], 0.3, true); });
+    show_grads("feature_alpha_f64", {wave({2, 3, 2, 2})},
+               [](const V& x) { return torch::feature_alpha_dropout(x[0], 0.4, true); });
+    show("alpha_after_f64", torch::rand({3}, torch::kFloat64));
+    torch::manual_seed(8);
+    auto x32 = wave({3, 5}).to(torch::kFloat32).requires_grad_(true);
+    auto y32 = torch::alpha_dropout(x32, 0.6, true);
+    show("alpha_f32", y32);
+    (y32 * wave({3, 5}, 1.0).to(torch::kFloat32)).sum().backward();
+    show("alpha_f32_d0", x32.grad());
+    show("feature_alpha_f32",
+         torch::feature_alpha_dropout(wave({2, 4, 3}).to(torch::kFloat32), 0.5, true));
+    show("alpha_after_f32", torch::rand({3}, torch::kFloat64));
+    torch::manual_seed(9);
+    nn::AlphaDropout ad(0.2);
+    nn::FeatureAlphaDropout fad(nn::FeatureAlphaDropoutOptions(0.35).inplace(true));
+    nn::Dropout3d d3(0.45);
+    show("module_alpha", ad(wave({4, 3})));
+    show("module_feature_alpha", fad(wave({3, 2, 4})));
+    show("module_dropout3d", d3(wave({2, 3, 2, 2, 2})));
+    show("module_dropout3d_unbatched", d3(wave({3, 2, 1, 2})));
+    show("f_dropout3d", F::dropout3d(wave({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)));
+    show("f_dropout2d_unbatched", F::dropout2d(wave({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)));
+    show("f_alpha_training",
+         F::alpha_dropout(wave({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)));
+    show("f_feature_alpha_training",
+         F::feature_alpha_dropout(wave({2, 2, 2}),
+                                  F::FeatureAlphaDropoutFuncOptions().p(0.5).training(true)));
+    show("module_after", torch::rand({3}, torch::kFloat64));
+    show("alpha_p1", torch::alpha_dropout(wave({3}), 1.0, true));
+    auto print = [](const char* name, const auto& m) {
+        std::ostringstream os;
+        os << m;
+        std::printf("print_%s: %s\n", name, os.str().c_str());
+    };
+    print("alpha", nn::AlphaDropout(0.25));
+    print("feature_alpha",
+          nn::FeatureAlphaDropout(nn::FeatureAlphaDropoutOptions(0.2).inplace(true)));
+    print("dropout3d", nn::Dropout3d(0.3));
+}
+
 int main(int argc, char** argv) {
     // one area only: libtorch_reference nn_distance
     if (argc > 1 && std::string(argv[1]) == "nn_distance")
         return nn_distance(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_dropout")
+        return nn_dropout(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

@@ -63,3 +63,22 @@ BOOST_FIXTURE_TEST_CASE(distances_and_bilinear, Fixtures) {
                    "3"),
         });
 }
+
+BOOST_FIXTURE_TEST_CASE(dropouts, Fixtures) {
+    check_table(
+        "Dropouts",
+        {
+            TG_BAD(tg::alpha_dropout(x, 1.5, true), value_error, "alpha_dropout", "1.5"),
+            TG_BAD(tg::alpha_dropout(ix, 0.5, true), dtype_error, "alpha_dropout", "int64"),
+            TG_BAD(tg::alpha_dropout(u, 0.5, true), value_error, "alpha_dropout", "undefined"),
+            TG_BAD(tg::feature_alpha_dropout(tg::zeros({3}), 0.5, true), shape_error,
+                   "feature_alpha_dropout", "[3]", "at least 2 dims"),
+            TG_BAD(nn::AlphaDropout(-0.1), value_error, "AlphaDropout", "[0, 1]"),
+            TG_BAD(nn::FeatureAlphaDropout(2.0), value_error, "FeatureAlphaDropout", "[0, 1]"),
+            TG_BAD(nn::Dropout3d(1.5), value_error, "Dropout3d", "[0, 1]"),
+            TG_BAD(nn::Dropout3d()(x), shape_error, "Dropout3d", "[4,3]", "5-D [N,C,D,H,W]"),
+            TG_BAD(F::dropout2d(x), shape_error, "F::dropout2d", "[4,3]", "4-D [N,C,H,W]"),
+            TG_BAD(F::dropout3d(tg::zeros({2, 3, 2, 2, 2}), F::Dropout3dFuncOptions().p(2)),
+                   value_error, "F::dropout3d", "between 0 and 1"),
+        });
+}

@@ -176,8 +176,8 @@ BOOST_AUTO_TEST_CASE(transformer) {
     run_family("transformer");
 }
 
-BOOST_AUTO_TEST_CASE(distance) {
-    run_family("distance");
+BOOST_AUTO_TEST_CASE(nn_more) {
+    run_family("nn_more");
 }
 
 BOOST_AUTO_TEST_CASE(every_family_has_a_test_case_and_row_names_are_unique) {

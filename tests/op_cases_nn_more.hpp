@@ -1,12 +1,13 @@
 #pragma once
-/// Op table rows (op_cases.hpp says how to add one): bilinear, cosine_similarity,
-/// pairwise_distance (p = 2, 1, 3, 1.5, 0.5, ±inf, 0) and pdist. Included by op_cases.hpp.
-/// tests/test_nn_distance.cpp compares the same ops with LibTorch's values, at zero distances
-/// and ties too (which finite differences cannot check).
+/// Op table rows (op_cases.hpp says how to add one) of the ops behind the rest of torch::nn
+/// (issue 30): bilinear, cosine_similarity, pairwise_distance (p = 2, 1, 3, 1.5, 0.5, ±inf, 0),
+/// pdist, alpha_dropout and feature_alpha_dropout (masks from a fixed generator). Included by
+/// op_cases.hpp. tests/test_nn_distance.cpp and test_nn_dropout.cpp compare the same ops with
+/// LibTorch's values, at zero distances and ties too (which finite differences cannot check).
 
 namespace opcases {
 
-inline std::vector<OpCase> distance_cases() {
+inline std::vector<OpCase> nn_more_cases() {
     const double inf = std::numeric_limits<double>::infinity();
     return {
         {"bilinear",
@@ -57,6 +58,17 @@ inline std::vector<OpCase> distance_cases() {
         {"pdist_inf", {U({4, 3})}, F(tg::pdist(x[0], inf)), kNoGG},
         {"pdist_one_row", {U({1, 3})}, F(tg::pdist(x[0]))},
         {"pdist_empty_features", {U({3, 0})}, F(tg::pdist(x[0]))},
+        {"alpha_dropout", {U({3, 4})}, F(tg::alpha_dropout(x[0], 0.3, true, tg::Generator(5)))},
+        {"alpha_dropout_strided",
+         {US({2, 5})},
+         F(tg::alpha_dropout(x[0], 0.6, true, tg::Generator(6)))},
+        {"feature_alpha_dropout",
+         {U({2, 3, 2, 2})},
+         F(tg::feature_alpha_dropout(x[0], 0.4, true, tg::Generator(7)))},
+        {"feature_alpha_dropout_transposed",
+         {UT({3, 4})},
+         F(tg::feature_alpha_dropout(x[0], 0.5, true, tg::Generator(8)))},
+        {"alpha_dropout_empty", {U({0, 3})}, F(tg::alpha_dropout(x[0], 0.3, true))},
     };
 }
 
