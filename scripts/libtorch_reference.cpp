@@ -802,12 +802,42 @@ static void nn_dropout() {
     print("dropout3d", nn::Dropout3d(0.3));
 }
 
+/// tests/test_nn_parameter_list.cpp: what ParameterList and ParameterDict register and print.
+static void nn_containers() {
+    namespace nn = torch::nn;
+    nn::ParameterList pl(torch::ones({2}).requires_grad_(true),
+                         torch::zeros({3, 1}, torch::kFloat64));
+    pl->append(torch::zeros({1}, torch::kInt64));
+    std::cout << pl << "\n";
+    for (const auto& p : pl->named_parameters())
+        std::printf("list %s requires_grad %d\n", p.key().c_str(), int(p.value().requires_grad()));
+    torch::OrderedDict<std::string, torch::Tensor> od;
+    od.insert("a", torch::ones({2}));
+    od.insert("b", torch::ones({1}).requires_grad_(true));
+    nn::ParameterDict pd(od);
+    std::cout << pd << "\n";
+    for (const auto& p : pd->named_parameters())
+        std::printf("dict %s requires_grad %d\n", p.key().c_str(), int(p.value().requires_grad()));
+    pd->pop("a");
+    std::printf("after pop: %zu keys, %zu parameters\n", pd->keys().size(),
+                pd->parameters().size());
+    try {
+        pd->update(od);
+    } catch (const c10::Error& e) {
+        std::printf("update with a missing key: %s\n", e.msg().c_str());
+    }
+    pd->clear();
+    std::cout << pd << "\n";
+}
+
 int main(int argc, char** argv) {
     // one area only: libtorch_reference nn_distance
     if (argc > 1 && std::string(argv[1]) == "nn_distance")
         return nn_distance(), 0;
     if (argc > 1 && std::string(argv[1]) == "nn_dropout")
         return nn_dropout(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_containers")
+        return nn_containers(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

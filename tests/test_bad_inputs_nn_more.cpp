@@ -21,6 +21,9 @@ struct Fixtures {
     tg::Tensor ix = tg::zeros({4, 3}, tg::kInt64);
     tg::Tensor u;
     nn::Bilinear bil{3, 2, 5};
+    nn::ParameterList plist{tg::zeros({2}), tg::ones({3})};
+    nn::ParameterDict pdict;
+    Fixtures() { pdict->insert("a", tg::zeros({2})); }
 };
 }  // namespace
 
@@ -81,4 +84,16 @@ BOOST_FIXTURE_TEST_CASE(dropouts, Fixtures) {
             TG_BAD(F::dropout3d(tg::zeros({2, 3, 2, 2, 2}), F::Dropout3dFuncOptions().p(2)),
                    value_error, "F::dropout3d", "between 0 and 1"),
         });
+}
+
+BOOST_FIXTURE_TEST_CASE(parameter_containers, Fixtures) {
+    check_table("Parameter containers",
+                {
+                    TG_BAD(plist->at(5), shape_error, "ParameterList", "index 5", "size 2"),
+                    TG_BAD(plist->append(u), value_error, "ParameterList", "undefined"),
+                    TG_BAD(pdict->pop("zz"), value_error, "ParameterDict", "'zz'"),
+                    TG_BAD(pdict->get("zz"), value_error, "ParameterDict", "'zz'"),
+                    TG_BAD(pdict->insert("a", x), value_error, "ParameterDict", "\"a\"", "already"),
+                    TG_BAD(pdict->insert("b.c", x), value_error, "ParameterDict", "b.c", "dotted"),
+                });
 }

@@ -18,6 +18,7 @@
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/nn/normalization.hpp"
 #include "tapegrad/nn/padding.hpp"
+#include "tapegrad/nn/parameter_list.hpp"
 #include "tapegrad/nn/pooling.hpp"
 #include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/nn/transformer.hpp"
