@@ -830,6 +830,97 @@ static void nn_containers() {
     std::cout << pd << "\n";
 }
 
+/// tests/test_nn_embedding_bag.cpp: EmbeddingBag and F::embedding_bag (every mode, offsets,
+/// include_last_offset, per_sample_weights, padding_idx, empty bags, max_norm), with gradients.
+static void nn_embedding_bag() {
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
+    using V = std::vector<torch::Tensor>;
+    namespace nn = torch::nn;
+    const auto idx = torch::tensor({4, 0, 2, 2, 5, 1, 0, 3, 2});
+    const auto off = torch::tensor({0, 3, 3, 6});  // bag 1 is empty
+    for (const char* m : {"sum", "mean", "max"}) {
+        const std::string name = m;
+        torch::nn::EmbeddingBagMode mode = torch::kSum;
+        if (name == "mean")
+            mode = torch::kMean;
+        if (name == "max")
+            mode = torch::kMax;
+        show_grads("bag_" + name, {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(idx, x[0],
+                                    F::EmbeddingBagFuncOptions().offsets(off).mode(mode));
+        });
+        show_grads("bag_" + name + "_padding", {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(
+                idx, x[0], F::EmbeddingBagFuncOptions().offsets(off).mode(mode).padding_idx(2));
+        });
+        show_grads("bag_" + name + "_last_offset", {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(idx, x[0],
+                                    F::EmbeddingBagFuncOptions()
+                                        .offsets(torch::tensor({0, 2, 2, 9}))
+                                        .mode(mode)
+                                        .include_last_offset(true)
+                                        .padding_idx(-1));
+        });
+        show_grads("bag_" + name + "_2d", {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(idx.reshape({3, 3}), x[0],
+                                    F::EmbeddingBagFuncOptions().mode(mode));
+        });
+    }
+    show_grads("bag_sum_weighted", {wave({6, 3}), wave({9}, 0.3)}, [&](const V& x) {
+        return F::embedding_bag(
+            idx, x[0],
+            F::EmbeddingBagFuncOptions().offsets(off).mode(torch::kSum).per_sample_weights(x[1]));
+    });
+    show_grads("bag_sum_weighted_padding_2d", {wave({6, 3}), wave({3, 3}, 0.3)}, [&](const V& x) {
+        return F::embedding_bag(
+            idx.reshape({3, 3}), x[0],
+            F::EmbeddingBagFuncOptions().mode(torch::kSum).per_sample_weights(x[1]).padding_idx(0));
+    });
+    show_grads("bag_mean_freq", {wave({6, 3})}, [&](const V& x) {
+        return F::embedding_bag(idx, x[0],
+                                F::EmbeddingBagFuncOptions().offsets(off).scale_grad_by_freq(true));
+    });
+    // ties in a max bag: rows 0 and 1 hold the same maximum in column 0 and 2
+    auto tied = torch::tensor({1.0, 5.0, 2.0, 1.0, 2.0, 2.0, 0.5, 5.0, 1.0}, torch::kFloat64)
+                    .reshape({3, 3});
+    show_grads("bag_max_ties", {tied}, [&](const V& x) {
+        return F::embedding_bag(
+            torch::tensor({0, 1, 2, 1, 0}), x[0],
+            F::EmbeddingBagFuncOptions().offsets(torch::tensor({0, 3})).mode(torch::kMax));
+    });
+    // max_norm renormalises the rows it reads, in place, before the lookup
+    auto w = (wave({6, 3}) * 3).requires_grad_(true);
+    auto y = F::embedding_bag(
+        idx, w,
+        F::EmbeddingBagFuncOptions().offsets(off).max_norm(1.5).norm_type(3).mode(torch::kSum));
+    show("bag_max_norm", y);
+    show("bag_max_norm_weight", w);
+    (y * wave(y.sizes(), 1.0)).sum().backward();
+    show("bag_max_norm_d0", w.grad());
+    torch::manual_seed(5);
+    nn::EmbeddingBag bag(nn::EmbeddingBagOptions(5, 2).padding_idx(-2));
+    show("module_init", bag->weight);
+    show("module_init_after", torch::rand({2}, torch::kFloat64));
+    bag->to(torch::kFloat64);
+    show("module_forward", bag(torch::tensor({0, 3, 3, 1}), torch::tensor({0, 1})));
+    auto print = [](const char* name, const auto& m) {
+        std::ostringstream os;
+        os << m;
+        std::printf("print_%s: %s\n", name, os.str().c_str());
+    };
+    print("default", nn::EmbeddingBag(10, 3));
+    print("all", nn::EmbeddingBag(nn::EmbeddingBagOptions(10, 3)
+                                      .mode(torch::kMax)
+                                      .padding_idx(2)
+                                      .include_last_offset(true)
+                                      .max_norm(1.5)));
+    print("sum", nn::EmbeddingBag(nn::EmbeddingBagOptions(10, 3)
+                                      .mode(torch::kSum)
+                                      .norm_type(3)
+                                      .scale_grad_by_freq(true)
+                                      .padding_idx(-1)));
+}
+
 int main(int argc, char** argv) {
     // one area only: libtorch_reference nn_distance
     if (argc > 1 && std::string(argv[1]) == "nn_distance")
@@ -838,6 +929,8 @@ int main(int argc, char** argv) {
         return nn_dropout(), 0;
     if (argc > 1 && std::string(argv[1]) == "nn_containers")
         return nn_containers(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_embedding_bag")
+        return nn_embedding_bag(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

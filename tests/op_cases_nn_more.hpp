@@ -1,7 +1,8 @@
 #pragma once
 /// Op table rows (op_cases.hpp says how to add one) of the ops behind the rest of torch::nn
 /// (issue 30): bilinear, cosine_similarity, pairwise_distance (p = 2, 1, 3, 1.5, 0.5, ±inf, 0),
-/// pdist, alpha_dropout and feature_alpha_dropout (masks from a fixed generator). Included by
+/// pdist, alpha_dropout and feature_alpha_dropout (masks from a fixed generator), embedding_bag
+/// (sum, mean, max, per-sample weights, padding, empty bags). Included by
 /// op_cases.hpp. tests/test_nn_distance.cpp and test_nn_dropout.cpp compare the same ops with
 /// LibTorch's values, at zero distances and ties too (which finite differences cannot check).
 
@@ -9,6 +10,12 @@ namespace opcases {
 
 inline std::vector<OpCase> nn_more_cases() {
     const double inf = std::numeric_limits<double>::infinity();
+    const tg::Tensor bag_idx = labels({4, 0, 2, 2, 5, 1, 0, 3, 2}), bag_off = labels({0, 3, 3, 6});
+    auto bag = [bag_idx, bag_off](const tg::Tensor& w, int64_t mode, const tg::Tensor& psw = {},
+                                  std::optional<int64_t> padding = std::nullopt) {
+        return tg::embedding_bag(w, on(bag_idx, w), on(bag_off, w), false, mode, false, psw, false,
+                                 padding);
+    };
     return {
         {"bilinear",
          {U({4, 3}), U({4, 2}), U({5, 3, 2}), U({5})},
@@ -69,6 +76,13 @@ inline std::vector<OpCase> nn_more_cases() {
          {UT({3, 4})},
          F(tg::feature_alpha_dropout(x[0], 0.5, true, tg::Generator(8)))},
         {"alpha_dropout_empty", {U({0, 3})}, F(tg::alpha_dropout(x[0], 0.3, true))},
+        {"embedding_bag_sum", {U({6, 3})}, F(bag(x[0], 0))},
+        {"embedding_bag_mean_padding", {UT({6, 3})}, F(bag(x[0], 1, {}, 2))},
+        {"embedding_bag_max", {U({6, 3})}, F(bag(x[0], 2)), kNoGG},
+        {"embedding_bag_weighted", {U({6, 3}), U({9})}, F(bag(x[0], 0, x[1]))},
+        {"embedding_bag_2d_rows",
+         {US({6, 4})},
+         F(tg::nn::functional::embedding_bag(on(bag_idx.reshape({3, 3}), x[0]), x[0]))},
     };
 }
 

@@ -23,6 +23,12 @@ struct Fixtures {
     nn::Bilinear bil{3, 2, 5};
     nn::ParameterList plist{tg::zeros({2}), tg::ones({3})};
     nn::ParameterDict pdict;
+    tg::Tensor emb = tg::zeros({6, 3});  // an embedding table
+    tg::Tensor tok = tg::tensor(std::vector<int64_t>{1, 2, 3, 4});
+    tg::Tensor off = tg::tensor(std::vector<int64_t>{0, 2});
+    F::EmbeddingBagFuncOptions bag_options() const {
+        return F::EmbeddingBagFuncOptions().offsets(off);
+    }
     Fixtures() { pdict->insert("a", tg::zeros({2})); }
 };
 }  // namespace
@@ -96,4 +102,52 @@ BOOST_FIXTURE_TEST_CASE(parameter_containers, Fixtures) {
                     TG_BAD(pdict->insert("a", x), value_error, "ParameterDict", "\"a\"", "already"),
                     TG_BAD(pdict->insert("b.c", x), value_error, "ParameterDict", "b.c", "dotted"),
                 });
+}
+
+BOOST_FIXTURE_TEST_CASE(embedding_bag, Fixtures) {
+    check_table(
+        "EmbeddingBag",
+        {
+            TG_BAD(F::embedding_bag(tg::zeros({2, 2, 2}, tg::kInt64), emb), shape_error,
+                   "F::embedding_bag", "[2,2,2]", "1-D"),
+            TG_BAD(F::embedding_bag(tok.reshape({2, 2}), emb, bag_options()), value_error,
+                   "F::embedding_bag", "2-D", "offsets must be undefined"),
+            TG_BAD(F::embedding_bag(tok, emb), value_error, "F::embedding_bag", "needs offsets"),
+            TG_BAD(F::embedding_bag(tok, emb,
+                                    bag_options().offsets(tg::tensor(std::vector<int64_t>{1, 2}))),
+                   value_error, "embedding_bag", "offsets[0]", "got 1"),
+            TG_BAD(F::embedding_bag(
+                       tok, emb, bag_options().offsets(tg::tensor(std::vector<int64_t>{0, 3, 2}))),
+                   value_error, "embedding_bag", "must not decrease", "offsets[1] = 3"),
+            TG_BAD(F::embedding_bag(tok, emb,
+                                    bag_options().offsets(tg::tensor(std::vector<int64_t>{0, 7}))),
+                   value_error, "embedding_bag", "offsets[-1] = 7", "4"),
+            TG_BAD(F::embedding_bag(tg::tensor(std::vector<int64_t>{1, 9}), emb, bag_options()),
+                   shape_error, "embedding_bag", "index 9", "6 embeddings"),
+            TG_BAD(F::embedding_bag(tok.to(tg::kFloat32), emb, bag_options()), dtype_error,
+                   "embedding_bag", "indices", "float32"),
+            TG_BAD(F::embedding_bag(tok, emb, bag_options().per_sample_weights(tg::ones({4}))),
+                   value_error, "embedding_bag", "per_sample_weights", "mode sum"),
+            TG_BAD(F::embedding_bag(tok, emb,
+                                    bag_options().mode(tg::kSum).per_sample_weights(
+                                        tg::ones({4}, tg::kFloat64))),
+                   dtype_error, "embedding_bag", "per_sample_weights float64"),
+            TG_BAD(F::embedding_bag(tok, emb,
+                                    bag_options().mode(tg::kSum).per_sample_weights(tg::ones({3}))),
+                   shape_error, "embedding_bag", "per_sample_weights [3]", "[4]"),
+            TG_BAD(
+                F::embedding_bag(tok, emb, bag_options().mode(tg::kMax).scale_grad_by_freq(true)),
+                value_error, "embedding_bag", "max mode", "frequency"),
+            TG_BAD(F::embedding_bag(tok, emb, bag_options().sparse(true)), value_error,
+                   "embedding_bag", "sparse"),
+            TG_BAD(F::embedding_bag(tok, emb, bag_options().padding_idx(6)), value_error,
+                   "embedding_bag", "padding_idx", "6"),
+            TG_BAD(nn::EmbeddingBag(0, 3), value_error, "EmbeddingBag(0, 3)", "positive"),
+            TG_BAD(nn::EmbeddingBag(nn::EmbeddingBagOptions(6, 3).padding_idx(-7)), value_error,
+                   "EmbeddingBag(6, 3)", "padding_idx -7"),
+            TG_BAD(nn::EmbeddingBag(nn::EmbeddingBagOptions(6, 3)._weight(tg::zeros({6, 2}))),
+                   value_error, "EmbeddingBag(6, 3)", "_weight [6,2]"),
+            TG_BAD(nn::EmbeddingBagOptions(6, 3).mode(tg::kNone), value_error, "EmbeddingBagMode",
+                   "kNone"),
+        });
 }

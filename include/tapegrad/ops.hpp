@@ -332,3 +332,4 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/resampling.hpp"  // pad and interpolate, in a header of their own
 #include "tapegrad/distance_ops.hpp"  // bilinear, cosine_similarity, pairwise_distance, pdist
 #include "tapegrad/dropout_ops.hpp"   // alpha_dropout, feature_alpha_dropout
+#include "tapegrad/embedding_bag_ops.hpp"  // embedding_bag
