@@ -921,6 +921,114 @@ static void nn_embedding_bag() {
                                       .padding_idx(-1)));
 }
 
+/// Every parameter's first and last two values, named prefix + its name.
+static void show_params(const std::string& prefix, const torch::nn::Module& m) {
+    for (const auto& p : m.named_parameters())
+        show_ends((prefix + p.key()).c_str(), p.value(), 2);
+}
+
+/// Every parameter's gradient's first and last two values, named prefix + its name + "_grad".
+static void show_param_grads(const std::string& prefix, const torch::nn::Module& m) {
+    for (const auto& p : m.named_parameters())
+        show_ends((prefix + p.key() + "_grad").c_str(), p.value().grad(), 2);
+}
+
+/// tests/test_nn_transformer_stack.cpp: TransformerDecoderLayer, TransformerEncoder,
+/// TransformerDecoder and Transformer: initial weights after manual_seed, forward values and
+/// gradients in float64 with masks (dropout 0), training forwards with dropout, printing.
+static void nn_transformer_stack() {
+    namespace nn = torch::nn;
+    const auto f64 = torch::kFloat64;
+    auto causal = nn::TransformerImpl::generate_square_subsequent_mask(5).to(f64);
+    show("causal_mask_3", nn::TransformerImpl::generate_square_subsequent_mask(3));
+    auto tgt_kpm =
+        torch::tensor({false, false, false, false, true, false, false, false, false, false})
+            .reshape({2, 5});
+    auto mem_kpm =
+        torch::tensor({false, false, true, false, false, false, false, true}).reshape({2, 4});
+    auto backprop = [](const torch::Tensor& y) { (y * wave(y.sizes(), 1.0)).sum().backward(); };
+
+    torch::manual_seed(11);
+    nn::TransformerDecoderLayer dl(
+        nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+    show_params("dl_init.", *dl);
+    show("dl_init_after", torch::rand({2}, f64));
+    dl->to(f64);
+    auto tgt = wave({5, 2, 8}).requires_grad_(true),
+         mem = wave({4, 2, 8}, 0.7).requires_grad_(true);
+    auto y = dl->forward(tgt, mem, causal, torch::Tensor(), tgt_kpm, mem_kpm);
+    show("dl_out", y);
+    backprop(y);
+    show("dl_out_d_tgt", tgt.grad());
+    show("dl_out_d_mem", mem.grad());
+    show_param_grads("dl.", *dl);
+
+    torch::manual_seed(12);
+    nn::TransformerDecoderLayer dg(
+        nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
+            torch::kGELU));
+    dg->to(f64);
+    show("dl_gelu_out",
+         dg->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7), torch::Tensor(), wave({3, 4}, 0.2)));
+    torch::manual_seed(12);
+    nn::TransformerDecoderLayer df(
+        nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
+            [](const torch::Tensor& x) { return torch::tanh(x) * 2; }));
+    df->to(f64);
+    show("dl_function_out", df->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7)));
+
+    torch::manual_seed(13);
+    nn::TransformerEncoder enc(
+        nn::TransformerEncoderOptions(
+            nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0), 2)
+            .norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
+    show_params("enc_init.", *enc);
+    show("enc_init_after", torch::rand({2}, f64));
+    enc->to(f64);
+    auto src = wave({5, 2, 8}, 0.3).requires_grad_(true);
+    auto e = enc->forward(src, causal, tgt_kpm);
+    show("enc_out", e);
+    backprop(e);
+    show("enc_out_d_src", src.grad());
+    show_param_grads("enc.", *enc);
+
+    torch::manual_seed(14);
+    nn::TransformerDecoderLayer layer(
+        nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+    nn::TransformerDecoder dec(layer, 3);
+    show("dec_init_after", torch::rand({2}, f64));
+    dec->to(f64);
+    auto d = dec->forward(wave({5, 2, 8}), wave({4, 2, 8}, 0.7), causal, torch::Tensor(),
+                          torch::Tensor(), mem_kpm);
+    show("dec_out", d);
+
+    torch::manual_seed(15);
+    nn::Transformer tr(nn::TransformerOptions(8, 2, 2, 2).dim_feedforward(16).dropout(0.0));
+    show_params("tr_init.", *tr);
+    show("tr_init_after", torch::rand({2}, f64));
+    tr->to(f64);
+    auto s2 = wave({4, 2, 8}, 0.3).requires_grad_(true), t2 = wave({5, 2, 8}).requires_grad_(true);
+    auto out =
+        tr->forward(s2, t2, torch::Tensor(), causal, torch::Tensor(), mem_kpm, tgt_kpm, mem_kpm);
+    show("tr_out", out);
+    backprop(out);
+    show("tr_out_d_src", s2.grad());
+    show("tr_out_d_tgt", t2.grad());
+    show_param_grads("tr.", *tr);
+
+    torch::manual_seed(16);  // training: every dropout and the attention's draw
+    nn::Transformer trd(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16).dropout(0.2));
+    trd->to(f64);
+    trd->train();
+    torch::manual_seed(17);
+    show("tr_train_out",
+         trd->forward(wave({4, 2, 8}, 0.3), wave({5, 2, 8}), torch::Tensor(), causal));
+    show("tr_train_after", torch::rand({3}, f64));
+    std::cout << "print_transformer:\n"
+              << nn::Transformer(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16))
+              << "\nprint_end\n";
+}
+
 int main(int argc, char** argv) {
     // one area only: libtorch_reference nn_distance
     if (argc > 1 && std::string(argv[1]) == "nn_distance")
@@ -931,6 +1039,8 @@ int main(int argc, char** argv) {
         return nn_containers(), 0;
     if (argc > 1 && std::string(argv[1]) == "nn_embedding_bag")
         return nn_embedding_bag(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_transformer_stack")
+        return nn_transformer_stack(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

@@ -26,6 +26,10 @@ struct Fixtures {
     tg::Tensor emb = tg::zeros({6, 3});  // an embedding table
     tg::Tensor tok = tg::tensor(std::vector<int64_t>{1, 2, 3, 4});
     tg::Tensor off = tg::tensor(std::vector<int64_t>{0, 2});
+    nn::TransformerDecoderLayer dec_layer{
+        nn::TransformerDecoderLayerOptions(4, 2).dim_feedforward(8)};
+    nn::Transformer tf{nn::TransformerOptions(4, 2, 1, 1).dim_feedforward(8)};
+    tg::Tensor seq = tg::zeros({3, 2, 4});  // [T, N, E]
     F::EmbeddingBagFuncOptions bag_options() const {
         return F::EmbeddingBagFuncOptions().offsets(off);
     }
@@ -149,5 +153,47 @@ BOOST_FIXTURE_TEST_CASE(embedding_bag, Fixtures) {
                    value_error, "EmbeddingBag(6, 3)", "_weight [6,2]"),
             TG_BAD(nn::EmbeddingBagOptions(6, 3).mode(tg::kNone), value_error, "EmbeddingBagMode",
                    "kNone"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(transformer_stacks, Fixtures) {
+    check_table(
+        "Transformer stacks and AnyModule",
+        {
+            TG_BAD(nn::TransformerDecoderLayer(
+                       nn::TransformerDecoderLayerOptions(4, 2).dim_feedforward(0)),
+                   value_error, "TransformerDecoderLayer", "dim_feedforward 0"),
+            TG_BAD(nn::TransformerDecoderLayer(4, 3), value_error, "MultiheadAttention(4, 3)",
+                   "divide"),
+            TG_BAD(dec_layer->forward(seq, tg::zeros({3, 2, 5})), shape_error, "multihead_attn",
+                   "key", "[3,2,5]"),
+            TG_BAD(dec_layer->forward(seq, seq, tg::zeros({3, 3}, tg::kBool)), dtype_error,
+                   "self_attn", "attn_mask is bool"),
+            TG_BAD(dec_layer->forward(seq, seq, {}, {}, tg::zeros({2, 3})), dtype_error,
+                   "self_attn", "key_padding_mask is float32", "bool"),
+            TG_BAD(nn::TransformerEncoder(nn::TransformerEncoderLayer(nullptr), 2), value_error,
+                   "TransformerEncoder", "empty"),
+            TG_BAD(nn::TransformerDecoder(dec_layer, -1), value_error, "TransformerDecoder",
+                   "num_layers -1"),
+            TG_BAD(nn::TransformerDecoder(dec_layer, 0)->forward(seq, seq), value_error,
+                   "TransformerDecoder", "no layers and no norm"),
+            TG_BAD(tf->forward(tg::zeros({3, 4}), seq), shape_error, "Transformer", "3-D", "[3,4]"),
+            TG_BAD(tf->forward(seq, tg::zeros({3, 1, 4})), shape_error, "Transformer",
+                   "same batch size", "[3,1,4]"),
+            TG_BAD(tf->forward(seq, tg::zeros({3, 2, 5})), shape_error, "Transformer",
+                   "d_model = 4", "[3,2,5]"),
+            TG_BAD(nn::TransformerImpl::generate_square_subsequent_mask(-1), value_error,
+                   "generate_square_subsequent_mask", "-1"),
+            TG_BAD(nn::Transformer(
+                       nn::TransformerOptions(4, 2).custom_encoder(nn::AnyModule(nn::Linear(4, 4))))
+                       ->forward(seq, seq),
+                   value_error, "AnyModule", "Linear", "3 tensors"),
+            TG_BAD(nn::AnyModule().forward(x), value_error, "AnyModule::forward", "empty"),
+            TG_BAD(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({3}))).forward(x, x),
+                   value_error, "AnyModule", "LayerNorm", "2 tensors"),
+            TG_BAD(nn::AnyModule(nn::Sequential(nn::ReLU())).clone(), value_error,
+                   "AnyModule::clone", "Sequential", "options"),
+            TG_BAD(nn::AnyModule(nn::Linear(3, 2)).get<nn::ReLUImpl>(), value_error,
+                   "AnyModule::get", "Linear"),
         });
 }

@@ -1,6 +1,7 @@
 #pragma once
 /// tg::nn: modules, layers, losses, initialisations and gradient utilities (LibTorch's torch::nn).
 #include "tapegrad/nn/activation.hpp"
+#include "tapegrad/nn/any_module.hpp"
 #include "tapegrad/nn/checkpoint_sequential.hpp"
 #include "tapegrad/nn/container.hpp"
 #include "tapegrad/nn/conv.hpp"
@@ -22,4 +23,5 @@
 #include "tapegrad/nn/pooling.hpp"
 #include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/nn/transformer.hpp"
+#include "tapegrad/nn/transformer_coder.hpp"
 #include "tapegrad/nn/utils.hpp"

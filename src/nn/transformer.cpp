@@ -218,66 +218,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
 }
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& os) const {
-    os << "MultiheadAttention(embed_dim=" << options.embed_dim()
-       << ", num_heads=" << options.num_heads() << ", dropout=" << options.dropout()
-       << ", bias=" << (options.bias() ? "true" : "false");
-    if (options.kdim() != options.embed_dim() || options.vdim() != options.embed_dim())
-        os << ", kdim=" << options.kdim() << ", vdim=" << options.vdim();
-    if (options.add_bias_kv())
-        os << ", add_bias_kv=true";
-    if (options.add_zero_attn())
-        os << ", add_zero_attn=true";
-    os << ", batch_first=" << (options.batch_first() ? "true" : "false") << ")";
-}
-
-TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& opts)
-    : Module("TransformerEncoderLayer"), options(opts) {
-    const int64_t d = options.d_model(), ff = options.dim_feedforward();
-    if (ff <= 0)
-        throw value_error("TransformerEncoderLayer: dim_feedforward must be positive");
-    self_attn = register_module("self_attn",
-                                MultiheadAttention(MultiheadAttentionOptions(d, options.nhead())
-                                                       .dropout(options.dropout())
-                                                       .batch_first(options.batch_first())));
-    linear1 = register_module("linear1", Linear(d, ff));
-    dropout = register_module("dropout", Dropout(options.dropout()));
-    linear2 = register_module("linear2", Linear(ff, d));
-    norm1 =
-        register_module("norm1", LayerNorm(LayerNormOptions({d}).eps(options.layer_norm_eps())));
-    norm2 =
-        register_module("norm2", LayerNorm(LayerNormOptions({d}).eps(options.layer_norm_eps())));
-    dropout1 = register_module("dropout1", Dropout(options.dropout()));
-    dropout2 = register_module("dropout2", Dropout(options.dropout()));
-}
-
-Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
-                                            const Tensor& src_key_padding_mask, bool is_causal) {
-    auto attend = [&](const Tensor& x) {
-        return dropout1(std::get<0>(
-            self_attn(x, x, x, src_key_padding_mask, false, src_mask, true, is_causal)));
-    };
-    auto feed_forward = [&](const Tensor& x) {
-        const Tensor h = linear1(x);
-        return dropout2(
-            linear2(dropout(options.activation() == Activation::GELU ? gelu(h) : relu(h))));
-    };
-    if (options.norm_first()) {
-        const Tensor x = src + attend(norm1(src));
-        return x + feed_forward(norm2(x));
-    }
-    const Tensor x = norm1(src + attend(src));
-    return norm2(x + feed_forward(x));
-}
-
-Tensor TransformerEncoderLayerImpl::forward(const Tensor& src) {
-    return forward(src, {}, {}, false);
-}
-
-void TransformerEncoderLayerImpl::pretty_print(std::ostream& os) const {
-    os << "TransformerEncoderLayer(d_model=" << options.d_model() << ", nhead=" << options.nhead()
-       << ", dim_feedforward=" << options.dim_feedforward() << ", dropout=" << options.dropout()
-       << ", activation=" << (options.activation() == Activation::GELU ? "gelu" : "relu")
-       << ", norm_first=" << (options.norm_first() ? "true" : "false") << ")";
+    os << "MultiheadAttention";  // LibTorch's MultiheadAttention prints its name alone
 }
 
 }  // namespace tg::nn
