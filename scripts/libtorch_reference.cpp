@@ -1016,6 +1016,33 @@ static void nn_transformer_stack() {
     show("tr_out_d_tgt", t2.grad());
     show_param_grads("tr.", *tr);
 
+    {  // F::multi_head_attention_forward from explicit weights
+        auto q = wave({3, 2, 4}).requires_grad_(true), kv = wave({5, 2, 4}, 0.4);
+        auto in_w = (wave({12, 4}, 0.9) * 0.5).requires_grad_(true);
+        auto opts =
+            F::MultiheadAttentionForwardFuncOptions(
+                4, 2, in_w, wave({12}, 1.1) * 0.1, wave({1, 1, 4}, 1.3), wave({1, 1, 4}, 1.7), true,
+                0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
+                .key_padding_mask(torch::tensor({false, false, true, false, false, false, false,
+                                                 false, false, true})
+                                      .reshape({2, 5}))
+                .attn_mask(wave({3, 5}, 0.2));
+        auto [mo, mw] = F::multi_head_attention_forward(q, kv, kv, opts);
+        show("mhaf_out", mo);
+        show("mhaf_weights", mw);
+        (mo * wave(mo.sizes(), 1.0)).sum().backward();
+        show("mhaf_d_query", q.grad());
+        show("mhaf_d_in_proj_weight", in_w.grad());
+        auto sopts = F::MultiheadAttentionForwardFuncOptions(
+                         4, 2, wave({12, 4}, 0.9) * 0.5, wave({12}, 1.1) * 0.1, torch::Tensor(),
+                         torch::Tensor(), false, 0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
+                         .static_k(wave({4, 6, 2}, 0.6))
+                         .static_v(wave({4, 6, 2}, 0.8))
+                         .average_attn_weights(false);
+        auto [so, sw] = F::multi_head_attention_forward(q.detach(), kv, kv, sopts);
+        show("mhaf_static_out", so);
+        show("mhaf_static_weights", sw);
+    }
     torch::manual_seed(16);  // training: every dropout and the attention's draw
     nn::Transformer trd(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16).dropout(0.2));
     trd->to(f64);

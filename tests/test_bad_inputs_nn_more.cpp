@@ -30,6 +30,12 @@ struct Fixtures {
         nn::TransformerDecoderLayerOptions(4, 2).dim_feedforward(8)};
     nn::Transformer tf{nn::TransformerOptions(4, 2, 1, 1).dim_feedforward(8)};
     tg::Tensor seq = tg::zeros({3, 2, 4});  // [T, N, E]
+    /// F::multi_head_attention_forward's options for E = 4, 2 heads, with bias_k and bias_v.
+    F::MultiheadAttentionForwardFuncOptions mha_options() const {
+        return F::MultiheadAttentionForwardFuncOptions(
+            4, 2, tg::zeros({12, 4}), tg::zeros({12}), tg::zeros({1, 1, 4}), tg::zeros({1, 1, 4}),
+            false, 0.0, tg::zeros({4, 4}), tg::zeros({4}));
+    }
     F::EmbeddingBagFuncOptions bag_options() const {
         return F::EmbeddingBagFuncOptions().offsets(off);
     }
@@ -188,6 +194,22 @@ BOOST_FIXTURE_TEST_CASE(transformer_stacks, Fixtures) {
                        nn::TransformerOptions(4, 2).custom_encoder(nn::AnyModule(nn::Linear(4, 4))))
                        ->forward(seq, seq),
                    value_error, "AnyModule", "Linear", "3 tensors"),
+            TG_BAD(F::multi_head_attention_forward(tg::zeros({3, 2, 5}), seq, seq, mha_options()),
+                   value_error, "F::multi_head_attention_forward", "embed_dim_to_check 4",
+                   "[3,2,5]"),
+            TG_BAD(F::multi_head_attention_forward(seq, seq, seq,
+                                                   mha_options().in_proj_weight(tg::zeros({4, 4}))),
+                   shape_error, "F::multi_head_attention_forward", "in_proj_weight", "[12, 4]"),
+            TG_BAD(F::multi_head_attention_forward(seq, seq, seq,
+                                                   mha_options().use_separate_proj_weight(true)),
+                   value_error, "F::multi_head_attention_forward", "q_proj_weight"),
+            TG_BAD(F::multi_head_attention_forward(seq, seq, seq,
+                                                   mha_options().static_k(tg::zeros({4, 3, 2}))),
+                   value_error, "F::multi_head_attention_forward", "static_k", "add_bias_kv"),
+            TG_BAD(F::multi_head_attention_forward(
+                       seq, seq, seq,
+                       mha_options().bias_k({}).bias_v({}).static_v(tg::zeros({4, 3, 3}))),
+                   shape_error, "F::multi_head_attention_forward", "static_v [4,3,3]", "[4, S, 2]"),
             TG_BAD(nn::AnyModule().forward(x), value_error, "AnyModule::forward", "empty"),
             TG_BAD(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({3}))).forward(x, x),
                    value_error, "AnyModule", "LayerNorm", "2 tensors"),

@@ -212,6 +212,56 @@ public:
 };
 TG_MODULE(TransformerDecoderLayer);
 
+namespace functional {
+/// LibTorch's MultiheadAttentionForwardFuncOptions: the weights of a multi-head attention and
+/// its settings (training true, need_weights true, average_attn_weights true).
+struct MultiheadAttentionForwardFuncOptions {
+    MultiheadAttentionForwardFuncOptions(int64_t embed_dim_to_check, int64_t num_heads,
+                                         Tensor in_proj_weight, Tensor in_proj_bias, Tensor bias_k,
+                                         Tensor bias_v, bool add_zero_attn, double dropout_p,
+                                         Tensor out_proj_weight, Tensor out_proj_bias)
+        : embed_dim_to_check_(embed_dim_to_check),
+          num_heads_(num_heads),
+          in_proj_weight_(std::move(in_proj_weight)),
+          in_proj_bias_(std::move(in_proj_bias)),
+          bias_k_(std::move(bias_k)),
+          bias_v_(std::move(bias_v)),
+          add_zero_attn_(add_zero_attn),
+          dropout_p_(dropout_p),
+          out_proj_weight_(std::move(out_proj_weight)),
+          out_proj_bias_(std::move(out_proj_bias)) {}
+    TG_ARG(int64_t, embed_dim_to_check);
+    TG_ARG(int64_t, num_heads);
+    TG_ARG(Tensor, in_proj_weight);
+    TG_ARG(Tensor, in_proj_bias);
+    TG_ARG(Tensor, bias_k);
+    TG_ARG(Tensor, bias_v);
+    TG_ARG(bool, add_zero_attn);
+    TG_ARG(double, dropout_p);
+    TG_ARG(Tensor, out_proj_weight);
+    TG_ARG(Tensor, out_proj_bias);
+    TG_ARG(bool, training) = true;
+    TG_ARG(Tensor, key_padding_mask) = {};
+    TG_ARG(bool, need_weights) = true;
+    TG_ARG(Tensor, attn_mask) = {};
+    TG_ARG(bool, use_separate_proj_weight) = false;
+    TG_ARG(Tensor, q_proj_weight) = {};
+    TG_ARG(Tensor, k_proj_weight) = {};
+    TG_ARG(Tensor, v_proj_weight) = {};
+    TG_ARG(Tensor, static_k) = {};
+    TG_ARG(Tensor, static_v) = {};
+    TG_ARG(bool, average_attn_weights) = true;
+};
+/// The attention nn::MultiheadAttention computes, from the options' weights: query [L, N, E],
+/// key [S, N, kdim], value [S, N, vdim] -> (output [L, N, E], weights [N, L, S] averaged over
+/// heads, [N, H, L, S] otherwise, undefined without need_weights); masks as the module's
+/// (floating attn_mask, bool key_padding_mask); static_k / static_v [N·H, S', E/H] replace the
+/// projected keys / values. value_error when embed_dim_to_check is not query's E.
+std::tuple<Tensor, Tensor> multi_head_attention_forward(
+    const Tensor& query, const Tensor& key, const Tensor& value,
+    const MultiheadAttentionForwardFuncOptions& options);
+}  // namespace functional
+
 }  // namespace tg::nn
 
 #pragma GCC visibility pop
