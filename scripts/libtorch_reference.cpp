@@ -13,7 +13,9 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace F = torch::nn::functional;
 
@@ -946,7 +948,407 @@ static void spatial_modules() {
     show("FractionalMaxPool3d_unbatched", std::get<1>(fm3->forward_with_indices(spatial_input({2, 4, 5, 4}, 0))));
 }
 
-int main() {
+/// A deterministic float64 input of `shape` for the nn tests: sin(0.37·i + phase), reshaped.
+static torch::Tensor wave(torch::IntArrayRef shape, double phase = 0) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+        n *= d;
+    return (torch::arange(n, torch::kFloat64) * 0.37 + phase).sin().reshape(shape);
+}
+
+/// Prints f(inputs) and the gradient of sum(f(inputs) * wave) for each input, as name, name_d0,
+/// name_d1, ...
+static void show_grads(const std::string& name, std::vector<torch::Tensor> in,
+                       const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& f) {
+    for (auto& t : in)
+        t = t.detach().clone().requires_grad_(true);
+    auto y = f(in);
+    show(name.c_str(), y);
+    if (!y.requires_grad())
+        return (void)std::printf("%s_requires_grad: 0\n", name.c_str());
+    (y * wave(y.sizes(), 1.0)).sum().backward();
+    for (size_t i = 0; i < in.size(); ++i)
+        if (in[i].grad().defined())
+            show((name + "_d" + std::to_string(i)).c_str(), in[i].grad());
+        else
+            std::printf("%s_d%zu: none\n", name.c_str(), i);
+}
+
+/// tests/test_nn_distance.cpp: Identity, Unflatten, Bilinear, CosineSimilarity,
+/// PairwiseDistance and pdist (values, gradients, initial weights, printing).
+static void nn_distance() {
+    using V = std::vector<torch::Tensor>;
+    namespace nn = torch::nn;
+    show_grads("bilinear", {wave({2, 3}), wave({2, 4}, 0.5), wave({5, 3, 4}, 1.5), wave({5}, 2)},
+               [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
+    show_grads("bilinear_3d", {wave({2, 3, 2}), wave({2, 3, 3}, 0.5), wave({2, 2, 3}, 1.5)},
+               [](const V& x) { return F::bilinear(x[0], x[1], x[2]); });
+    show_grads("bilinear_1d", {wave({3}), wave({2}, 0.5), wave({4, 3, 2}, 1.5), wave({4}, 2)},
+               [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
+    torch::manual_seed(0);
+    nn::Bilinear bil(3, 4, 2);
+    show("bilinear_init_weight", bil->weight);
+    show("bilinear_init_bias", bil->bias);
+    show("bilinear_init_after", torch::rand({2}, torch::kFloat64));
+    show_grads("cosine", {wave({3, 4}), wave({3, 4}, 0.5)},
+               [](const V& x) { return F::cosine_similarity(x[0], x[1]); });
+    show_grads("cosine_bcast_dim", {wave({2, 1, 3}), wave({4, 3}, 0.5)}, [](const V& x) {
+        return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().dim(-1));
+    });
+    // the first row's norm (1e-9·|…|) is below eps: clamped in value, not in gradient
+    auto tiny = wave({2, 3}) * torch::tensor({1e-9, 1.0}, torch::kFloat64).reshape({2, 1});
+    show_grads("cosine_tiny", {tiny, wave({2, 3}, 0.5)}, [](const V& x) {
+        return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().eps(1e-6));
+    });
+    for (double p : std::vector<double>{2, 1, 3, 0.5, 1.5, INFINITY, -INFINITY, 0, -1}) {
+        const std::string tag = "pairwise_p" + std::to_string(p);
+        show_grads(tag, {wave({3, 4}), wave({3, 4}, 0.5)}, [p](const V& x) {
+            return F::pairwise_distance(x[0], x[1], F::PairwiseDistanceFuncOptions().p(p));
+        });
+    }
+    show_grads("pairwise_keepdim_bcast", {wave({2, 3, 4}), wave({4}, 0.5)}, [](const V& x) {
+        return F::pairwise_distance(x[0], x[1],
+                                    F::PairwiseDistanceFuncOptions().keepdim(true).eps(1e-3));
+    });
+    show_grads("pairwise_1d", {wave({5}), wave({5}, 0.5)},
+               [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
+    show_grads("pairwise_0d", {wave({}), wave({}, 0.5)},
+               [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
+    // rows 0 and 2 are equal (a zero distance); |column differences| tie in rows 1 and 3
+    auto rows = torch::tensor({0.3, -0.2, 1.0, 0.5, 0.8, 0.9, 0.3, -0.2, 1.0, 1.5, -0.5, 1.9},
+                              torch::kFloat64)
+                    .reshape({4, 3});
+    for (double p : std::vector<double>{2, 1, 3, 0.5, INFINITY, 0}) {
+        const std::string tag = "pdist_p" + std::to_string(p);
+        show_grads(tag, {rows}, [p](const V& x) { return F::pdist(x[0], p); });
+    }
+    show_grads("pdist_wave", {wave({5, 3})}, [](const V& x) { return F::pdist(x[0]); });
+    auto print = [](const char* name, const auto& m) {
+        std::ostringstream os;
+        os << m;
+        std::printf("print_%s: %s\n", name, os.str().c_str());
+    };
+    print("identity", nn::Identity());
+    print("unflatten", nn::Unflatten(nn::UnflattenOptions(-1, {2, -1})));
+    print("bilinear", nn::Bilinear(nn::BilinearOptions(3, 4, 5).bias(false)));
+    print("cosine", nn::CosineSimilarity(nn::CosineSimilarityOptions().dim(0).eps(1e-3)));
+    print("pairwise", nn::PairwiseDistance(nn::PairwiseDistanceOptions().p(1.5).keepdim(true)));
+}
+
+/// tests/test_nn_dropout.cpp: AlphaDropout, FeatureAlphaDropout, Dropout3d and the F:: dropouts
+/// in training after manual_seed (values, gradients and the generator state after).
+static void nn_dropout() {
+    using V = std::vector<torch::Tensor>;
+    namespace nn = torch::nn;
+    torch::manual_seed(7);
+    show_grads("alpha_f64", {wave({3, 4})},
+               [](const V& x) { return torch::alpha_dropout(x[0], 0.3, true); });
+    show_grads("feature_alpha_f64", {wave({2, 3, 2, 2})},
+               [](const V& x) { return torch::feature_alpha_dropout(x[0], 0.4, true); });
+    show("alpha_after_f64", torch::rand({3}, torch::kFloat64));
+    torch::manual_seed(8);
+    auto x32 = wave({3, 5}).to(torch::kFloat32).requires_grad_(true);
+    auto y32 = torch::alpha_dropout(x32, 0.6, true);
+    show("alpha_f32", y32);
+    (y32 * wave({3, 5}, 1.0).to(torch::kFloat32)).sum().backward();
+    show("alpha_f32_d0", x32.grad());
+    show("feature_alpha_f32",
+         torch::feature_alpha_dropout(wave({2, 4, 3}).to(torch::kFloat32), 0.5, true));
+    show("alpha_after_f32", torch::rand({3}, torch::kFloat64));
+    torch::manual_seed(9);
+    nn::AlphaDropout ad(0.2);
+    nn::FeatureAlphaDropout fad(nn::FeatureAlphaDropoutOptions(0.35).inplace(true));
+    nn::Dropout3d d3(0.45);
+    show("module_alpha", ad(wave({4, 3})));
+    show("module_feature_alpha", fad(wave({3, 2, 4})));
+    show("module_dropout3d", d3(wave({2, 3, 2, 2, 2})));
+    show("module_dropout3d_unbatched", d3(wave({3, 2, 1, 2})));
+    show("f_dropout3d", F::dropout3d(wave({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)));
+    show("f_dropout2d_unbatched", F::dropout2d(wave({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)));
+    show("f_alpha_training",
+         F::alpha_dropout(wave({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)));
+    show("f_feature_alpha_training",
+         F::feature_alpha_dropout(wave({2, 2, 2}),
+                                  F::FeatureAlphaDropoutFuncOptions().p(0.5).training(true)));
+    show("module_after", torch::rand({3}, torch::kFloat64));
+    show("alpha_p1", torch::alpha_dropout(wave({3}), 1.0, true));
+    auto print = [](const char* name, const auto& m) {
+        std::ostringstream os;
+        os << m;
+        std::printf("print_%s: %s\n", name, os.str().c_str());
+    };
+    print("alpha", nn::AlphaDropout(0.25));
+    print("feature_alpha",
+          nn::FeatureAlphaDropout(nn::FeatureAlphaDropoutOptions(0.2).inplace(true)));
+    print("dropout3d", nn::Dropout3d(0.3));
+}
+
+/// tests/test_nn_parameter_list.cpp: what ParameterList and ParameterDict register and print.
+static void nn_containers() {
+    namespace nn = torch::nn;
+    nn::ParameterList pl(torch::ones({2}).requires_grad_(true),
+                         torch::zeros({3, 1}, torch::kFloat64));
+    pl->append(torch::zeros({1}, torch::kInt64));
+    std::cout << pl << "\n";
+    for (const auto& p : pl->named_parameters())
+        std::printf("list %s requires_grad %d\n", p.key().c_str(), int(p.value().requires_grad()));
+    torch::OrderedDict<std::string, torch::Tensor> od;
+    od.insert("a", torch::ones({2}));
+    od.insert("b", torch::ones({1}).requires_grad_(true));
+    nn::ParameterDict pd(od);
+    std::cout << pd << "\n";
+    for (const auto& p : pd->named_parameters())
+        std::printf("dict %s requires_grad %d\n", p.key().c_str(), int(p.value().requires_grad()));
+    pd->pop("a");
+    std::printf("after pop: %zu keys, %zu parameters\n", pd->keys().size(),
+                pd->parameters().size());
+    try {
+        pd->update(od);
+    } catch (const c10::Error& e) {
+        std::printf("update with a missing key: %s\n", e.msg().c_str());
+    }
+    pd->clear();
+    std::cout << pd << "\n";
+}
+
+/// tests/test_nn_embedding_bag.cpp: EmbeddingBag and F::embedding_bag (every mode, offsets,
+/// include_last_offset, per_sample_weights, padding_idx, empty bags, max_norm), with gradients.
+static void nn_embedding_bag() {
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
+    using V = std::vector<torch::Tensor>;
+    namespace nn = torch::nn;
+    const auto idx = torch::tensor({4, 0, 2, 2, 5, 1, 0, 3, 2});
+    const auto off = torch::tensor({0, 3, 3, 6});  // bag 1 is empty
+    for (const char* m : {"sum", "mean", "max"}) {
+        const std::string name = m;
+        torch::nn::EmbeddingBagMode mode = torch::kSum;
+        if (name == "mean")
+            mode = torch::kMean;
+        if (name == "max")
+            mode = torch::kMax;
+        show_grads("bag_" + name, {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(idx, x[0],
+                                    F::EmbeddingBagFuncOptions().offsets(off).mode(mode));
+        });
+        show_grads("bag_" + name + "_padding", {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(
+                idx, x[0], F::EmbeddingBagFuncOptions().offsets(off).mode(mode).padding_idx(2));
+        });
+        show_grads("bag_" + name + "_last_offset", {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(idx, x[0],
+                                    F::EmbeddingBagFuncOptions()
+                                        .offsets(torch::tensor({0, 2, 2, 9}))
+                                        .mode(mode)
+                                        .include_last_offset(true)
+                                        .padding_idx(-1));
+        });
+        show_grads("bag_" + name + "_2d", {wave({6, 3})}, [&](const V& x) {
+            return F::embedding_bag(idx.reshape({3, 3}), x[0],
+                                    F::EmbeddingBagFuncOptions().mode(mode));
+        });
+    }
+    show_grads("bag_sum_weighted", {wave({6, 3}), wave({9}, 0.3)}, [&](const V& x) {
+        return F::embedding_bag(
+            idx, x[0],
+            F::EmbeddingBagFuncOptions().offsets(off).mode(torch::kSum).per_sample_weights(x[1]));
+    });
+    show_grads("bag_sum_weighted_padding_2d", {wave({6, 3}), wave({3, 3}, 0.3)}, [&](const V& x) {
+        return F::embedding_bag(
+            idx.reshape({3, 3}), x[0],
+            F::EmbeddingBagFuncOptions().mode(torch::kSum).per_sample_weights(x[1]).padding_idx(0));
+    });
+    show_grads("bag_mean_freq", {wave({6, 3})}, [&](const V& x) {
+        return F::embedding_bag(idx, x[0],
+                                F::EmbeddingBagFuncOptions().offsets(off).scale_grad_by_freq(true));
+    });
+    // ties in a max bag: rows 0 and 1 hold the same maximum in column 0 and 2
+    auto tied = torch::tensor({1.0, 5.0, 2.0, 1.0, 2.0, 2.0, 0.5, 5.0, 1.0}, torch::kFloat64)
+                    .reshape({3, 3});
+    show_grads("bag_max_ties", {tied}, [&](const V& x) {
+        return F::embedding_bag(
+            torch::tensor({0, 1, 2, 1, 0}), x[0],
+            F::EmbeddingBagFuncOptions().offsets(torch::tensor({0, 3})).mode(torch::kMax));
+    });
+    // max_norm renormalises the rows it reads, in place, before the lookup
+    auto w = (wave({6, 3}) * 3).requires_grad_(true);
+    auto y = F::embedding_bag(
+        idx, w,
+        F::EmbeddingBagFuncOptions().offsets(off).max_norm(1.5).norm_type(3).mode(torch::kSum));
+    show("bag_max_norm", y);
+    show("bag_max_norm_weight", w);
+    (y * wave(y.sizes(), 1.0)).sum().backward();
+    show("bag_max_norm_d0", w.grad());
+    torch::manual_seed(5);
+    nn::EmbeddingBag bag(nn::EmbeddingBagOptions(5, 2).padding_idx(-2));
+    show("module_init", bag->weight);
+    show("module_init_after", torch::rand({2}, torch::kFloat64));
+    bag->to(torch::kFloat64);
+    show("module_forward", bag(torch::tensor({0, 3, 3, 1}), torch::tensor({0, 1})));
+    auto print = [](const char* name, const auto& m) {
+        std::ostringstream os;
+        os << m;
+        std::printf("print_%s: %s\n", name, os.str().c_str());
+    };
+    print("default", nn::EmbeddingBag(10, 3));
+    print("all", nn::EmbeddingBag(nn::EmbeddingBagOptions(10, 3)
+                                      .mode(torch::kMax)
+                                      .padding_idx(2)
+                                      .include_last_offset(true)
+                                      .max_norm(1.5)));
+    print("sum", nn::EmbeddingBag(nn::EmbeddingBagOptions(10, 3)
+                                      .mode(torch::kSum)
+                                      .norm_type(3)
+                                      .scale_grad_by_freq(true)
+                                      .padding_idx(-1)));
+}
+
+/// Every parameter's first and last two values, named prefix + its name.
+static void show_params(const std::string& prefix, const torch::nn::Module& m) {
+    for (const auto& p : m.named_parameters())
+        show_ends((prefix + p.key()).c_str(), p.value(), 2);
+}
+
+/// Every parameter's gradient's first and last two values, named prefix + its name + "_grad".
+static void show_param_grads(const std::string& prefix, const torch::nn::Module& m) {
+    for (const auto& p : m.named_parameters())
+        show_ends((prefix + p.key() + "_grad").c_str(), p.value().grad(), 2);
+}
+
+/// tests/test_nn_transformer_stack.cpp: TransformerDecoderLayer, TransformerEncoder,
+/// TransformerDecoder and Transformer: initial weights after manual_seed, forward values and
+/// gradients in float64 with masks (dropout 0), training forwards with dropout, printing.
+static void nn_transformer_stack() {
+    namespace nn = torch::nn;
+    const auto f64 = torch::kFloat64;
+    auto causal = nn::TransformerImpl::generate_square_subsequent_mask(5).to(f64);
+    show("causal_mask_3", nn::TransformerImpl::generate_square_subsequent_mask(3));
+    auto tgt_kpm =
+        torch::tensor({false, false, false, false, true, false, false, false, false, false})
+            .reshape({2, 5});
+    auto mem_kpm =
+        torch::tensor({false, false, true, false, false, false, false, true}).reshape({2, 4});
+    auto backprop = [](const torch::Tensor& y) { (y * wave(y.sizes(), 1.0)).sum().backward(); };
+
+    torch::manual_seed(11);
+    nn::TransformerDecoderLayer dl(
+        nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+    show_params("dl_init.", *dl);
+    show("dl_init_after", torch::rand({2}, f64));
+    dl->to(f64);
+    auto tgt = wave({5, 2, 8}).requires_grad_(true),
+         mem = wave({4, 2, 8}, 0.7).requires_grad_(true);
+    auto y = dl->forward(tgt, mem, causal, torch::Tensor(), tgt_kpm, mem_kpm);
+    show("dl_out", y);
+    backprop(y);
+    show("dl_out_d_tgt", tgt.grad());
+    show("dl_out_d_mem", mem.grad());
+    show_param_grads("dl.", *dl);
+
+    torch::manual_seed(12);
+    nn::TransformerDecoderLayer dg(
+        nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
+            torch::kGELU));
+    dg->to(f64);
+    show("dl_gelu_out",
+         dg->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7), torch::Tensor(), wave({3, 4}, 0.2)));
+    torch::manual_seed(12);
+    nn::TransformerDecoderLayer df(
+        nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
+            [](const torch::Tensor& x) { return torch::tanh(x) * 2; }));
+    df->to(f64);
+    show("dl_function_out", df->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7)));
+
+    torch::manual_seed(13);
+    nn::TransformerEncoder enc(
+        nn::TransformerEncoderOptions(
+            nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0), 2)
+            .norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
+    show_params("enc_init.", *enc);
+    show("enc_init_after", torch::rand({2}, f64));
+    enc->to(f64);
+    auto src = wave({5, 2, 8}, 0.3).requires_grad_(true);
+    auto e = enc->forward(src, causal, tgt_kpm);
+    show("enc_out", e);
+    backprop(e);
+    show("enc_out_d_src", src.grad());
+    show_param_grads("enc.", *enc);
+
+    torch::manual_seed(14);
+    nn::TransformerDecoderLayer layer(
+        nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+    nn::TransformerDecoder dec(layer, 3);
+    show("dec_init_after", torch::rand({2}, f64));
+    dec->to(f64);
+    auto d = dec->forward(wave({5, 2, 8}), wave({4, 2, 8}, 0.7), causal, torch::Tensor(),
+                          torch::Tensor(), mem_kpm);
+    show("dec_out", d);
+
+    torch::manual_seed(15);
+    nn::Transformer tr(nn::TransformerOptions(8, 2, 2, 2).dim_feedforward(16).dropout(0.0));
+    show_params("tr_init.", *tr);
+    show("tr_init_after", torch::rand({2}, f64));
+    tr->to(f64);
+    auto s2 = wave({4, 2, 8}, 0.3).requires_grad_(true), t2 = wave({5, 2, 8}).requires_grad_(true);
+    auto out =
+        tr->forward(s2, t2, torch::Tensor(), causal, torch::Tensor(), mem_kpm, tgt_kpm, mem_kpm);
+    show("tr_out", out);
+    backprop(out);
+    show("tr_out_d_src", s2.grad());
+    show("tr_out_d_tgt", t2.grad());
+    show_param_grads("tr.", *tr);
+
+    {  // F::multi_head_attention_forward from explicit weights
+        auto q = wave({3, 2, 4}).requires_grad_(true), kv = wave({5, 2, 4}, 0.4);
+        auto in_w = (wave({12, 4}, 0.9) * 0.5).requires_grad_(true);
+        auto opts =
+            F::MultiheadAttentionForwardFuncOptions(
+                4, 2, in_w, wave({12}, 1.1) * 0.1, wave({1, 1, 4}, 1.3), wave({1, 1, 4}, 1.7), true,
+                0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
+                .key_padding_mask(torch::tensor({false, false, true, false, false, false, false,
+                                                 false, false, true})
+                                      .reshape({2, 5}))
+                .attn_mask(wave({3, 5}, 0.2));
+        auto [mo, mw] = F::multi_head_attention_forward(q, kv, kv, opts);
+        show("mhaf_out", mo);
+        show("mhaf_weights", mw);
+        (mo * wave(mo.sizes(), 1.0)).sum().backward();
+        show("mhaf_d_query", q.grad());
+        show("mhaf_d_in_proj_weight", in_w.grad());
+        auto sopts = F::MultiheadAttentionForwardFuncOptions(
+                         4, 2, wave({12, 4}, 0.9) * 0.5, wave({12}, 1.1) * 0.1, torch::Tensor(),
+                         torch::Tensor(), false, 0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
+                         .static_k(wave({4, 6, 2}, 0.6))
+                         .static_v(wave({4, 6, 2}, 0.8))
+                         .average_attn_weights(false);
+        auto [so, sw] = F::multi_head_attention_forward(q.detach(), kv, kv, sopts);
+        show("mhaf_static_out", so);
+        show("mhaf_static_weights", sw);
+    }
+    torch::manual_seed(16);  // training: every dropout and the attention's draw
+    nn::Transformer trd(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16).dropout(0.2));
+    trd->to(f64);
+    trd->train();
+    torch::manual_seed(17);
+    show("tr_train_out",
+         trd->forward(wave({4, 2, 8}, 0.3), wave({5, 2, 8}), torch::Tensor(), causal));
+    show("tr_train_after", torch::rand({3}, f64));
+    std::cout << "print_transformer:\n"
+              << nn::Transformer(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16))
+              << "\nprint_end\n";
+}
+
+int main(int argc, char** argv) {
+    // one area only: libtorch_reference nn_distance
+    if (argc > 1 && std::string(argv[1]) == "nn_distance")
+        return nn_distance(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_dropout")
+        return nn_dropout(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_containers")
+        return nn_containers(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_embedding_bag")
+        return nn_embedding_bag(), 0;
+    if (argc > 1 && std::string(argv[1]) == "nn_transformer_stack")
+        return nn_transformer_stack(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

@@ -1,9 +1,11 @@
 #pragma once
 /// tg::nn: modules, layers, losses, initialisations and gradient utilities (LibTorch's torch::nn).
 #include "tapegrad/nn/activation.hpp"
+#include "tapegrad/nn/any_module.hpp"
 #include "tapegrad/nn/checkpoint_sequential.hpp"
 #include "tapegrad/nn/container.hpp"
 #include "tapegrad/nn/conv.hpp"
+#include "tapegrad/nn/distance.hpp"
 #include "tapegrad/nn/dropout.hpp"
 #include "tapegrad/nn/embedding.hpp"
 #include "tapegrad/nn/flatten.hpp"
@@ -17,8 +19,10 @@
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/nn/normalization.hpp"
 #include "tapegrad/nn/padding.hpp"
+#include "tapegrad/nn/parameter_list.hpp"
 #include "tapegrad/nn/pooling.hpp"
 #include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/nn/spatial.hpp"
 #include "tapegrad/nn/transformer.hpp"
+#include "tapegrad/nn/transformer_coder.hpp"
 #include "tapegrad/nn/utils.hpp"

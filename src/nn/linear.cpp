@@ -63,3 +63,53 @@ void LinearImpl::pretty_print(std::ostream& os) const {
 }
 
 }  // namespace tg::nn
+
+namespace tg::nn {
+
+BilinearImpl::BilinearImpl(const BilinearOptions& o) : Module("Bilinear"), options(o) {
+    const int64_t in1 = o.in1_features(), in2 = o.in2_features(), out = o.out_features();
+    auto where = [&] {
+        return "Bilinear(" + std::to_string(in1) + ", " + std::to_string(in2) + ", " +
+               std::to_string(out) + ")";
+    };
+    if (in1 < 0 || in2 < 0 || out < 0)
+        throw shape_error(where() + ": feature counts must be >= 0");
+    if (in1 == 0)
+        throw value_error(where() +
+                          ": in1_features must be positive (the initialisation bound "
+                          "is 1/sqrt(in1_features))");
+    weight = register_parameter("weight", empty({out, in1, in2}));
+    if (o.bias())
+        bias = register_parameter("bias", empty({out}));
+    reset_parameters();
+}
+
+void BilinearImpl::reset_parameters() {
+    const double bound = 1.0 / std::sqrt(double(weight.size(1)));
+    init::uniform_(weight, -bound, bound);
+    if (bias.defined())
+        init::uniform_(bias, -bound, bound);
+}
+
+Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) {
+    if (x1.defined() && x2.defined() &&
+        (x1.dtype() != weight.dtype() || x2.dtype() != weight.dtype()))
+        throw dtype_error(label() + ": inputs " + dtype_name(x1.dtype()) + " and " +
+                          dtype_name(x2.dtype()) + ", layer has " + dtype_name(weight.dtype()));
+    return bilinear(x1, x2, weight, bias);
+}
+
+void BilinearImpl::pretty_print(std::ostream& os) const {
+    os << "Bilinear(in1_features=" << options.in1_features()
+       << ", in2_features=" << options.in2_features() << ", out_features=" << options.out_features()
+       << ", bias=" << (bias.defined() ? "true" : "false") << ")";
+}
+
+namespace functional {
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const Tensor& bias) {
+    return tg::bilinear(input1, input2, weight, bias);
+}
+}  // namespace functional
+
+}  // namespace tg::nn

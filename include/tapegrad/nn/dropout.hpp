@@ -1,12 +1,15 @@
 #pragma once
 /// Dropout: zeroes elements with probability p in training mode and scales the rest by 1/(1-p);
-/// the identity in eval mode. Dropout2d zeroes whole feature maps (channels) instead. Masks come
-/// from the calling thread's default generator (tg::manual_seed), or from the Generator given in
-/// its options.
+/// the identity in eval mode. Dropout2d and Dropout3d zero whole feature maps (channels) instead;
+/// AlphaDropout and FeatureAlphaDropout are SELU's (tg::alpha_dropout). Masks come from the
+/// calling thread's default generator (tg::manual_seed), drawn as LibTorch draws them, or from
+/// the Generator given in their options. With their F:: counterparts (F::dropout2d, dropout3d,
+/// alpha_dropout, feature_alpha_dropout; F::dropout is in functional.hpp).
 #include <optional>
 #include <ostream>
 
 #include "tapegrad/generator.hpp"
+#include "tapegrad/nn/functional.hpp"
 #include "tapegrad/nn/module.hpp"
 #pragma GCC visibility push(default)
 
@@ -42,6 +45,9 @@ private:
     std::optional<Generator> generator_;
 };
 using Dropout2dOptions = DropoutOptions;
+using Dropout3dOptions = DropoutOptions;
+using AlphaDropoutOptions = DropoutOptions;
+using FeatureAlphaDropoutOptions = DropoutOptions;
 
 class DropoutImpl : public Module {
 public:
@@ -70,6 +76,70 @@ public:
     void pretty_print(std::ostream& os) const override;
 };
 TG_MODULE(Dropout2d);
+
+/// Dropout3d: as Dropout2d for x [N,C,D,H,W] (or [C,D,H,W], unbatched).
+class Dropout3dImpl : public Module {
+public:
+    using Options = DropoutOptions;
+    /// Throws value_error unless 0 <= p <= 1.
+    explicit Dropout3dImpl(const DropoutOptions& options = {});
+    /// Throws shape_error unless x is 4-D or 5-D.
+    Tensor forward(const Tensor& x) override;
+    DropoutOptions options;  // public, as LibTorch's
+    void pretty_print(std::ostream& os) const override;
+};
+TG_MODULE(Dropout3d);
+
+/// AlphaDropout: tg::alpha_dropout(x, p, is_training()). As LibTorch's module it ignores the
+/// inplace option (which it prints).
+class AlphaDropoutImpl : public Module {
+public:
+    using Options = DropoutOptions;
+    /// Throws value_error unless 0 <= p <= 1.
+    explicit AlphaDropoutImpl(const DropoutOptions& options = {});
+    Tensor forward(const Tensor& x) override;
+    DropoutOptions options;  // public, as LibTorch's
+    void pretty_print(std::ostream& os) const override;
+};
+TG_MODULE(AlphaDropout);
+
+/// FeatureAlphaDropout: tg::feature_alpha_dropout(x, p, is_training()) (x at least 2-D); ignores
+/// inplace, as LibTorch's.
+class FeatureAlphaDropoutImpl : public Module {
+public:
+    using Options = DropoutOptions;
+    /// Throws value_error unless 0 <= p <= 1.
+    explicit FeatureAlphaDropoutImpl(const DropoutOptions& options = {});
+    Tensor forward(const Tensor& x) override;
+    DropoutOptions options;  // public, as LibTorch's
+    void pretty_print(std::ostream& os) const override;
+};
+TG_MODULE(FeatureAlphaDropout);
+
+namespace functional {
+using Dropout2dFuncOptions = DropoutFuncOptions;
+using Dropout3dFuncOptions = DropoutFuncOptions;
+/// LibTorch's AlphaDropoutFuncOptions: p (0.5), training (false), inplace (false).
+struct AlphaDropoutFuncOptions {
+    TG_ARG(double, p) = 0.5;
+    TG_ARG(bool, training) = false;
+    TG_ARG(bool, inplace) = false;
+};
+/// LibTorch's FeatureAlphaDropoutFuncOptions: p (0.5), training (false), inplace (false).
+struct FeatureAlphaDropoutFuncOptions {
+    TG_ARG(double, p) = 0.5;
+    TG_ARG(bool, training) = false;
+    TG_ARG(bool, inplace) = false;
+};
+/// tg::feature_dropout of x [N,C,H,W] or [C,H,W] (shape_error otherwise); with inplace, written
+/// into x, which is returned.
+Tensor dropout2d(Tensor input, const Dropout2dFuncOptions& options = {});
+/// As dropout2d for x [N,C,D,H,W] or [C,D,H,W].
+Tensor dropout3d(Tensor input, const Dropout3dFuncOptions& options = {});
+/// tg::alpha_dropout (not in training unless options say so, as LibTorch's defaults).
+Tensor alpha_dropout(Tensor input, const AlphaDropoutFuncOptions& options = {});
+Tensor feature_alpha_dropout(Tensor input, const FeatureAlphaDropoutFuncOptions& options = {});
+}  // namespace functional
 
 }  // namespace tg::nn
 

@@ -1,5 +1,6 @@
 #pragma once
-/// Linear: y = x·Wᵀ + b as one fused BLAS node (tg::linear; DESIGN.md §4).
+/// Identity, Linear (y = x·Wᵀ + b as one fused BLAS node: tg::linear; DESIGN.md §4) and
+/// Bilinear (y = x1ᵀ·W·x2 + b: tg::bilinear), with F::bilinear, as LibTorch's linear.h.
 #include <cstdint>
 #include <ostream>
 
@@ -8,6 +9,16 @@
 #pragma GCC visibility push(default)
 
 namespace tg::nn {
+
+/// Returns its input (the same tensor), as LibTorch's (whose C++ constructor, unlike Python's,
+/// takes no arguments).
+class IdentityImpl : public Module {
+public:
+    IdentityImpl() : Module("Identity") {}
+    Tensor forward(const Tensor& x) override { return x; }
+    void pretty_print(std::ostream& os) const override { os << "Identity()"; }
+};
+TG_MODULE(Identity);
 
 /// LibTorch's LinearOptions: in_features, out_features, bias (true).
 struct LinearOptions {
@@ -46,6 +57,43 @@ private:
     int64_t in_, out_;
 };
 TG_MODULE(Linear);
+
+/// LibTorch's BilinearOptions: in1_features, in2_features, out_features, bias (true).
+struct BilinearOptions {
+    BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+        : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+    TG_ARG(int64_t, in1_features);
+    TG_ARG(int64_t, in2_features);
+    TG_ARG(int64_t, out_features);
+    TG_ARG(bool, bias) = true;
+};
+
+class BilinearImpl : public Module {
+public:
+    using Options = BilinearOptions;
+    /// weight [out, in1, in2] and bias [out] ~ U(±1/√in1), LibTorch's initialisation (weight
+    /// first). shape_error for a negative count; value_error for in1_features 0 (a bound of
+    /// 1/√0, which LibTorch's uniform_ refuses too).
+    explicit BilinearImpl(const BilinearOptions& options);
+    BilinearImpl(int64_t in1_features, int64_t in2_features, int64_t out_features)
+        : BilinearImpl(BilinearOptions(in1_features, in2_features, out_features)) {}
+    /// tg::bilinear(x1, x2, weight, bias): x1 [..., in1], x2 [..., in2] -> [..., out].
+    Tensor forward(const Tensor& x1, const Tensor& x2);
+    using Module::forward;
+    void reset_parameters();
+    void pretty_print(std::ostream& os) const override;
+
+    BilinearOptions options;
+    Tensor weight;  // [out, in1, in2]
+    Tensor bias;    // [out], undefined when built with bias = false
+};
+TG_MODULE(Bilinear);
+
+namespace functional {
+/// tg::bilinear(input1, input2, weight, bias), as LibTorch's F::bilinear.
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const Tensor& bias = {});
+}  // namespace functional
 
 }  // namespace tg::nn
 

@@ -149,6 +149,15 @@ public:
         return register_module(std::move(name), holder.ptr());
     }
 
+protected:
+    /// (name, tensor) items with key() and value(), as LibTorch's OrderedDict items.
+    using TensorItems = std::vector<OrderedDict<std::string, Tensor>::Item>;
+    /// The parameters registered on this module itself, in registration order: for the
+    /// parameter containers (ParameterList, ParameterDict), which iterate over them, hand out
+    /// references to them and remove them, as LibTorch's do with their parameters_.
+    TensorItems& own_parameters() noexcept { return parameters_; }
+    const TensorItems& own_parameters() const noexcept { return parameters_; }
+
 private:
     void add_child(std::string name, std::shared_ptr<Module> m);
     void check_new_name(const char* what, const std::string& name) const;
@@ -157,8 +166,8 @@ private:
     std::string registered_as_;  // name in the parent, "" if none
     std::string label_;          // cached label(), set at construction and registration
     bool training_ = true;
-    std::vector<std::pair<std::string, Tensor>> parameters_;
-    std::vector<std::pair<std::string, Tensor>> buffers_;
+    TensorItems parameters_;
+    TensorItems buffers_;
     std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 
