@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace F = torch::nn::functional;
 
@@ -336,6 +337,172 @@ static void ported_spellings(const torch::TensorOptions& o) {
     show("norm_2_dim1", torch::tensor({3.0, 4.0, 6.0, 8.0}, o).reshape({2, 2}).norm(2, 1));
 }
 
+/// Deterministic inputs that tests can rebuild without LibTorch: element i of the flattened
+/// tensor is scale·sin(1.3·i + phase) (tests/test_util.hpp's wave()).
+static torch::Tensor wave(std::vector<int64_t> shape, double scale = 1, double phase = 0.5,
+                          const torch::TensorOptions& o = torch::kFloat64) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+        n *= d;
+    std::vector<double> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = scale * std::sin(1.3 * double(i) + phase);
+    return torch::tensor(v, o).reshape(shape);
+}
+
+/// Prints f(x) as `name` and the gradient of sum(f(x)·wave) with respect to x (and to each of
+/// params) as name_grad (name_grad1, ...): x is a fresh float64 leaf.
+static void run_grad(const std::string& name,
+                     const std::function<torch::Tensor(const torch::Tensor&)>& f,
+                     const torch::Tensor& x0, std::vector<torch::Tensor> params = {}) {
+    auto x = x0.detach().clone().requires_grad_(true);
+    for (auto& p : params)
+        p.mutable_grad() = torch::Tensor();
+    auto y = f(x);
+    show(name.c_str(), y);
+    (y * wave(y.sizes().vec(), 1.0, 0.3)).sum().backward();
+    show((name + "_grad").c_str(), x.grad());
+    for (size_t k = 0; k < params.size(); ++k)
+        show((name + "_grad" + std::to_string(k + 1)).c_str(), params[k].grad());
+}
+
+/// tests/test_nn_activations.cpp: the activation modules and F:: functions, forward and input
+/// (and PReLU weight) gradients, boundary points included; RReLU's and gumbel_softmax's draws.
+static void activations() {
+    namespace nn = torch::nn;
+    using T = torch::Tensor;
+    const auto x = wave({2, 3, 4}, 3.0);
+    // the kinks of relu6, hardtanh, hardshrink, softshrink and threshold, exactly
+    const auto xb = torch::tensor(
+        {-7.0, -6.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.1, 0.5, 1.0, 1.5, 2.0, 6.0, 7.0, -0.25, 0.25},
+        torch::kFloat64);
+    auto mod = [](auto m) { return [m](const T& t) mutable { return m(t); }; };
+    run_grad("elu", mod(nn::ELU()), x);
+    run_grad(
+        "elu_alpha_inplace",
+        [](const T& t) { return nn::ELU(nn::ELUOptions().alpha(0.7).inplace(true))(t * 1); }, x);
+    run_grad("selu", mod(nn::SELU()), x);
+    run_grad(
+        "selu_inplace", [](const T& t) { return nn::SELU(true)(t * 1); }, x);
+    run_grad("celu", mod(nn::CELU(nn::CELUOptions().alpha(0.6))), x);
+    run_grad("silu", mod(nn::SiLU()), x);
+    run_grad("mish", mod(nn::Mish()), x);
+    run_grad("relu6", mod(nn::ReLU6()), xb);
+    run_grad(
+        "relu6_inplace", [](const T& t) { return nn::ReLU6(true)(t * 1); }, xb);
+    run_grad("hardtanh", mod(nn::Hardtanh(nn::HardtanhOptions().min_val(-2).max_val(1.5))), xb);
+    run_grad(
+        "hardtanh_inplace",
+        [](const T& t) { return nn::Hardtanh(nn::HardtanhOptions().inplace(true))(t * 1); }, xb);
+    run_grad("hardshrink", mod(nn::Hardshrink()), xb);
+    run_grad("hardshrink_1", mod(nn::Hardshrink(1.0)), xb);
+    run_grad("softshrink", mod(nn::Softshrink()), xb);
+    run_grad("softshrink_1.5", mod(nn::Softshrink(1.5)), xb);
+    run_grad("tanhshrink", mod(nn::Tanhshrink()), x);
+    run_grad("softsign", mod(nn::Softsign()), x);
+    run_grad("softplus", mod(nn::Softplus(nn::SoftplusOptions().beta(2).threshold(3))), x);
+    run_grad("softmin", mod(nn::Softmin(1)), x);
+    run_grad("softmax2d_4d", mod(nn::Softmax2d()), wave({2, 3, 2, 2}, 2.0));
+    run_grad("softmax2d_3d", mod(nn::Softmax2d()), wave({3, 2, 2}, 2.0, 1.0));
+    run_grad("logsigmoid", mod(nn::LogSigmoid()), x);
+    run_grad("logsigmoid_far", mod(nn::LogSigmoid()),
+             torch::tensor({-800.0, -50.0, -25.0, -1e-3, 0.0, 1e-3, 25.0, 50.0, 800.0},
+                           torch::kFloat64));
+    run_grad("glu", mod(nn::GLU()), x);
+    run_grad("glu_dim1", mod(nn::GLU(1)), wave({2, 4, 3}, 2.0));
+    run_grad("threshold", mod(nn::Threshold(0.1, 20)), xb);
+    run_grad("threshold_below", mod(nn::Threshold(0.5, -3)), xb);
+    run_grad(
+        "threshold_inplace",
+        [](const T& t) {
+            return nn::Threshold(nn::ThresholdOptions(0.1, 20).inplace(true))(t * 1);
+        },
+        xb);
+    run_grad(
+        "threshold_inplace_below",
+        [](const T& t) {
+            return nn::Threshold(nn::ThresholdOptions(0.5, -3).inplace(true))(t * 1);
+        },
+        xb);
+    run_grad(
+        "rrelu_eval",
+        [](const T& t) {
+            nn::RReLU m;
+            m->eval();
+            return m(t);
+        },
+        x);
+    nn::PReLU prelu1;
+    prelu1->to(torch::kFloat64);
+    run_grad("prelu", mod(prelu1), x, {prelu1->weight});
+    nn::PReLU prelu3(nn::PReLUOptions().num_parameters(3).init(0.1));
+    prelu3->to(torch::kFloat64);
+    {
+        torch::NoGradGuard g;
+        prelu3->weight.copy_(torch::tensor({0.1, -0.3, 0.7}, torch::kFloat64));
+    }
+    run_grad("prelu_3", mod(prelu3), x, {prelu3->weight});
+    run_grad(
+        "F_elu", [](const T& t) { return F::elu(t, F::ELUFuncOptions().alpha(1.5)); }, x);
+    run_grad(
+        "F_celu_inplace",
+        [](const T& t) { return F::celu(t * 1, F::CELUFuncOptions().alpha(2).inplace(true)); }, x);
+    run_grad(
+        "F_hardtanh",
+        [](const T& t) { return F::hardtanh(t, F::HardtanhFuncOptions().min_val(-0.5)); }, xb);
+    run_grad(
+        "F_softmin_dtype",
+        [](const T& t) { return F::softmin(t, F::SoftminFuncOptions(-1).dtype(torch::kFloat64)); },
+        x);
+    run_grad(
+        "F_gelu_tanh",
+        [](const T& t) { return F::gelu(t, F::GELUFuncOptions().approximate("tanh")); }, x);
+    run_grad(
+        "F_leaky_relu_inplace",
+        [](const T& t) {
+            return F::leaky_relu(t * 1,
+                                 F::LeakyReLUFuncOptions().negative_slope(0.2).inplace(true));
+        },
+        x);
+    run_grad(
+        "F_relu_inplace", [](const T& t) { return F::relu(t * 1, F::ReLUFuncOptions(true)); }, x);
+    run_grad(
+        "F_rrelu_eval",
+        [](const T& t) { return F::rrelu(t, F::RReLUFuncOptions().lower(0.2).upper(0.5)); }, x);
+    for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
+        const bool f = dtype == torch::kFloat32;
+        const auto xr = wave({5, 7}, 2.0, 0.1).to(dtype);
+        torch::manual_seed(11);
+        auto xl = xr.clone().requires_grad_(true);
+        nn::RReLU rr(nn::RReLUOptions().lower(0.1).upper(0.35));
+        auto y = rr(xl.t());  // a transposed input: draws in the order of its elements
+        show(f ? "rrelu_train_f32" : "rrelu_train_f64", y);
+        (y * wave({7, 5}, 1.0, 0.3).to(dtype)).sum().backward();
+        show(f ? "rrelu_train_grad_f32" : "rrelu_train_grad_f64", xl.grad());
+        show(f ? "rrelu_after_f32" : "rrelu_after_f64", torch::rand({3}, torch::kFloat64));
+        torch::manual_seed(12);
+        auto z = xr.clone();
+        F::rrelu(z, F::RReLUFuncOptions().training(true).inplace(true));
+        show(f ? "F_rrelu_inplace_f32" : "F_rrelu_inplace_f64", z);
+        torch::manual_seed(13);
+        show(f ? "exponential_f32" : "exponential_f64", torch::empty({9}, dtype).exponential_());
+        show(f ? "exponential_2.5_f32" : "exponential_2.5_f64",
+             torch::empty({5}, dtype).exponential_(2.5));
+    }
+    torch::manual_seed(14);
+    run_grad(
+        "gumbel_softmax",
+        [](const T& t) { return F::gumbel_softmax(t, F::GumbelSoftmaxFuncOptions().tau(0.5)); }, x);
+    torch::manual_seed(15);
+    run_grad(
+        "gumbel_softmax_hard_dim1",
+        [](const T& t) {
+            return F::gumbel_softmax(t, F::GumbelSoftmaxFuncOptions().hard(true).dim(1));
+        },
+        x);
+    show("gumbel_after", torch::rand({3}, torch::kFloat64));
+}
+
 /// The first k and last k values of t (in index order), for tensors too long to paste whole.
 static void show_ends(const char* name, const torch::Tensor& t, int64_t k = 4) {
     auto c = t.to(torch::kFloat64).contiguous().reshape({-1});
@@ -501,7 +668,14 @@ static void random_streams() {
     print("distributed_sequential", sequential);
 }
 
-int main() {
+int main(int argc, char** argv) {
+    // one area only: libtorch_reference activations
+    if (argc > 1) {
+        const std::string area = argv[1];
+        if (area == "activations")
+            activations();
+        return 0;
+    }
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

@@ -72,6 +72,24 @@ inline std::vector<ModuleCase> module_cases() {
         {"LeakyReLU", [] { return nn::LeakyReLU(0.2).ptr(); }, {4, 5}},
         {"Softmax", [] { return nn::Softmax(1).ptr(); }, {4, 5}},
         {"LogSoftmax", [] { return nn::LogSoftmax(0).ptr(); }, {4, 5}},
+        {"PReLU per channel",
+         [] { return nn::PReLU(nn::PReLUOptions().num_parameters(5).init(0.1)).ptr(); },
+         {4, 5}},
+        {"RReLU train", [] { return nn::RReLU().ptr(); }, {6, 5}},
+        {"RReLU eval", [] { return nn::RReLU().ptr(); }, {6, 5}, false},
+        {"Softmax2d", [] { return nn::Softmax2d().ptr(); }, {2, 3, 2, 2}},
+        {"GLU", [] { return nn::GLU(1).ptr(); }, {3, 4, 2}},
+        {"Activations",  // the in-place forms write a non-leaf, as in a network
+         [] {
+             return nn::Sequential(nn::Linear(5, 6), nn::ELU(nn::ELUOptions().inplace(true)),
+                                   nn::SELU(), nn::CELU(nn::CELUOptions().alpha(0.5)), nn::SiLU(),
+                                   nn::Mish(), nn::Hardtanh(nn::HardtanhOptions().inplace(true)),
+                                   nn::ReLU6(), nn::Hardshrink(0.1), nn::Softshrink(0.05),
+                                   nn::Tanhshrink(), nn::Softsign(), nn::Softplus(),
+                                   nn::LogSigmoid(), nn::Threshold(-0.5, 0.25), nn::Softmin(1))
+                 .ptr();
+         },
+         {4, 5}},
         {"Dropout train", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}},
         {"Dropout eval", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}, false},
         {"Flatten", [] { return nn::Flatten().ptr(); }, {2, 3, 2}},

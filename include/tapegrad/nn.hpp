@@ -1,6 +1,7 @@
 #pragma once
 /// tg::nn: modules, layers, losses, initialisations and gradient utilities (LibTorch's torch::nn).
 #include "tapegrad/nn/activation.hpp"
+#include "tapegrad/nn/activation_more.hpp"
 #include "tapegrad/nn/checkpoint_sequential.hpp"
 #include "tapegrad/nn/container.hpp"
 #include "tapegrad/nn/conv.hpp"

@@ -13,50 +13,12 @@
 #include <vector>
 
 #include "tapegrad/arg.hpp"
+#include "tapegrad/nn/functional_activation.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn::functional {
 
-// ---- activations
-inline Tensor relu(const Tensor& x) {
-    return tg::relu(x);
-}
-inline Tensor gelu(const Tensor& x) {
-    return tg::gelu(x);
-}
-inline Tensor sigmoid(const Tensor& x) {
-    return tg::sigmoid(x);
-}
-inline Tensor tanh(const Tensor& x) {
-    return tg::tanh(x);
-}
-struct LeakyReLUFuncOptions {
-    TG_ARG(double, negative_slope) = 0.01;
-};
-inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o = {}) {
-    return tg::leaky_relu(x, o.negative_slope());
-}
-struct SoftplusFuncOptions {
-    TG_ARG(double, beta) = 1;
-    TG_ARG(double, threshold) = 20;
-};
-inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
-    return tg::softplus(x, o.beta(), o.threshold());
-}
-struct SoftmaxFuncOptions {
-    SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
-    TG_ARG(int64_t, dim);
-};
-inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) {
-    return tg::softmax(x, o.dim());
-}
-struct LogSoftmaxFuncOptions {
-    LogSoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
-    TG_ARG(int64_t, dim);
-};
-inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
-    return tg::log_softmax(x, o.dim());
-}
+// ---- activations: tapegrad/nn/functional_activation.hpp
 
 // ---- dropout, linear, embedding, normalisation
 struct DropoutFuncOptions {
