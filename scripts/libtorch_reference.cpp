@@ -503,6 +503,122 @@ static void activations() {
     show("gumbel_after", torch::rand({3}, torch::kFloat64));
 }
 
+/// Sets every parameter of m (float64 by then) to wave(its shape, 0.5, k + 1), k its index.
+static void set_params(torch::nn::Module& m) {
+    torch::NoGradGuard g;
+    int k = 0;
+    for (auto& p : m.parameters()) {
+        p.copy_(wave(p.sizes().vec(), 0.5, double(k) + 1));
+        ++k;
+    }
+}
+
+/// tests/test_nn_norm_more.cpp: BatchNorm3d, InstanceNorm1d/2d/3d (running statistics too),
+/// LocalResponseNorm, CrossMapLRN2d and their F:: functions.
+static void norm_more() {
+    namespace nn = torch::nn;
+    using T = torch::Tensor;
+    auto params_of = [](nn::Module& m) { return m.parameters(); };
+    auto stats = [](const std::string& name, nn::Module& m) {
+        for (const auto& b : m.named_buffers())
+            show((name + "_" + b.key()).c_str(), b.value());
+    };
+    nn::BatchNorm3d bn(3);
+    bn->to(torch::kFloat64);
+    set_params(*bn);
+    run_grad(
+        "batchnorm3d_train", [&](const T& t) { return bn(t); }, wave({2, 3, 2, 2, 3}, 2.0),
+        params_of(*bn));
+    stats("batchnorm3d", *bn);
+    bn->eval();
+    run_grad(
+        "batchnorm3d_eval", [&](const T& t) { return bn(t); }, wave({2, 3, 1, 2, 2}, 2.0, 1.0));
+    nn::InstanceNorm1d in1(3);
+    run_grad(
+        "instancenorm1d", [&](const T& t) { return in1(t); }, wave({2, 3, 5}, 2.0));
+    run_grad(
+        "instancenorm1d_unbatched", [&](const T& t) { return in1(t); }, wave({3, 5}, 2.0));
+    nn::InstanceNorm1d in1t(nn::InstanceNorm1dOptions(3).affine(true).track_running_stats(true));
+    in1t->to(torch::kFloat64);
+    set_params(*in1t);
+    run_grad(
+        "instancenorm1d_track", [&](const T& t) { return in1t(t); }, wave({2, 3, 5}, 2.0, 0.2),
+        params_of(*in1t));
+    run_grad(
+        "instancenorm1d_track_again", [&](const T& t) { return in1t(t); },
+        wave({4, 3, 2}, 1.5, 0.7), params_of(*in1t));
+    stats("instancenorm1d_track", *in1t);
+    in1t->eval();
+    run_grad(
+        "instancenorm1d_track_eval", [&](const T& t) { return in1t(t); }, wave({2, 3, 5}, 2.0, 0.9),
+        params_of(*in1t));
+    nn::InstanceNorm2d in2(nn::InstanceNorm2dOptions(3).affine(true).eps(1e-3));
+    in2->to(torch::kFloat64);
+    set_params(*in2);
+    run_grad(
+        "instancenorm2d_affine", [&](const T& t) { return in2(t); }, wave({2, 3, 2, 3}, 2.0),
+        params_of(*in2));
+    run_grad(
+        "instancenorm2d_unbatched", [&](const T& t) { return in2(t); }, wave({3, 2, 3}, 2.0),
+        params_of(*in2));
+    nn::InstanceNorm3d in3(nn::InstanceNorm3dOptions(2).track_running_stats(true).momentum(0.3));
+    in3->to(torch::kFloat64);
+    run_grad(
+        "instancenorm3d_track", [&](const T& t) { return in3(t); }, wave({2, 2, 2, 2, 3}, 2.0));
+    stats("instancenorm3d_track", *in3);
+    auto rm = wave({3}, 0.5, 0.1), rv = wave({3}, 0.5, 0.2) + 1.0;
+    run_grad(
+        "F_instance_norm_running",
+        [&](const T& t) {
+            return F::instance_norm(
+                t, F::InstanceNormFuncOptions().running_mean(rm).running_var(rv).momentum(0.2));
+        },
+        wave({2, 3, 4}, 2.0));
+    show("F_instance_norm_running_mean", rm);
+    show("F_instance_norm_running_var", rv);
+    run_grad(
+        "F_instance_norm_eval",
+        [&](const T& t) {
+            return F::instance_norm(t, F::InstanceNormFuncOptions()
+                                           .running_mean(rm)
+                                           .running_var(rv)
+                                           .use_input_stats(false)
+                                           .weight(wave({3}, 1.0, 2.0))
+                                           .eps(0.01));
+        },
+        wave({2, 3, 4}, 2.0, 0.4));
+    run_grad(
+        "lrn_3d", [](const T& t) { return nn::LocalResponseNorm(3)(t); }, wave({2, 5, 3}, 2.0));
+    run_grad(
+        "lrn_4d",
+        [](const T& t) {
+            return nn::LocalResponseNorm(nn::LocalResponseNormOptions(4).alpha(0.1).beta(0.6).k(2))(
+                t);
+        },
+        wave({2, 6, 2, 2}, 2.0));
+    run_grad(
+        "lrn_5d",
+        [](const T& t) {
+            return F::local_response_norm(t, F::LocalResponseNormFuncOptions(2).alpha(0.5));
+        },
+        wave({1, 4, 2, 2, 2}, 2.0));
+    run_grad(
+        "crossmaplrn2d",
+        [](const T& t) {
+            return nn::CrossMapLRN2d(nn::CrossMapLRN2dOptions(3).alpha(0.3).beta(0.6).k(2))(t);
+        },
+        wave({2, 7, 3, 2}, 2.0));
+    run_grad(
+        "crossmaplrn2d_5", [](const T& t) { return nn::CrossMapLRN2d(5)(t); },
+        wave({1, 6, 2, 2}, 3.0));
+    run_grad(
+        "crossmaplrn2d_size4",
+        [](const T& t) {
+            return nn::CrossMapLRN2d(nn::CrossMapLRN2dOptions(4).alpha(1.0).beta(0.5))(t);
+        },
+        wave({2, 5, 2, 1}, 2.0));
+}
+
 /// The first k and last k values of t (in index order), for tensors too long to paste whole.
 static void show_ends(const char* name, const torch::Tensor& t, int64_t k = 4) {
     auto c = t.to(torch::kFloat64).contiguous().reshape({-1});
@@ -674,6 +790,8 @@ int main(int argc, char** argv) {
         const std::string area = argv[1];
         if (area == "activations")
             activations();
+        if (area == "norm_more")
+            norm_more();
         return 0;
     }
     auto o = torch::TensorOptions().dtype(torch::kFloat64);

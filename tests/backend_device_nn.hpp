@@ -90,6 +90,17 @@ inline std::vector<ModuleCase> module_cases() {
                  .ptr();
          },
          {4, 5}},
+        {"BatchNorm3d", [] { return nn::BatchNorm3d(3).ptr(); }, {2, 3, 2, 2, 2}},
+        {"InstanceNorm2d affine, running statistics",
+         [] {
+             return nn::InstanceNorm2d(
+                        nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true))
+                 .ptr();
+         },
+         {2, 3, 2, 3}},
+        {"InstanceNorm1d eval", [] { return nn::InstanceNorm1d(3).ptr(); }, {2, 3, 4}, false},
+        {"LocalResponseNorm", [] { return nn::LocalResponseNorm(3).ptr(); }, {2, 5, 2, 2}},
+        {"CrossMapLRN2d", [] { return nn::CrossMapLRN2d(3).ptr(); }, {2, 5, 2, 2}},
         {"Dropout train", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}},
         {"Dropout eval", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}, false},
         {"Flatten", [] { return nn::Flatten().ptr(); }, {2, 3, 2}},

@@ -12,6 +12,7 @@
 #include "tapegrad/nn/functional_module.hpp"
 #include "tapegrad/nn/holder.hpp"
 #include "tapegrad/nn/init.hpp"
+#include "tapegrad/nn/instancenorm.hpp"
 #include "tapegrad/nn/layer_norm.hpp"
 #include "tapegrad/nn/linear.hpp"
 #include "tapegrad/nn/loss.hpp"

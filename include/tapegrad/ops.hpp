@@ -328,4 +328,5 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/layer_ops.hpp"       // normalisation, embedding, attention, dropout
 #include "tapegrad/logical.hpp"         // comparisons and bool tensors, in a header of their own
 #include "tapegrad/losses.hpp"          // the losses, in a header of their own
+#include "tapegrad/norm_ops.hpp"        // instance norm, local response norm
 #include "tapegrad/resampling.hpp"      // pad and interpolate, in a header of their own

@@ -14,6 +14,7 @@
 
 #include "tapegrad/arg.hpp"
 #include "tapegrad/nn/functional_activation.hpp"
+#include "tapegrad/nn/instancenorm.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn::functional {
@@ -124,6 +125,25 @@ struct GroupNormFuncOptions {
 };
 inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& o) {
     return tg::group_norm(x, o.num_groups(), o.weight(), o.bias(), o.eps());
+}
+/// LibTorch's InstanceNormFuncOptions: running_mean, running_var, weight, bias (all none),
+/// use_input_stats (true), momentum (0.1), eps (1e-5).
+struct InstanceNormFuncOptions {
+    TG_ARG(Tensor, running_mean) = {};
+    TG_ARG(Tensor, running_var) = {};
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(Tensor, bias) = {};
+    TG_ARG(bool, use_input_stats) = true;
+    TG_ARG(double, momentum) = 0.1;
+    TG_ARG(double, eps) = 1e-5;
+};
+inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o = {}) {
+    return tg::instance_norm(x, o.weight(), o.bias(), o.running_mean(), o.running_var(),
+                             o.use_input_stats(), o.momentum(), o.eps());
+}
+using LocalResponseNormFuncOptions = LocalResponseNormOptions;
+inline Tensor local_response_norm(const Tensor& x, const LocalResponseNormFuncOptions& o) {
+    return tg::local_response_norm(x, o.size(), o.alpha(), o.beta(), o.k());
 }
 /// x / max(‖x‖_p along dim, eps)
 struct NormalizeFuncOptions {
