@@ -619,6 +619,262 @@ static void norm_more() {
         wave({2, 5, 2, 1}, 2.0));
 }
 
+/// Prints f(xs) as `name` and the gradient of sum(f(xs)·wave) with respect to each x (fresh
+/// float64 leaves) as name_grad0, name_grad1, ..., then to each of params (name_param0, ...).
+static void run_many(const std::string& name,
+                     const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& f,
+                     const std::vector<torch::Tensor>& xs0,
+                     std::vector<torch::Tensor> params = {}) {
+    std::vector<torch::Tensor> xs;
+    for (const auto& x : xs0)
+        xs.push_back(x.detach().clone().requires_grad_(true));
+    for (auto& p : params)
+        p.mutable_grad() = torch::Tensor();
+    auto y = f(xs);
+    show(name.c_str(), y);
+    (y * wave(y.sizes().vec(), 1.0, 0.3)).sum().backward();
+    for (size_t k = 0; k < xs.size(); ++k)
+        show((name + "_grad" + std::to_string(k)).c_str(), xs[k].grad());
+    for (size_t k = 0; k < params.size(); ++k)
+        show((name + "_param" + std::to_string(k)).c_str(), params[k].grad());
+}
+
+/// tests/test_nn_losses.cpp: the loss modules and F:: losses, forward and gradients (inputs,
+/// targets where differentiable, parameters), and AdaptiveLogSoftmaxWithLoss.
+static void losses() {
+    namespace nn = torch::nn;
+    using V = std::vector<torch::Tensor>;
+    auto i64 = [](std::vector<int64_t> v) { return torch::tensor(v); };
+    auto sign = [](const torch::Tensor& t) {
+        return torch::where(t > 0, 1.0, -1.0).to(torch::kFloat64);
+    };
+    const auto lp = torch::log_softmax(wave({3, 4}, 2.0), 1);
+    const auto q = torch::softmax(wave({3, 4}, 1.5, 2.0), 1);
+    run_many("kl_div_mean", [](const V& x) { return nn::KLDivLoss()(x[0], x[1]); }, {lp, q});
+    run_many("kl_div_batchmean",
+             [](const V& x) {
+                 return nn::KLDivLoss(nn::KLDivLossOptions(torch::kBatchMean))(x[0], x[1]);
+             },
+             {lp, q});
+    run_many("kl_div_log_target_sum",
+             [](const V& x) {
+                 return F::kl_div(x[0], x[1],
+                                  F::KLDivFuncOptions().reduction(torch::kSum).log_target(true));
+             },
+             {lp, torch::log(q)});
+    run_many("kl_div_none", [](const V& x) { return nn::KLDivLoss(torch::kNone)(x[0], x[1]); },
+             {lp, q});
+    const auto rate = wave({3, 4}, 1.0);
+    const auto counts =
+        torch::tensor({0.0, 1.0, 3.0, 2.0, 0.5, 4.0, 1.0, 0.0, 6.0, 2.0, 1.5, 0.0}, torch::kFloat64)
+            .reshape({3, 4});
+    run_many("poisson_nll", [](const V& x) { return nn::PoissonNLLLoss()(x[0], x[1]); },
+             {rate, counts});
+    run_many("poisson_nll_full_sum",
+             [](const V& x) {
+                 return nn::PoissonNLLLoss(
+                     nn::PoissonNLLLossOptions().log_input(false).full(true).reduction(
+                         torch::kSum))(x[0], x[1]);
+             },
+             {rate.abs() + 0.1, counts});
+    run_many(
+        "poisson_nll_none_eps",
+        [](const V& x) {
+            return F::poisson_nll_loss(
+                x[0], x[1],
+                F::PoissonNLLLossFuncOptions().log_input(false).eps(0.5).reduction(torch::kNone));
+        },
+        {rate.abs(), counts});
+    // CTC: T 6, N 3, C 5; a repeated label (4, 4) needs a blank between
+    const auto logits = wave({6, 3, 5}, 2.0);
+    const auto padded = i64({1, 2, 2, 3, 1, 0, 4, 4, 1}).reshape({3, 3});
+    const auto il = i64({6, 5, 4}), tl = i64({3, 2, 3});
+    run_many("ctc_mean",
+             [&](const V& x) { return nn::CTCLoss()(torch::log_softmax(x[0], 2), padded, il, tl); },
+             {logits});
+    run_many("ctc_log_probs_sum",
+             [&](const V& x) {
+                 return nn::CTCLoss(nn::CTCLossOptions().reduction(torch::kSum))(x[0], padded, il,
+                                                                                 tl);
+             },
+             {torch::log_softmax(logits, 2)});
+    run_many("ctc_concatenated_none_blank2",
+             [&](const V& x) {
+                 return F::ctc_loss(torch::log_softmax(x[0], 2), i64({1, 3, 0, 3, 4, 4}), il,
+                                    i64({2, 1, 3}),
+                                    F::CTCLossFuncOptions().blank(2).reduction(torch::kNone));
+             },
+             {logits});
+    // sample 1 cannot fit 2, 2, 2 into 4 frames: an infinite loss
+    const auto impossible = i64({1, 2, 0, 2, 2, 2, 3, 0, 0}).reshape({3, 3});
+    const auto il2 = i64({6, 4, 5}), tl2 = i64({2, 3, 1});
+    run_many("ctc_zero_infinity_mean",
+             [&](const V& x) {
+                 return nn::CTCLoss(nn::CTCLossOptions().zero_infinity(true))(
+                     torch::log_softmax(x[0], 2), impossible, il2, tl2);
+             },
+             {logits});
+    show("ctc_infinite_none", F::ctc_loss(torch::log_softmax(logits, 2), impossible, il2, tl2,
+                                          F::CTCLossFuncOptions().reduction(torch::kNone)));
+    run_many("ctc_unbatched_empty_target",
+             [&](const V& x) {
+                 return F::ctc_loss(torch::log_softmax(x[0], 1), i64({}), torch::tensor(5),
+                                    torch::tensor(0),
+                                    F::CTCLossFuncOptions().reduction(torch::kNone));
+             },
+             {wave({5, 4}, 1.5)});
+    run_many("ctc_unbatched",
+             [&](const V& x) {
+                 return F::ctc_loss(torch::log_softmax(x[0], 1), i64({3, 1, 1}), torch::tensor(6),
+                                    torch::tensor(3));
+             },
+             {wave({6, 4}, 1.5)});
+    const auto a = wave({4, 5}, 1.0), b = wave({4, 5}, 1.0, 1.5),
+               y = i64({1, -1, 1, -1}).to(torch::kFloat64);
+    run_many("cosine_embedding",
+             [&](const V& x) {
+                 return nn::CosineEmbeddingLoss(nn::CosineEmbeddingLossOptions().margin(0.2))(
+                     x[0], x[1], y);
+             },
+             {a, b});
+    run_many("cosine_embedding_1d_sum",
+             [&](const V& x) {
+                 return F::cosine_embedding_loss(
+                     x[0], x[1], torch::tensor(-1.0, torch::kFloat64),
+                     F::CosineEmbeddingLossFuncOptions().reduction(torch::kSum));
+             },
+             {a[0], b[0]});
+    const auto hx = wave({3, 4}, 1.5);
+    const auto hy = sign(wave({3, 4}, 1.0, 2.0));
+    run_many("hinge_embedding", [&](const V& x) { return nn::HingeEmbeddingLoss()(x[0], hy); },
+             {hx});
+    run_many("hinge_embedding_margin_none",
+             [&](const V& x) {
+                 return F::hinge_embedding_loss(
+                     x[0], hy,
+                     F::HingeEmbeddingLossFuncOptions().margin(0.7).reduction(torch::kNone));
+             },
+             {hx});
+    run_many("margin_ranking",
+             [&](const V& x) {
+                 return nn::MarginRankingLoss(nn::MarginRankingLossOptions().margin(0.3))(
+                     x[0], x[1], x[2]);
+             },
+             {wave({6}, 1.0), wave({6}, 1.0, 1.0), sign(wave({6}, 1.0, 2.5))});
+    const auto mx = wave({4, 5}, 1.5);
+    const auto my = i64({0, 3, 1, 4});
+    run_many("multi_margin", [&](const V& x) { return nn::MultiMarginLoss()(x[0], my); }, {mx});
+    run_many("multi_margin_p2_weight_none",
+             [&](const V& x) {
+                 return nn::MultiMarginLoss(nn::MultiMarginLossOptions()
+                                                .p(2)
+                                                .margin(0.5)
+                                                .weight(wave({5}, 0.5, 1.0) + 1.0)
+                                                .reduction(torch::kNone))(x[0], my);
+             },
+             {mx});
+    run_many("multi_margin_1d_sum",
+             [&](const V& x) {
+                 return F::multi_margin_loss(
+                     x[0], torch::tensor(2),
+                     F::MultiMarginLossFuncOptions().reduction(torch::kSum));
+             },
+             {mx[1]});
+    const auto lt = i64({3, 0, -1, 1, 2, 1, 2, 4, -1, -1, -1, 0, 0, 0, 0}).reshape({3, 5});
+    run_many("multilabel_margin", [&](const V& x) { return nn::MultiLabelMarginLoss()(x[0], lt); },
+             {mx.narrow(0, 0, 3)});
+    run_many("multilabel_margin_none",
+             [&](const V& x) { return nn::MultiLabelMarginLoss(torch::kNone)(x[0], lt); },
+             {mx.narrow(0, 1, 3)});
+    run_many("multilabel_margin_1d",
+             [&](const V& x) {
+                 return F::multilabel_margin_loss(x[0], i64({4, 2, 2, -1, 0}));
+             },
+             {mx[0]});
+    const auto soft_t = (wave({3, 5}, 1.0, 0.7) > 0).to(torch::kFloat64);
+    run_many("multilabel_soft_margin",
+             [&](const V& x) {
+                 return nn::MultiLabelSoftMarginLoss(
+                     nn::MultiLabelSoftMarginLossOptions().weight(x[1]))(x[0], soft_t);
+             },
+             {mx.narrow(0, 0, 3), wave({5}, 0.5, 2.0) + 1.0});
+    run_many("multilabel_soft_margin_none",
+             [&](const V& x) {
+                 return F::multilabel_soft_margin_loss(
+                     x[0], soft_t,
+                     F::MultilabelSoftMarginLossFuncOptions().reduction(torch::kNone));
+             },
+             {mx.narrow(0, 1, 3)});
+    run_many("soft_margin", [&](const V& x) { return nn::SoftMarginLoss()(x[0], hy); }, {hx});
+    const auto ta = wave({4, 6}, 1.0), tp = ta + wave({4, 6}, 0.8, 0.9),
+               tn = ta + wave({4, 6}, 0.5, 2.2);
+    run_many("triplet", [](const V& x) { return nn::TripletMarginLoss()(x[0], x[1], x[2]); },
+             {ta, tp, tn});
+    run_many("triplet_p1_swap_none",
+             [](const V& x) {
+                 return nn::TripletMarginLoss(
+                     nn::TripletMarginLossOptions().p(1).swap(true).margin(0.5).eps(1e-3).reduction(
+                         torch::kNone))(x[0], x[1], x[2]);
+             },
+             {ta, tp, tn});
+    run_many("triplet_p3_sum",
+             [](const V& x) {
+                 return F::triplet_margin_loss(
+                     x[0], x[1], x[2],
+                     F::TripletMarginLossFuncOptions().p(3).margin(2).reduction(torch::kSum));
+             },
+             {ta, tp, tn});
+    run_many("triplet_distance_default",
+             [](const V& x) { return nn::TripletMarginWithDistanceLoss()(x[0], x[1], x[2]); },
+             {ta, tp, tn});
+    run_many("triplet_distance_l1_swap",
+             [](const V& x) {
+                 return nn::TripletMarginWithDistanceLoss(
+                     nn::TripletMarginWithDistanceLossOptions()
+                         .distance_function([](const torch::Tensor& u, const torch::Tensor& v) {
+                             return (u - v).abs().sum(-1);
+                         })
+                         .swap(true)
+                         .margin(2.5)
+                         .reduction(torch::kNone))(x[0], x[1], x[2]);
+             },
+             {ta, tp, tn});
+    run_many("bce_logits_weight_pos_weight",
+             [](const V& x) {
+                 return F::binary_cross_entropy_with_logits(
+                     x[0], x[1],
+                     F::BinaryCrossEntropyWithLogitsFuncOptions()
+                         .weight(wave({4}, 0.5, 0.2) + 1.0)
+                         .pos_weight(wave({4}, 0.5, 1.2) + 1.0)
+                         .reduction(torch::kSum));
+             },
+             {wave({3, 4}, 2.0), torch::sigmoid(wave({3, 4}, 1.0, 1.0))});
+    run_many("bce_weight_module",
+             [](const V& x) {
+                 return nn::BCELoss(nn::BCELossOptions().weight(wave({3, 4}, 0.5, 0.2) + 1.0))(
+                     x[0], x[1]);
+             },
+             {torch::sigmoid(wave({3, 4}, 2.0)), torch::sigmoid(wave({3, 4}, 1.0, 1.0))});
+    // AdaptiveLogSoftmaxWithLoss: LibTorch's initial weights after manual_seed, then values
+    torch::manual_seed(1);
+    nn::AdaptiveLogSoftmaxWithLoss asm_(
+        nn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {4, 8}).div_value(2.).head_bias(true));
+    for (const auto& p : asm_->named_parameters())
+        show(("asm_init_" + p.key()).c_str(), p.value());
+    show("asm_init_after", torch::rand({3}, torch::kFloat64));
+    asm_->to(torch::kFloat64);
+    set_params(*asm_);
+    const auto ax = wave({6, 8}, 1.0);
+    const auto ay = i64({0, 5, 9, 3, 8, 6});
+    run_many(
+        "asm_output", [&](const V& x) { return asm_(x[0], ay).output; }, {ax}, asm_->parameters());
+    std::printf("asm_loss: %.17g\n", asm_(ax, ay).loss);
+    run_many("asm_log_prob", [&](const V& x) { return asm_->log_prob(x[0]); }, {ax});
+    show("asm_predict", asm_->predict(ax));
+    show("asm_predict_scaled", asm_->predict(ax * 3.0));
+    show("asm_unbatched", asm_(ax[2], torch::tensor(9)).output);
+}
+
 /// The first k and last k values of t (in index order), for tensors too long to paste whole.
 static void show_ends(const char* name, const torch::Tensor& t, int64_t k = 4) {
     auto c = t.to(torch::kFloat64).contiguous().reshape({-1});
@@ -792,6 +1048,8 @@ int main(int argc, char** argv) {
             activations();
         if (area == "norm_more")
             norm_more();
+        if (area == "losses")
+            losses();
         return 0;
     }
     auto o = torch::TensorOptions().dtype(torch::kFloat64);

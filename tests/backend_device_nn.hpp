@@ -184,6 +184,29 @@ inline std::vector<LossCase> loss_cases() {
             {"BCEWithLogitsLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
                  return nn::BCEWithLogitsLoss(r)(x * 4, tg::sigmoid(t * 2));
              }});
+        v.push_back({"KLDivLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                         return nn::KLDivLoss(r)(tg::log_softmax(x, 1), tg::softmax(t, 1));
+                     }});
+        v.push_back({"PoissonNLLLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                         return nn::PoissonNLLLoss(r)(x, tg::exp(t));
+                     }});
+        v.push_back({"MultiMarginLoss" + rn, [r](const Tensor& x, const Tensor&, const Tensor& l) {
+                         return nn::MultiMarginLoss(nn::MultiMarginLossOptions(r).p(2))(x * 2, l);
+                     }});
+        v.push_back(
+            {"MultiLabelSoftMarginLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                 return nn::MultiLabelSoftMarginLoss(r)(x * 3, tg::sigmoid(t));
+             }});
+        v.push_back(
+            {"TripletMarginLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                 return nn::TripletMarginLoss(r)(x, t, x * t);
+             }});
+        v.push_back(
+            {"CosineEmbeddingLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor& l) {
+                 const Tensor y = tg::where(tg::gt(l, 0.0), tg::ones({}, x.options()),
+                                            -tg::ones({}, x.options()));
+                 return nn::CosineEmbeddingLoss(r)(x, t, y);
+             }});
     }
     return v;
 }

@@ -2,6 +2,7 @@
 /// tg::nn: modules, layers, losses, initialisations and gradient utilities (LibTorch's torch::nn).
 #include "tapegrad/nn/activation.hpp"
 #include "tapegrad/nn/activation_more.hpp"
+#include "tapegrad/nn/adaptive.hpp"
 #include "tapegrad/nn/checkpoint_sequential.hpp"
 #include "tapegrad/nn/container.hpp"
 #include "tapegrad/nn/conv.hpp"
@@ -16,6 +17,7 @@
 #include "tapegrad/nn/layer_norm.hpp"
 #include "tapegrad/nn/linear.hpp"
 #include "tapegrad/nn/loss.hpp"
+#include "tapegrad/nn/loss_more.hpp"
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/nn/normalization.hpp"
 #include "tapegrad/nn/padding.hpp"

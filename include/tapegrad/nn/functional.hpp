@@ -14,6 +14,7 @@
 
 #include "tapegrad/arg.hpp"
 #include "tapegrad/nn/functional_activation.hpp"
+#include "tapegrad/nn/functional_loss.hpp"
 #include "tapegrad/nn/instancenorm.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -180,77 +181,6 @@ inline Tensor one_hot(const Tensor& labels, int64_t num_classes = -1) {
     return tg::one_hot(labels, num_classes);
 }
 
-// ---- losses
-struct MSELossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor mse_loss(const Tensor& x, const Tensor& y, const MSELossFuncOptions& o = {}) {
-    return tg::mse_loss(x, y, o.reduction());
-}
-struct L1LossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor l1_loss(const Tensor& x, const Tensor& y, const L1LossFuncOptions& o = {}) {
-    return tg::l1_loss(x, y, o.reduction());
-}
-struct NLLLossFuncOptions {
-    TG_ARG(Tensor, weight) = {};
-    TG_ARG(int64_t, ignore_index) = -100;
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor nll_loss(const Tensor& logp, const Tensor& labels, const NLLLossFuncOptions& o = {}) {
-    return tg::nll_loss(logp, labels, o.reduction(), o.weight(), o.ignore_index());
-}
-struct CrossEntropyFuncOptions {
-    TG_ARG(Tensor, weight) = {};
-    TG_ARG(int64_t, ignore_index) = -100;
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(double, label_smoothing) = 0;
-};
-inline Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
-                            const CrossEntropyFuncOptions& o = {}) {
-    return tg::cross_entropy(logits, labels, o.reduction(), o.weight(), o.ignore_index(),
-                             o.label_smoothing());
-}
-struct BinaryCrossEntropyFuncOptions {
-    TG_ARG(Tensor, weight) = {};
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor binary_cross_entropy(const Tensor& p, const Tensor& t,
-                                   const BinaryCrossEntropyFuncOptions& o = {}) {
-    return tg::binary_cross_entropy(p, t, o.weight(), o.reduction());
-}
-struct BinaryCrossEntropyWithLogitsFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor binary_cross_entropy_with_logits(
-    const Tensor& x, const Tensor& t, const BinaryCrossEntropyWithLogitsFuncOptions& o = {}) {
-    return tg::binary_cross_entropy_with_logits(x, t, o.reduction());
-}
-struct SmoothL1LossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(double, beta) = 1;
-};
-/// beta: LibTorch 1.13 takes it as this fourth argument (and ignores the options' beta); later
-/// versions take it in the options. Both work here: the argument, when given, wins.
-inline Tensor smooth_l1_loss(const Tensor& x, const Tensor& y,
-                             const SmoothL1LossFuncOptions& o = {},
-                             std::optional<double> beta = std::nullopt) {
-    return tg::smooth_l1_loss(x, y, o.reduction(), beta ? *beta : o.beta());
-}
-struct HuberLossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(double, delta) = 1;
-};
-inline Tensor huber_loss(const Tensor& x, const Tensor& y, const HuberLossFuncOptions& o = {}) {
-    return tg::huber_loss(x, y, o.reduction(), o.delta());
-}
-struct KLDivFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(bool, log_target) = false;
-};
-inline Tensor kl_div(const Tensor& logp, const Tensor& target, const KLDivFuncOptions& o = {}) {
-    return tg::kl_div(logp, target, o.reduction(), o.log_target());
-}
+// ---- losses: tapegrad/nn/functional_loss.hpp
 
 }  // namespace tg::nn::functional
