@@ -863,6 +863,11 @@ BOOST_AUTO_TEST_CASE(options_defaults_and_printing_as_libtorch) {
     BOOST_TEST(printed(nn::Threshold(0.1, 20)) == "Threshold(threshold=0.1, value=20)");
     BOOST_TEST(printed(nn::Threshold(nn::ThresholdOptions(0.1, 20).inplace(true))) ==
                "Threshold(threshold=0.1, value=20, inplace=true)");
+    // the activations tapegrad had: LibTorch prints them with parentheses too (they printed
+    // "Tanh" before)
+    BOOST_TEST(printed(nn::Sequential(nn::Tanh(), nn::Sigmoid(),
+                                      nn::GELU(nn::GELUOptions().approximate("tanh")))) ==
+               "Sequential(\n  (0): Tanh()\n  (1): Sigmoid()\n  (2): GELU()\n)");
     // PReLU's weight: a parameter filled with init, no random draw
     tg::manual_seed(3);
     const Tensor before = tg::rand({2});
