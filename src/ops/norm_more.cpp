@@ -136,25 +136,25 @@ Tensor cross_map_lrn2d(const Tensor& x, int64_t size, double alpha, double beta,
         y = pow(scale, -beta) * xd;
     }
     if (should_record({&x}))
-        record(
-            "cross_map_lrn2d", {&x}, y,
-            [sx = save(x), sy = save_output(y), scale, size, alpha, beta, q, C](const Tensor& dy) {
-                const Tensor xx = sx.get();
-                Tensor dx;
-                {
-                    NoGradGuard g;
-                    const Tensor xd = xx.detach(), r = dy.detach() * sy.get().detach() / scale;
-                    std::vector<int64_t> lo(static_cast<size_t>(C)), hi(static_cast<size_t>(C));
-                    for (int64_t c = 0; c < C; ++c) {
-                        lo[size_t(c)] = std::max<int64_t>(c - q, 0);
-                        hi[size_t(c)] = std::min(c - q + size - 1, C - 1);
-                    }
-                    dx = pow(scale, -beta) * dy.detach() -
-                         xd * channel_window_sum(r, lo, hi) * (2 * alpha * beta / double(size));
-                }
-                return Grads{
-                    ops_detail::once_differentiable("cross_map_lrn2d_backward", dx, {&xx, &dy})};
-            });
+        record("cross_map_lrn2d", {&x}, y,
+               [sx = save(x), sy = save_output(y), ss = save_intermediate(scale), size, alpha, beta,
+                q, C](const Tensor& dy) {
+                   const Tensor xx = sx.get(), sc = ss.get();
+                   Tensor dx;
+                   {
+                       NoGradGuard g;
+                       const Tensor xd = xx.detach(), r = dy.detach() * sy.get().detach() / sc;
+                       std::vector<int64_t> lo(static_cast<size_t>(C)), hi(static_cast<size_t>(C));
+                       for (int64_t c = 0; c < C; ++c) {
+                           lo[size_t(c)] = std::max<int64_t>(c - q, 0);
+                           hi[size_t(c)] = std::min(c - q + size - 1, C - 1);
+                       }
+                       dx = pow(sc, -beta) * dy.detach() -
+                            xd * channel_window_sum(r, lo, hi) * (2 * alpha * beta / double(size));
+                   }
+                   return Grads{
+                       ops_detail::once_differentiable("cross_map_lrn2d_backward", dx, {&xx, &dy})};
+               });
     return y;
 }
 
