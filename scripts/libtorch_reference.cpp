@@ -548,6 +548,544 @@ static void ported_spellings(const torch::TensorOptions& o) {
     show("norm_2_dim1", torch::tensor({3.0, 4.0, 6.0, 8.0}, o).reshape({2, 2}).norm(2, 1));
 }
 
+/// Deterministic inputs that tests can rebuild without LibTorch: element i of the flattened
+/// tensor is scale·sin(1.3·i + phase) (tests/test_util.hpp's wave()).
+static torch::Tensor wave(std::vector<int64_t> shape, double scale = 1, double phase = 0.5,
+                          const torch::TensorOptions& o = torch::kFloat64) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+        n *= d;
+    std::vector<double> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = scale * std::sin(1.3 * double(i) + phase);
+    return torch::tensor(v, o).reshape(shape);
+}
+
+/// Prints f(x) as `name` and the gradient of sum(f(x)·wave) with respect to x (and to each of
+/// params) as name_grad (name_grad1, ...): x is a fresh float64 leaf.
+static void run_grad(const std::string& name,
+                     const std::function<torch::Tensor(const torch::Tensor&)>& f,
+                     const torch::Tensor& x0, std::vector<torch::Tensor> params = {}) {
+    auto x = x0.detach().clone().requires_grad_(true);
+    for (auto& p : params)
+        p.mutable_grad() = torch::Tensor();
+    auto y = f(x);
+    show(name.c_str(), y);
+    (y * wave(y.sizes().vec(), 1.0, 0.3)).sum().backward();
+    show((name + "_grad").c_str(), x.grad());
+    for (size_t k = 0; k < params.size(); ++k)
+        show((name + "_grad" + std::to_string(k + 1)).c_str(), params[k].grad());
+}
+
+/// tests/test_nn_activations.cpp: the activation modules and F:: functions, forward and input
+/// (and PReLU weight) gradients, boundary points included; RReLU's and gumbel_softmax's draws.
+static void activations() {
+    namespace nn = torch::nn;
+    using T = torch::Tensor;
+    const auto x = wave({2, 3, 4}, 3.0);
+    // the kinks of relu6, hardtanh, hardshrink, softshrink and threshold, exactly
+    const auto xb = torch::tensor(
+        {-7.0, -6.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.1, 0.5, 1.0, 1.5, 2.0, 6.0, 7.0, -0.25, 0.25},
+        torch::kFloat64);
+    auto mod = [](auto m) { return [m](const T& t) mutable { return m(t); }; };
+    run_grad("elu", mod(nn::ELU()), x);
+    run_grad(
+        "elu_alpha_inplace",
+        [](const T& t) { return nn::ELU(nn::ELUOptions().alpha(0.7).inplace(true))(t * 1); }, x);
+    run_grad("selu", mod(nn::SELU()), x);
+    run_grad(
+        "selu_inplace", [](const T& t) { return nn::SELU(true)(t * 1); }, x);
+    run_grad("celu", mod(nn::CELU(nn::CELUOptions().alpha(0.6))), x);
+    run_grad("silu", mod(nn::SiLU()), x);
+    run_grad("mish", mod(nn::Mish()), x);
+    run_grad("relu6", mod(nn::ReLU6()), xb);
+    run_grad(
+        "relu6_inplace", [](const T& t) { return nn::ReLU6(true)(t * 1); }, xb);
+    run_grad("hardtanh", mod(nn::Hardtanh(nn::HardtanhOptions().min_val(-2).max_val(1.5))), xb);
+    run_grad(
+        "hardtanh_inplace",
+        [](const T& t) { return nn::Hardtanh(nn::HardtanhOptions().inplace(true))(t * 1); }, xb);
+    run_grad("hardshrink", mod(nn::Hardshrink()), xb);
+    run_grad("hardshrink_1", mod(nn::Hardshrink(1.0)), xb);
+    run_grad("softshrink", mod(nn::Softshrink()), xb);
+    run_grad("softshrink_1.5", mod(nn::Softshrink(1.5)), xb);
+    run_grad("tanhshrink", mod(nn::Tanhshrink()), x);
+    run_grad("softsign", mod(nn::Softsign()), x);
+    run_grad("softplus", mod(nn::Softplus(nn::SoftplusOptions().beta(2).threshold(3))), x);
+    run_grad("softmin", mod(nn::Softmin(1)), x);
+    run_grad("softmax2d_4d", mod(nn::Softmax2d()), wave({2, 3, 2, 2}, 2.0));
+    run_grad("softmax2d_3d", mod(nn::Softmax2d()), wave({3, 2, 2}, 2.0, 1.0));
+    run_grad("logsigmoid", mod(nn::LogSigmoid()), x);
+    run_grad("logsigmoid_far", mod(nn::LogSigmoid()),
+             torch::tensor({-800.0, -50.0, -25.0, -1e-3, 0.0, 1e-3, 25.0, 50.0, 800.0},
+                           torch::kFloat64));
+    run_grad("glu", mod(nn::GLU()), x);
+    run_grad("glu_dim1", mod(nn::GLU(1)), wave({2, 4, 3}, 2.0));
+    run_grad("threshold", mod(nn::Threshold(0.1, 20)), xb);
+    run_grad("threshold_below", mod(nn::Threshold(0.5, -3)), xb);
+    run_grad(
+        "threshold_inplace",
+        [](const T& t) {
+            return nn::Threshold(nn::ThresholdOptions(0.1, 20).inplace(true))(t * 1);
+        },
+        xb);
+    run_grad(
+        "threshold_inplace_below",
+        [](const T& t) {
+            return nn::Threshold(nn::ThresholdOptions(0.5, -3).inplace(true))(t * 1);
+        },
+        xb);
+    run_grad(
+        "rrelu_eval",
+        [](const T& t) {
+            nn::RReLU m;
+            m->eval();
+            return m(t);
+        },
+        x);
+    nn::PReLU prelu1;
+    prelu1->to(torch::kFloat64);
+    run_grad("prelu", mod(prelu1), x, {prelu1->weight});
+    nn::PReLU prelu3(nn::PReLUOptions().num_parameters(3).init(0.1));
+    prelu3->to(torch::kFloat64);
+    {
+        torch::NoGradGuard g;
+        prelu3->weight.copy_(torch::tensor({0.1, -0.3, 0.7}, torch::kFloat64));
+    }
+    run_grad("prelu_3", mod(prelu3), x, {prelu3->weight});
+    run_grad(
+        "F_elu", [](const T& t) { return F::elu(t, F::ELUFuncOptions().alpha(1.5)); }, x);
+    run_grad(
+        "F_celu_inplace",
+        [](const T& t) { return F::celu(t * 1, F::CELUFuncOptions().alpha(2).inplace(true)); }, x);
+    run_grad(
+        "F_hardtanh",
+        [](const T& t) { return F::hardtanh(t, F::HardtanhFuncOptions().min_val(-0.5)); }, xb);
+    run_grad(
+        "F_softmin_dtype",
+        [](const T& t) { return F::softmin(t, F::SoftminFuncOptions(-1).dtype(torch::kFloat64)); },
+        x);
+    run_grad(
+        "F_gelu_tanh",
+        [](const T& t) { return F::gelu(t, F::GELUFuncOptions().approximate("tanh")); }, x);
+    run_grad(
+        "F_leaky_relu_inplace",
+        [](const T& t) {
+            return F::leaky_relu(t * 1,
+                                 F::LeakyReLUFuncOptions().negative_slope(0.2).inplace(true));
+        },
+        x);
+    run_grad(
+        "F_relu_inplace", [](const T& t) { return F::relu(t * 1, F::ReLUFuncOptions(true)); }, x);
+    run_grad(
+        "F_rrelu_eval",
+        [](const T& t) { return F::rrelu(t, F::RReLUFuncOptions().lower(0.2).upper(0.5)); }, x);
+    for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
+        const bool f = dtype == torch::kFloat32;
+        const auto xr = wave({5, 7}, 2.0, 0.1).to(dtype);
+        torch::manual_seed(11);
+        auto xl = xr.clone().requires_grad_(true);
+        nn::RReLU rr(nn::RReLUOptions().lower(0.1).upper(0.35));
+        auto y = rr(xl.t());  // a transposed input: draws in the order of its elements
+        show(f ? "rrelu_train_f32" : "rrelu_train_f64", y);
+        (y * wave({7, 5}, 1.0, 0.3).to(dtype)).sum().backward();
+        show(f ? "rrelu_train_grad_f32" : "rrelu_train_grad_f64", xl.grad());
+        show(f ? "rrelu_after_f32" : "rrelu_after_f64", torch::rand({3}, torch::kFloat64));
+        torch::manual_seed(12);
+        auto z = xr.clone();
+        F::rrelu(z, F::RReLUFuncOptions().training(true).inplace(true));
+        show(f ? "F_rrelu_inplace_f32" : "F_rrelu_inplace_f64", z);
+        torch::manual_seed(13);
+        show(f ? "exponential_f32" : "exponential_f64", torch::empty({9}, dtype).exponential_());
+        show(f ? "exponential_2.5_f32" : "exponential_2.5_f64",
+             torch::empty({5}, dtype).exponential_(2.5));
+    }
+    torch::manual_seed(14);
+    run_grad(
+        "gumbel_softmax",
+        [](const T& t) { return F::gumbel_softmax(t, F::GumbelSoftmaxFuncOptions().tau(0.5)); }, x);
+    torch::manual_seed(15);
+    run_grad(
+        "gumbel_softmax_hard_dim1",
+        [](const T& t) {
+            return F::gumbel_softmax(t, F::GumbelSoftmaxFuncOptions().hard(true).dim(1));
+        },
+        x);
+    show("gumbel_after", torch::rand({3}, torch::kFloat64));
+}
+
+/// Sets every parameter of m (float64 by then) to wave(its shape, 0.5, k + 1), k its index.
+static void set_params(torch::nn::Module& m) {
+    torch::NoGradGuard g;
+    int k = 0;
+    for (auto& p : m.parameters()) {
+        p.copy_(wave(p.sizes().vec(), 0.5, double(k) + 1));
+        ++k;
+    }
+}
+
+/// tests/test_nn_norm_more.cpp: BatchNorm3d, InstanceNorm1d/2d/3d (running statistics too),
+/// LocalResponseNorm, CrossMapLRN2d and their F:: functions.
+static void norm_more() {
+    namespace nn = torch::nn;
+    using T = torch::Tensor;
+    auto params_of = [](nn::Module& m) { return m.parameters(); };
+    auto stats = [](const std::string& name, nn::Module& m) {
+        for (const auto& b : m.named_buffers())
+            show((name + "_" + b.key()).c_str(), b.value());
+    };
+    nn::BatchNorm3d bn(3);
+    bn->to(torch::kFloat64);
+    set_params(*bn);
+    run_grad(
+        "batchnorm3d_train", [&](const T& t) { return bn(t); }, wave({2, 3, 2, 2, 3}, 2.0),
+        params_of(*bn));
+    stats("batchnorm3d", *bn);
+    bn->eval();
+    run_grad(
+        "batchnorm3d_eval", [&](const T& t) { return bn(t); }, wave({2, 3, 1, 2, 2}, 2.0, 1.0));
+    nn::InstanceNorm1d in1(3);
+    run_grad(
+        "instancenorm1d", [&](const T& t) { return in1(t); }, wave({2, 3, 5}, 2.0));
+    run_grad(
+        "instancenorm1d_unbatched", [&](const T& t) { return in1(t); }, wave({3, 5}, 2.0));
+    nn::InstanceNorm1d in1t(nn::InstanceNorm1dOptions(3).affine(true).track_running_stats(true));
+    in1t->to(torch::kFloat64);
+    set_params(*in1t);
+    run_grad(
+        "instancenorm1d_track", [&](const T& t) { return in1t(t); }, wave({2, 3, 5}, 2.0, 0.2),
+        params_of(*in1t));
+    run_grad(
+        "instancenorm1d_track_again", [&](const T& t) { return in1t(t); },
+        wave({4, 3, 2}, 1.5, 0.7), params_of(*in1t));
+    stats("instancenorm1d_track", *in1t);
+    in1t->eval();
+    run_grad(
+        "instancenorm1d_track_eval", [&](const T& t) { return in1t(t); }, wave({2, 3, 5}, 2.0, 0.9),
+        params_of(*in1t));
+    nn::InstanceNorm2d in2(nn::InstanceNorm2dOptions(3).affine(true).eps(1e-3));
+    in2->to(torch::kFloat64);
+    set_params(*in2);
+    run_grad(
+        "instancenorm2d_affine", [&](const T& t) { return in2(t); }, wave({2, 3, 2, 3}, 2.0),
+        params_of(*in2));
+    run_grad(
+        "instancenorm2d_unbatched", [&](const T& t) { return in2(t); }, wave({3, 2, 3}, 2.0),
+        params_of(*in2));
+    nn::InstanceNorm3d in3(nn::InstanceNorm3dOptions(2).track_running_stats(true).momentum(0.3));
+    in3->to(torch::kFloat64);
+    run_grad(
+        "instancenorm3d_track", [&](const T& t) { return in3(t); }, wave({2, 2, 2, 2, 3}, 2.0));
+    stats("instancenorm3d_track", *in3);
+    auto rm = wave({3}, 0.5, 0.1), rv = wave({3}, 0.5, 0.2) + 1.0;
+    run_grad(
+        "F_instance_norm_running",
+        [&](const T& t) {
+            return F::instance_norm(
+                t, F::InstanceNormFuncOptions().running_mean(rm).running_var(rv).momentum(0.2));
+        },
+        wave({2, 3, 4}, 2.0));
+    show("F_instance_norm_running_mean", rm);
+    show("F_instance_norm_running_var", rv);
+    run_grad(
+        "F_instance_norm_eval",
+        [&](const T& t) {
+            return F::instance_norm(t, F::InstanceNormFuncOptions()
+                                           .running_mean(rm)
+                                           .running_var(rv)
+                                           .use_input_stats(false)
+                                           .weight(wave({3}, 1.0, 2.0))
+                                           .eps(0.01));
+        },
+        wave({2, 3, 4}, 2.0, 0.4));
+    run_grad(
+        "lrn_3d", [](const T& t) { return nn::LocalResponseNorm(3)(t); }, wave({2, 5, 3}, 2.0));
+    run_grad(
+        "lrn_4d",
+        [](const T& t) {
+            return nn::LocalResponseNorm(nn::LocalResponseNormOptions(4).alpha(0.1).beta(0.6).k(2))(
+                t);
+        },
+        wave({2, 6, 2, 2}, 2.0));
+    run_grad(
+        "lrn_5d",
+        [](const T& t) {
+            return F::local_response_norm(t, F::LocalResponseNormFuncOptions(2).alpha(0.5));
+        },
+        wave({1, 4, 2, 2, 2}, 2.0));
+    run_grad(
+        "crossmaplrn2d",
+        [](const T& t) {
+            return nn::CrossMapLRN2d(nn::CrossMapLRN2dOptions(3).alpha(0.3).beta(0.6).k(2))(t);
+        },
+        wave({2, 7, 3, 2}, 2.0));
+    run_grad(
+        "crossmaplrn2d_5", [](const T& t) { return nn::CrossMapLRN2d(5)(t); },
+        wave({1, 6, 2, 2}, 3.0));
+    run_grad(
+        "crossmaplrn2d_size4",
+        [](const T& t) {
+            return nn::CrossMapLRN2d(nn::CrossMapLRN2dOptions(4).alpha(1.0).beta(0.5))(t);
+        },
+        wave({2, 5, 2, 1}, 2.0));
+}
+
+/// Prints f(xs) as `name` and the gradient of sum(f(xs)·wave) with respect to each x (fresh
+/// float64 leaves) as name_grad0, name_grad1, ..., then to each of params (name_param0, ...).
+static void run_many(const std::string& name,
+                     const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& f,
+                     const std::vector<torch::Tensor>& xs0,
+                     std::vector<torch::Tensor> params = {}) {
+    std::vector<torch::Tensor> xs;
+    for (const auto& x : xs0)
+        xs.push_back(x.detach().clone().requires_grad_(true));
+    for (auto& p : params)
+        p.mutable_grad() = torch::Tensor();
+    auto y = f(xs);
+    show(name.c_str(), y);
+    (y * wave(y.sizes().vec(), 1.0, 0.3)).sum().backward();
+    for (size_t k = 0; k < xs.size(); ++k)
+        show((name + "_grad" + std::to_string(k)).c_str(), xs[k].grad());
+    for (size_t k = 0; k < params.size(); ++k)
+        show((name + "_param" + std::to_string(k)).c_str(), params[k].grad());
+}
+
+/// tests/test_nn_losses.cpp: the loss modules and F:: losses, forward and gradients (inputs,
+/// targets where differentiable, parameters), and AdaptiveLogSoftmaxWithLoss.
+static void losses() {
+    namespace nn = torch::nn;
+    using V = std::vector<torch::Tensor>;
+    auto i64 = [](std::vector<int64_t> v) { return torch::tensor(v); };
+    auto sign = [](const torch::Tensor& t) {
+        return torch::where(t > 0, 1.0, -1.0).to(torch::kFloat64);
+    };
+    const auto lp = torch::log_softmax(wave({3, 4}, 2.0), 1);
+    const auto q = torch::softmax(wave({3, 4}, 1.5, 2.0), 1);
+    run_many("kl_div_mean", [](const V& x) { return nn::KLDivLoss()(x[0], x[1]); }, {lp, q});
+    run_many("kl_div_batchmean",
+             [](const V& x) {
+                 return nn::KLDivLoss(nn::KLDivLossOptions(torch::kBatchMean))(x[0], x[1]);
+             },
+             {lp, q});
+    run_many("kl_div_log_target_sum",
+             [](const V& x) {
+                 return F::kl_div(x[0], x[1],
+                                  F::KLDivFuncOptions().reduction(torch::kSum).log_target(true));
+             },
+             {lp, torch::log(q)});
+    run_many("kl_div_none", [](const V& x) { return nn::KLDivLoss(torch::kNone)(x[0], x[1]); },
+             {lp, q});
+    const auto rate = wave({3, 4}, 1.0);
+    const auto counts =
+        torch::tensor({0.0, 1.0, 3.0, 2.0, 0.5, 4.0, 1.0, 0.0, 6.0, 2.0, 1.5, 0.0}, torch::kFloat64)
+            .reshape({3, 4});
+    run_many("poisson_nll", [](const V& x) { return nn::PoissonNLLLoss()(x[0], x[1]); },
+             {rate, counts});
+    run_many("poisson_nll_full_sum",
+             [](const V& x) {
+                 return nn::PoissonNLLLoss(
+                     nn::PoissonNLLLossOptions().log_input(false).full(true).reduction(
+                         torch::kSum))(x[0], x[1]);
+             },
+             {rate.abs() + 0.1, counts});
+    run_many(
+        "poisson_nll_none_eps",
+        [](const V& x) {
+            return F::poisson_nll_loss(
+                x[0], x[1],
+                F::PoissonNLLLossFuncOptions().log_input(false).eps(0.5).reduction(torch::kNone));
+        },
+        {rate.abs(), counts});
+    // CTC: T 6, N 3, C 5; a repeated label (4, 4) needs a blank between
+    const auto logits = wave({6, 3, 5}, 2.0);
+    const auto padded = i64({1, 2, 2, 3, 1, 0, 4, 4, 1}).reshape({3, 3});
+    const auto il = i64({6, 5, 4}), tl = i64({3, 2, 3});
+    run_many("ctc_mean",
+             [&](const V& x) { return nn::CTCLoss()(torch::log_softmax(x[0], 2), padded, il, tl); },
+             {logits});
+    run_many("ctc_log_probs_sum",
+             [&](const V& x) {
+                 return nn::CTCLoss(nn::CTCLossOptions().reduction(torch::kSum))(x[0], padded, il,
+                                                                                 tl);
+             },
+             {torch::log_softmax(logits, 2)});
+    run_many("ctc_concatenated_none_blank2",
+             [&](const V& x) {
+                 return F::ctc_loss(torch::log_softmax(x[0], 2), i64({1, 3, 0, 3, 4, 4}), il,
+                                    i64({2, 1, 3}),
+                                    F::CTCLossFuncOptions().blank(2).reduction(torch::kNone));
+             },
+             {logits});
+    // sample 1 cannot fit 2, 2, 2 into 4 frames: an infinite loss
+    const auto impossible = i64({1, 2, 0, 2, 2, 2, 3, 0, 0}).reshape({3, 3});
+    const auto il2 = i64({6, 4, 5}), tl2 = i64({2, 3, 1});
+    run_many("ctc_zero_infinity_mean",
+             [&](const V& x) {
+                 return nn::CTCLoss(nn::CTCLossOptions().zero_infinity(true))(
+                     torch::log_softmax(x[0], 2), impossible, il2, tl2);
+             },
+             {logits});
+    show("ctc_infinite_none", F::ctc_loss(torch::log_softmax(logits, 2), impossible, il2, tl2,
+                                          F::CTCLossFuncOptions().reduction(torch::kNone)));
+    run_many("ctc_unbatched_empty_target",
+             [&](const V& x) {
+                 return F::ctc_loss(torch::log_softmax(x[0], 1), i64({}), torch::tensor(5),
+                                    torch::tensor(0),
+                                    F::CTCLossFuncOptions().reduction(torch::kNone));
+             },
+             {wave({5, 4}, 1.5)});
+    run_many("ctc_unbatched",
+             [&](const V& x) {
+                 return F::ctc_loss(torch::log_softmax(x[0], 1), i64({3, 1, 1}), torch::tensor(6),
+                                    torch::tensor(3));
+             },
+             {wave({6, 4}, 1.5)});
+    const auto a = wave({4, 5}, 1.0), b = wave({4, 5}, 1.0, 1.5),
+               y = i64({1, -1, 1, -1}).to(torch::kFloat64);
+    run_many("cosine_embedding",
+             [&](const V& x) {
+                 return nn::CosineEmbeddingLoss(nn::CosineEmbeddingLossOptions().margin(0.2))(
+                     x[0], x[1], y);
+             },
+             {a, b});
+    run_many("cosine_embedding_1d_sum",
+             [&](const V& x) {
+                 return F::cosine_embedding_loss(
+                     x[0], x[1], torch::tensor(-1.0, torch::kFloat64),
+                     F::CosineEmbeddingLossFuncOptions().reduction(torch::kSum));
+             },
+             {a[0], b[0]});
+    const auto hx = wave({3, 4}, 1.5);
+    const auto hy = sign(wave({3, 4}, 1.0, 2.0));
+    run_many("hinge_embedding", [&](const V& x) { return nn::HingeEmbeddingLoss()(x[0], hy); },
+             {hx});
+    run_many("hinge_embedding_margin_none",
+             [&](const V& x) {
+                 return F::hinge_embedding_loss(
+                     x[0], hy,
+                     F::HingeEmbeddingLossFuncOptions().margin(0.7).reduction(torch::kNone));
+             },
+             {hx});
+    run_many("margin_ranking",
+             [&](const V& x) {
+                 return nn::MarginRankingLoss(nn::MarginRankingLossOptions().margin(0.3))(
+                     x[0], x[1], x[2]);
+             },
+             {wave({6}, 1.0), wave({6}, 1.0, 1.0), sign(wave({6}, 1.0, 2.5))});
+    const auto mx = wave({4, 5}, 1.5);
+    const auto my = i64({0, 3, 1, 4});
+    run_many("multi_margin", [&](const V& x) { return nn::MultiMarginLoss()(x[0], my); }, {mx});
+    run_many("multi_margin_p2_weight_none",
+             [&](const V& x) {
+                 return nn::MultiMarginLoss(nn::MultiMarginLossOptions()
+                                                .p(2)
+                                                .margin(0.5)
+                                                .weight(wave({5}, 0.5, 1.0) + 1.0)
+                                                .reduction(torch::kNone))(x[0], my);
+             },
+             {mx});
+    run_many("multi_margin_1d_sum",
+             [&](const V& x) {
+                 return F::multi_margin_loss(
+                     x[0], torch::tensor(2),
+                     F::MultiMarginLossFuncOptions().reduction(torch::kSum));
+             },
+             {mx[1]});
+    const auto lt = i64({3, 0, -1, 1, 2, 1, 2, 4, -1, -1, -1, 0, 0, 0, 0}).reshape({3, 5});
+    run_many("multilabel_margin", [&](const V& x) { return nn::MultiLabelMarginLoss()(x[0], lt); },
+             {mx.narrow(0, 0, 3)});
+    run_many("multilabel_margin_none",
+             [&](const V& x) { return nn::MultiLabelMarginLoss(torch::kNone)(x[0], lt); },
+             {mx.narrow(0, 1, 3)});
+    run_many("multilabel_margin_1d",
+             [&](const V& x) {
+                 return F::multilabel_margin_loss(x[0], i64({4, 2, 2, -1, 0}));
+             },
+             {mx[0]});
+    const auto soft_t = (wave({3, 5}, 1.0, 0.7) > 0).to(torch::kFloat64);
+    run_many("multilabel_soft_margin",
+             [&](const V& x) {
+                 return nn::MultiLabelSoftMarginLoss(
+                     nn::MultiLabelSoftMarginLossOptions().weight(x[1]))(x[0], soft_t);
+             },
+             {mx.narrow(0, 0, 3), wave({5}, 0.5, 2.0) + 1.0});
+    run_many("multilabel_soft_margin_none",
+             [&](const V& x) {
+                 return F::multilabel_soft_margin_loss(
+                     x[0], soft_t,
+                     F::MultilabelSoftMarginLossFuncOptions().reduction(torch::kNone));
+             },
+             {mx.narrow(0, 1, 3)});
+    run_many("soft_margin", [&](const V& x) { return nn::SoftMarginLoss()(x[0], hy); }, {hx});
+    const auto ta = wave({4, 6}, 1.0), tp = ta + wave({4, 6}, 0.8, 0.9),
+               tn = ta + wave({4, 6}, 0.5, 2.2);
+    run_many("triplet", [](const V& x) { return nn::TripletMarginLoss()(x[0], x[1], x[2]); },
+             {ta, tp, tn});
+    run_many("triplet_p1_swap_none",
+             [](const V& x) {
+                 return nn::TripletMarginLoss(
+                     nn::TripletMarginLossOptions().p(1).swap(true).margin(0.5).eps(1e-3).reduction(
+                         torch::kNone))(x[0], x[1], x[2]);
+             },
+             {ta, tp, tn});
+    run_many("triplet_p3_sum",
+             [](const V& x) {
+                 return F::triplet_margin_loss(
+                     x[0], x[1], x[2],
+                     F::TripletMarginLossFuncOptions().p(3).margin(2).reduction(torch::kSum));
+             },
+             {ta, tp, tn});
+    run_many("triplet_distance_default",
+             [](const V& x) { return nn::TripletMarginWithDistanceLoss()(x[0], x[1], x[2]); },
+             {ta, tp, tn});
+    run_many("triplet_distance_l1_swap",
+             [](const V& x) {
+                 return nn::TripletMarginWithDistanceLoss(
+                     nn::TripletMarginWithDistanceLossOptions()
+                         .distance_function([](const torch::Tensor& u, const torch::Tensor& v) {
+                             return (u - v).abs().sum(-1);
+                         })
+                         .swap(true)
+                         .margin(2.5)
+                         .reduction(torch::kNone))(x[0], x[1], x[2]);
+             },
+             {ta, tp, tn});
+    run_many("bce_logits_weight_pos_weight",
+             [](const V& x) {
+                 return F::binary_cross_entropy_with_logits(
+                     x[0], x[1],
+                     F::BinaryCrossEntropyWithLogitsFuncOptions()
+                         .weight(wave({4}, 0.5, 0.2) + 1.0)
+                         .pos_weight(wave({4}, 0.5, 1.2) + 1.0)
+                         .reduction(torch::kSum));
+             },
+             {wave({3, 4}, 2.0), torch::sigmoid(wave({3, 4}, 1.0, 1.0))});
+    run_many("bce_weight_module",
+             [](const V& x) {
+                 return nn::BCELoss(nn::BCELossOptions().weight(wave({3, 4}, 0.5, 0.2) + 1.0))(
+                     x[0], x[1]);
+             },
+             {torch::sigmoid(wave({3, 4}, 2.0)), torch::sigmoid(wave({3, 4}, 1.0, 1.0))});
+    // AdaptiveLogSoftmaxWithLoss: LibTorch's initial weights after manual_seed, then values
+    torch::manual_seed(1);
+    nn::AdaptiveLogSoftmaxWithLoss asm_(
+        nn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {4, 8}).div_value(2.).head_bias(true));
+    for (const auto& p : asm_->named_parameters())
+        show(("asm_init_" + p.key()).c_str(), p.value());
+    show("asm_init_after", torch::rand({3}, torch::kFloat64));
+    asm_->to(torch::kFloat64);
+    set_params(*asm_);
+    const auto ax = wave({6, 8}, 1.0);
+    const auto ay = i64({0, 5, 9, 3, 8, 6});
+    run_many(
+        "asm_output", [&](const V& x) { return asm_(x[0], ay).output; }, {ax}, asm_->parameters());
+    std::printf("asm_loss: %.17g\n", asm_(ax, ay).loss);
+    run_many("asm_log_prob", [&](const V& x) { return asm_->log_prob(x[0]); }, {ax});
+    show("asm_predict", asm_->predict(ax));
+    show("asm_predict_scaled", asm_->predict(ax * 3.0));
+    show("asm_unbatched", asm_(ax[2], torch::tensor(9)).output);
+}
+
 /// The first k and last k values of t (in index order), for tensors too long to paste whole.
 static void show_ends(const char* name, const torch::Tensor& t, int64_t k = 4) {
     auto c = t.to(torch::kFloat64).contiguous().reshape({-1});
@@ -1349,6 +1887,12 @@ int main(int argc, char** argv) {
         return nn_embedding_bag(), 0;
     if (argc > 1 && std::string(argv[1]) == "nn_transformer_stack")
         return nn_transformer_stack(), 0;
+    if (argc > 1 && std::string(argv[1]) == "activations")
+        return activations(), 0;
+    if (argc > 1 && std::string(argv[1]) == "norm_more")
+        return norm_more(), 0;
+    if (argc > 1 && std::string(argv[1]) == "losses")
+        return losses(), 0;
     auto o = torch::TensorOptions().dtype(torch::kFloat64);
     auto logits =
         torch::tensor({0.5, -1.25, 2.0, 0.75, 0.0, -0.5, 1.5, 2.5, -2.0, 0.25, 0.125, -0.75}, o)

@@ -72,6 +72,35 @@ inline std::vector<ModuleCase> module_cases() {
         {"LeakyReLU", [] { return nn::LeakyReLU(0.2).ptr(); }, {4, 5}},
         {"Softmax", [] { return nn::Softmax(1).ptr(); }, {4, 5}},
         {"LogSoftmax", [] { return nn::LogSoftmax(0).ptr(); }, {4, 5}},
+        {"PReLU per channel",
+         [] { return nn::PReLU(nn::PReLUOptions().num_parameters(5).init(0.1)).ptr(); },
+         {4, 5}},
+        {"RReLU train", [] { return nn::RReLU().ptr(); }, {6, 5}},
+        {"RReLU eval", [] { return nn::RReLU().ptr(); }, {6, 5}, false},
+        {"Softmax2d", [] { return nn::Softmax2d().ptr(); }, {2, 3, 2, 2}},
+        {"GLU", [] { return nn::GLU(1).ptr(); }, {3, 4, 2}},
+        {"Activations",  // the in-place forms write a non-leaf, as in a network
+         [] {
+             return nn::Sequential(nn::Linear(5, 6), nn::ELU(nn::ELUOptions().inplace(true)),
+                                   nn::SELU(), nn::CELU(nn::CELUOptions().alpha(0.5)), nn::SiLU(),
+                                   nn::Mish(), nn::Hardtanh(nn::HardtanhOptions().inplace(true)),
+                                   nn::ReLU6(), nn::Hardshrink(0.1), nn::Softshrink(0.05),
+                                   nn::Tanhshrink(), nn::Softsign(), nn::Softplus(),
+                                   nn::LogSigmoid(), nn::Threshold(-0.5, 0.25), nn::Softmin(1))
+                 .ptr();
+         },
+         {4, 5}},
+        {"BatchNorm3d", [] { return nn::BatchNorm3d(3).ptr(); }, {2, 3, 2, 2, 2}},
+        {"InstanceNorm2d affine, running statistics",
+         [] {
+             return nn::InstanceNorm2d(
+                        nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true))
+                 .ptr();
+         },
+         {2, 3, 2, 3}},
+        {"InstanceNorm1d eval", [] { return nn::InstanceNorm1d(3).ptr(); }, {2, 3, 4}, false},
+        {"LocalResponseNorm", [] { return nn::LocalResponseNorm(3).ptr(); }, {2, 5, 2, 2}},
+        {"CrossMapLRN2d", [] { return nn::CrossMapLRN2d(3).ptr(); }, {2, 5, 2, 2}},
         {"Dropout train", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}},
         {"Dropout eval", [] { return nn::Dropout(0.3).ptr(); }, {6, 5}, false},
         {"Flatten", [] { return nn::Flatten().ptr(); }, {2, 3, 2}},
@@ -154,6 +183,29 @@ inline std::vector<LossCase> loss_cases() {
         v.push_back(
             {"BCEWithLogitsLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
                  return nn::BCEWithLogitsLoss(r)(x * 4, tg::sigmoid(t * 2));
+             }});
+        v.push_back({"KLDivLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                         return nn::KLDivLoss(r)(tg::log_softmax(x, 1), tg::softmax(t, 1));
+                     }});
+        v.push_back({"PoissonNLLLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                         return nn::PoissonNLLLoss(r)(x, tg::exp(t));
+                     }});
+        v.push_back({"MultiMarginLoss" + rn, [r](const Tensor& x, const Tensor&, const Tensor& l) {
+                         return nn::MultiMarginLoss(nn::MultiMarginLossOptions(r).p(2))(x * 2, l);
+                     }});
+        v.push_back(
+            {"MultiLabelSoftMarginLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                 return nn::MultiLabelSoftMarginLoss(r)(x * 3, tg::sigmoid(t));
+             }});
+        v.push_back(
+            {"TripletMarginLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor&) {
+                 return nn::TripletMarginLoss(r)(x, t, x * t);
+             }});
+        v.push_back(
+            {"CosineEmbeddingLoss" + rn, [r](const Tensor& x, const Tensor& t, const Tensor& l) {
+                 const Tensor y = tg::where(tg::gt(l, 0.0), tg::ones({}, x.options()),
+                                            -tg::ones({}, x.options()));
+                 return nn::CosineEmbeddingLoss(r)(x, t, y);
              }});
     }
     return v;

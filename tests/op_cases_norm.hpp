@@ -1,7 +1,7 @@
 #pragma once
 /// Op table rows (op_cases.hpp says how to add one): batch_norm (training and evaluation, with
-/// and without affine parameters and running statistics, 2-D to 4-D) and group_norm. Included by
-/// op_cases.hpp.
+/// and without affine parameters and running statistics, 2-D to 5-D), group_norm, instance_norm,
+/// local_response_norm and cross_map_lrn2d. Included by op_cases.hpp.
 
 namespace opcases {
 
@@ -98,6 +98,43 @@ inline std::vector<OpCase> norm_cases() {
         {"group_norm_strided_4d",
          {US({2, 4, 2, 3}), U({4}), U({4})},
          F(tg::group_norm(x[0], 2, x[1], x[2]))},
+        // tapegrad/norm_ops.hpp (issue 30)
+        {"batch_norm_train_5d",
+         {U({2, 3, 2, 2, 2}), P({3}), U({3})},
+         F(tg::batch_norm(x[0], x[1], x[2], fresh_mean(x[0], 3), fresh_var(x[0], 3), true, 0.1,
+                          1e-5, false))},
+        {"instance_norm_3d",
+         {U({2, 3, 4})},
+         F(tg::instance_norm(x[0], {}, {}, {}, {}, true, 0.1, 1e-5))},
+        {"instance_norm_affine_4d",
+         {UT({2, 3, 2, 3}), P({3}), U({3})},
+         F(tg::instance_norm(x[0], x[1], x[2], {}, {}, true, 0.1, 1e-5))},
+        {"instance_norm_running_stats",
+         {US({3, 2, 5}), U({2}), U({2})},
+         F(tg::instance_norm(x[0], x[1], x[2], fresh_mean(x[0], 2), fresh_var(x[0], 2), true, 0.2,
+                             1e-3))},
+        {"instance_norm_eval",
+         {U({2, 3, 2, 2}), U({3})},
+         F(tg::instance_norm(x[0], x[1], {}, on(rm3, x[0]), on(rv3, x[0]), false, 0.1, 1e-5))},
+        {"instance_norm_5d",
+         {U({1, 2, 2, 2, 3})},
+         F(tg::instance_norm(x[0], {}, {}, {}, {}, true, 0.1, 1e-5))},
+        {"local_response_norm_3d", {U({2, 5, 3})}, F(tg::local_response_norm(x[0] * 2.0, 3))},
+        {"local_response_norm_4d",
+         {UT({2, 6, 2, 3})},
+         F(tg::local_response_norm(x[0] * 2.0, 4, 0.1, 0.6, 2.0))},
+        {"local_response_norm_5d",
+         {U({1, 4, 2, 2, 2})},
+         F(tg::local_response_norm(x[0], 2, 0.5, 0.75, 1.0))},
+        // LibTorch's own backward, not the derivative of its forward: no finite differences
+        {"cross_map_lrn2d",
+         {U({2, 5, 2, 3})},
+         F(tg::cross_map_lrn2d(x[0] * 2.0, 3, 0.3, 0.6, 2)),
+         kNoFD | kNoGG},
+        {"cross_map_lrn2d_size4",
+         {UT({1, 6, 2, 2})},
+         F(tg::cross_map_lrn2d(x[0] * 2.0, 4, 1.0, 0.5, 1)),
+         kNoFD | kNoGG},
         // zero-size dims (op_cases.hpp): an empty batch gives zero weight and bias gradients and
         // leaves the running statistics alone
         {"batch_norm_train_empty",
@@ -112,6 +149,14 @@ inline std::vector<OpCase> norm_cases() {
          {U({2, 3, 0}), U({3}), U({3})},
          F(tg::batch_norm(x[0], x[1], x[2], {}, {}, true, 0.1, 1e-5, false))},
         {"batch_norm_running_stats_empty", {U({0, 3})}, F(running_after(x[0], 0.1)), kValuesOnly},
+        {"instance_norm_empty",
+         {U({0, 3, 2}), U({3}), U({3})},
+         F(tg::instance_norm(x[0], x[1], x[2], {}, {}, true, 0.1, 1e-5))},
+        {"local_response_norm_empty", {U({0, 4, 3})}, F(tg::local_response_norm(x[0], 3))},
+        {"cross_map_lrn2d_empty",
+         {U({0, 3, 2, 2})},
+         F(tg::cross_map_lrn2d(x[0], 3)),
+         kNoFD | kNoGG},
         {"group_norm_empty",
          {U({0, 4, 3}), U({4}), U({4})},
          F(tg::group_norm(x[0], 2, x[1], x[2]))},

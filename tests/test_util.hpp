@@ -30,6 +30,15 @@ inline tg::Tensor from_values(const std::vector<double>& values, const tg::Shape
     return flat.reshape(shape).contiguous().detach();
 }
 
+/// A float64 constant: element i of the flattened tensor is scale·sin(1.3·i + phase), as
+/// scripts/libtorch_reference.cpp's wave() builds LibTorch's inputs.
+inline tg::Tensor wave(const tg::Shape& shape, double scale = 1, double phase = 0.5) {
+    std::vector<double> v(size_t(tg::numel_of(shape)));
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = scale * std::sin(1.3 * double(i) + phase);
+    return from_values(v, shape);
+}
+
 /// A float64 constant (does not require grad) with values in [lo, hi).
 inline tg::Tensor make_const(const tg::Shape& shape, uint64_t seed, double lo = -1, double hi = 1) {
     return from_values(random_values(tg::numel_of(shape), seed, lo, hi), shape);

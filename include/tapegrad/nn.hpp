@@ -1,6 +1,8 @@
 #pragma once
 /// tg::nn: modules, layers, losses, initialisations and gradient utilities (LibTorch's torch::nn).
 #include "tapegrad/nn/activation.hpp"
+#include "tapegrad/nn/activation_more.hpp"
+#include "tapegrad/nn/adaptive.hpp"
 #include "tapegrad/nn/any_module.hpp"
 #include "tapegrad/nn/checkpoint_sequential.hpp"
 #include "tapegrad/nn/container.hpp"
@@ -13,9 +15,11 @@
 #include "tapegrad/nn/functional_module.hpp"
 #include "tapegrad/nn/holder.hpp"
 #include "tapegrad/nn/init.hpp"
+#include "tapegrad/nn/instancenorm.hpp"
 #include "tapegrad/nn/layer_norm.hpp"
 #include "tapegrad/nn/linear.hpp"
 #include "tapegrad/nn/loss.hpp"
+#include "tapegrad/nn/loss_more.hpp"
 #include "tapegrad/nn/module.hpp"
 #include "tapegrad/nn/normalization.hpp"
 #include "tapegrad/nn/padding.hpp"

@@ -218,6 +218,9 @@ public:
     /// 1 with probability p, else 0 (any dtype; value_error unless 0 <= p <= 1).
     Tensor& bernoulli_(double p = 0.5);
     Tensor& bernoulli_(double p, const Generator& g);
+    /// In-place draws of Exp(lambd): -log(1 - u)/lambd from a 53-bit uniform u, as LibTorch's CPU
+    Tensor& exponential_(double lambd = 1);
+    Tensor& exponential_(double lambd, const Generator& g);
 
     // ---- method spellings of ops.hpp functions, as LibTorch has them
     Tensor sum() const;

@@ -89,6 +89,22 @@ void uniform(void* dst, Dtype d, int64_t n, double from, double to, Engine& e) {
     }
 }
 
+void exponential(void* dst, Dtype d, int64_t n, double lambd, Engine& e) {
+    uint32_t r[2 * kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t c = std::min(kChunk, n - i);
+        e.mt.fill(r, size_t(2 * c));
+        for (int64_t k = 0; k < c; ++k) {
+            const double u = double(bits53(r[2 * k], r[2 * k + 1])) * 0x1p-53;
+            const double v = -1.0 / lambd * std::log(1 - u);
+            if (d == Dtype::Float32)
+                static_cast<float*>(dst)[i + k] = float(v);
+            else
+                static_cast<double*>(dst)[i + k] = v;
+        }
+    }
+}
+
 void random_from_to(void* dst, Dtype d, int64_t n, uint64_t range, int64_t base, Engine& e) {
     const bool wide = range >= (uint64_t(1) << 32) && d != Dtype::Bool;
     dispatch_all(d, [&](auto tag) {

@@ -21,6 +21,10 @@ void uniform(void* dst, Dtype d, int64_t n, double from, double to, Engine& e);
 /// keeps Box-Muller's second value in the engine for its next call.
 void normal(void* dst, Dtype d, int64_t n, double mean, double std, bool contiguous, Engine& e);
 
+/// exponential_(lambd) of a float32 or float64 tensor: per element a 53-bit uniform u (two 32-bit
+/// draws), -1/lambd · log(1 - u) in double, then rounded to the tensor's type.
+void exponential(void* dst, Dtype d, int64_t n, double lambd, Engine& e);
+
 /// random_(from, to) / randint: base + draw % range, the draw 64-bit when range >= 2³² and the
 /// dtype is float32, float64 or int64, else 32-bit. Any dtype (bool: the value's truth).
 void random_from_to(void* dst, Dtype d, int64_t n, uint64_t range, int64_t base, Engine& e);

@@ -32,11 +32,7 @@ GELUImpl::GELUImpl(const GELUOptions& o) : Module("GELU"), options(o) {
                           "\": expected \"none\" or \"tanh\"");
 }
 Tensor GELUImpl::forward(const Tensor& x) {
-    if (options.approximate() == "none")
-        return gelu(x);
-    // 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))
-    const double k = std::sqrt(2.0 / M_PI);
-    return x * 0.5 * (tanh((x + x * x * x * 0.044715) * k) + 1.0);
+    return gelu(x, options.approximate());
 }
 
 LeakyReLUImpl::LeakyReLUImpl(const LeakyReLUOptions& o) : Module("LeakyReLU"), options(o) {

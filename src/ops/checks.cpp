@@ -12,7 +12,12 @@ void same_device(const char* op, const char* what, const Tensor& t, const Tensor
 
 void broadcasts_to(const char* op, const char* what, const Tensor& t, const Shape& target,
                    const char* target_name) {
-    if (broadcast_shapes(t.sizes(), target, op) != target)
+    bool fits = false;
+    try {
+        fits = broadcast_shapes(t.sizes(), target, op) == target;
+    } catch (const shape_error&) {  // name the argument, not just the two shapes
+    }
+    if (!fits)
         throw shape_error(std::string(op) + ": " + what + " " + shape_str(t.sizes()) +
                           " cannot be broadcast to the " + target_name + " " + shape_str(target));
 }

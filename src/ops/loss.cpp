@@ -34,6 +34,13 @@ void check_labels(const char* op, const Tensor& x, const Tensor& labels) {
                            labels.device().str() + ": tensors are on different devices");
     runtime::check_float_kernels(op, x);
 }
+
+void not_differentiable(const char* op, const char* what, const Tensor& t) {
+    if (t.defined() && t.requires_grad() && GradMode::is_enabled())
+        throw autograd_error(std::string(op) + ": not differentiable with respect to argument '" +
+                             what + "' " + shape_str(t.sizes()) +
+                             ", which cannot require grad (as in LibTorch)");
+}
 }  // namespace loss
 
 using loss::check_labels;

@@ -69,6 +69,7 @@ Tensor binary_cross_entropy(const Tensor& p, const Tensor& t, const Tensor& weig
     // PyTorch clamps the logs at -100, so p = 0 or 1 gives a finite loss
     Tensor l = -(t * clamp_min(log(p), -100) + (1.0 - t) * clamp_min(log1p(-p), -100));
     if (weight.defined()) {
+        loss::not_differentiable("binary_cross_entropy", "weight", weight);
         runtime::check_same("binary_cross_entropy", p, weight);
         checks::broadcasts_to("binary_cross_entropy", "weight", weight, p.sizes(), "input");
         l = l * weight;
@@ -85,6 +86,7 @@ std::pair<Tensor, Tensor> weighted_nll(const char* op, const Tensor& logp, const
                                        const Tensor& weight, int64_t ignore_index) {
     const int64_t C = logp.size(1);
     if (weight.defined()) {
+        loss::not_differentiable(op, "weight", weight);
         runtime::check_same(op, logp, weight);
         if (weight.dim() != 1 || weight.size(0) != C)
             throw shape_error(std::string(op) + ": weight " + shape_str(weight.sizes()) +
@@ -146,6 +148,33 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r, co
     else if (r == Reduction::Mean)
         smooth = sum(smooth) / (weight.defined() ? sum(w) : sum(valid));
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / double(C));
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& t, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction r) {
+    if (!weight.defined() && !pos_weight.defined())
+        return binary_cross_entropy_with_logits(x, t, r);
+    const char* op = "binary_cross_entropy_with_logits";
+    check_same_shape(op, x, t);
+    const ComposedName named;
+    // ATen's form: log(1 + e^-x) as max(-x, 0) + log(1 + e^-|x|), stable for every x
+    const Tensor log_sig = log1p(exp(-abs(x))) + relu(-x);
+    Tensor l;
+    loss::not_differentiable(op, "weight", weight);
+    loss::not_differentiable(op, "pos_weight", pos_weight);
+    if (pos_weight.defined()) {
+        runtime::check_same(op, x, pos_weight);
+        checks::broadcasts_to(op, "pos_weight", pos_weight, x.sizes(), "input");
+        l = (1 - t) * x + ((pos_weight - 1) * t + 1) * log_sig;
+    } else {
+        l = (1 - t) * x + log_sig;
+    }
+    if (weight.defined()) {
+        runtime::check_same(op, x, weight);
+        checks::broadcasts_to(op, "weight", weight, x.sizes(), "input");
+        l = l * weight;
+    }
+    return named(loss::reduce(l, r), op, "BinaryCrossEntropyWithLogitsBackward0");
 }
 
 Tensor nll_loss(const Tensor& logp, const Tensor& labels, const Tensor& weight, Reduction r,

@@ -156,6 +156,22 @@ Tensor& bernoulli_scalar_(Tensor& t, double p, const Generator* g) {
         g, "bernoulli_");
 }
 
+Tensor& exponential_in_place(Tensor& t, double lambd, const Generator* g) {
+    if (!t.defined())
+        throw value_error("exponential_: undefined tensor");
+    require_floating("exponential_", t.sizes(), t.dtype());
+    if (!(lambd > 0) || std::isinf(lambd))
+        throw value_error("exponential_: lambda " + runtime::scalar_str(lambd) +
+                          " must be finite and > 0");
+    const Dtype d = t.dtype();
+    return fill_in_place(
+        t,
+        [d, lambd](void* dst, int64_t n, bool, detail::Engine& e) {
+            detail::exponential(dst, d, n, lambd, e);
+        },
+        g, "exponential_");
+}
+
 Tensor bernoulli_tensor(const Tensor& p, const Generator* g) {
     if (!p.defined())
         throw value_error("bernoulli: undefined probabilities");
@@ -236,6 +252,12 @@ Tensor& Tensor::bernoulli_(double p) {
 }
 Tensor& Tensor::bernoulli_(double p, const Generator& g) {
     return bernoulli_scalar_(*this, p, &g);
+}
+Tensor& Tensor::exponential_(double lambd) {
+    return exponential_in_place(*this, lambd, nullptr);
+}
+Tensor& Tensor::exponential_(double lambd, const Generator& g) {
+    return exponential_in_place(*this, lambd, &g);
 }
 
 }  // namespace tg

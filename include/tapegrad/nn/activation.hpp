@@ -38,6 +38,7 @@ class TanhImpl : public Module {
 public:
     TanhImpl() : Module("Tanh") {}
     Tensor forward(const Tensor& x) override;
+    void pretty_print(std::ostream& os) const override { os << "Tanh()"; }
 };
 TG_MODULE(Tanh);
 
@@ -46,6 +47,7 @@ class SigmoidImpl : public Module {
 public:
     SigmoidImpl() : Module("Sigmoid") {}
     Tensor forward(const Tensor& x) override;
+    void pretty_print(std::ostream& os) const override { os << "Sigmoid()"; }
 };
 TG_MODULE(Sigmoid);
 
@@ -61,6 +63,8 @@ public:
     using Options = GELUOptions;
     explicit GELUImpl(const GELUOptions& options = {});
     Tensor forward(const Tensor& x) override;
+    /// "GELU()", whatever the approximation, as LibTorch 1.13 prints it
+    void pretty_print(std::ostream& os) const override { os << "GELU()"; }
     GELUOptions options;
 };
 TG_MODULE(GELU);

@@ -13,50 +13,14 @@
 #include <vector>
 
 #include "tapegrad/arg.hpp"
+#include "tapegrad/nn/functional_activation.hpp"
+#include "tapegrad/nn/functional_loss.hpp"
+#include "tapegrad/nn/instancenorm.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn::functional {
 
-// ---- activations
-inline Tensor relu(const Tensor& x) {
-    return tg::relu(x);
-}
-inline Tensor gelu(const Tensor& x) {
-    return tg::gelu(x);
-}
-inline Tensor sigmoid(const Tensor& x) {
-    return tg::sigmoid(x);
-}
-inline Tensor tanh(const Tensor& x) {
-    return tg::tanh(x);
-}
-struct LeakyReLUFuncOptions {
-    TG_ARG(double, negative_slope) = 0.01;
-};
-inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o = {}) {
-    return tg::leaky_relu(x, o.negative_slope());
-}
-struct SoftplusFuncOptions {
-    TG_ARG(double, beta) = 1;
-    TG_ARG(double, threshold) = 20;
-};
-inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
-    return tg::softplus(x, o.beta(), o.threshold());
-}
-struct SoftmaxFuncOptions {
-    SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
-    TG_ARG(int64_t, dim);
-};
-inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) {
-    return tg::softmax(x, o.dim());
-}
-struct LogSoftmaxFuncOptions {
-    LogSoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
-    TG_ARG(int64_t, dim);
-};
-inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
-    return tg::log_softmax(x, o.dim());
-}
+// ---- activations: tapegrad/nn/functional_activation.hpp
 
 // ---- dropout, linear, embedding, normalisation
 struct DropoutFuncOptions {
@@ -163,6 +127,25 @@ struct GroupNormFuncOptions {
 inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& o) {
     return tg::group_norm(x, o.num_groups(), o.weight(), o.bias(), o.eps());
 }
+/// LibTorch's InstanceNormFuncOptions: running_mean, running_var, weight, bias (all none),
+/// use_input_stats (true), momentum (0.1), eps (1e-5).
+struct InstanceNormFuncOptions {
+    TG_ARG(Tensor, running_mean) = {};
+    TG_ARG(Tensor, running_var) = {};
+    TG_ARG(Tensor, weight) = {};
+    TG_ARG(Tensor, bias) = {};
+    TG_ARG(bool, use_input_stats) = true;
+    TG_ARG(double, momentum) = 0.1;
+    TG_ARG(double, eps) = 1e-5;
+};
+inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o = {}) {
+    return tg::instance_norm(x, o.weight(), o.bias(), o.running_mean(), o.running_var(),
+                             o.use_input_stats(), o.momentum(), o.eps());
+}
+using LocalResponseNormFuncOptions = LocalResponseNormOptions;
+inline Tensor local_response_norm(const Tensor& x, const LocalResponseNormFuncOptions& o) {
+    return tg::local_response_norm(x, o.size(), o.alpha(), o.beta(), o.k());
+}
 /// x / max(‖x‖_p along dim, eps)
 struct NormalizeFuncOptions {
     TG_ARG(double, p) = 2.0;
@@ -198,78 +181,7 @@ inline Tensor one_hot(const Tensor& labels, int64_t num_classes = -1) {
     return tg::one_hot(labels, num_classes);
 }
 
-// ---- losses
-struct MSELossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor mse_loss(const Tensor& x, const Tensor& y, const MSELossFuncOptions& o = {}) {
-    return tg::mse_loss(x, y, o.reduction());
-}
-struct L1LossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor l1_loss(const Tensor& x, const Tensor& y, const L1LossFuncOptions& o = {}) {
-    return tg::l1_loss(x, y, o.reduction());
-}
-struct NLLLossFuncOptions {
-    TG_ARG(Tensor, weight) = {};
-    TG_ARG(int64_t, ignore_index) = -100;
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor nll_loss(const Tensor& logp, const Tensor& labels, const NLLLossFuncOptions& o = {}) {
-    return tg::nll_loss(logp, labels, o.reduction(), o.weight(), o.ignore_index());
-}
-struct CrossEntropyFuncOptions {
-    TG_ARG(Tensor, weight) = {};
-    TG_ARG(int64_t, ignore_index) = -100;
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(double, label_smoothing) = 0;
-};
-inline Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
-                            const CrossEntropyFuncOptions& o = {}) {
-    return tg::cross_entropy(logits, labels, o.reduction(), o.weight(), o.ignore_index(),
-                             o.label_smoothing());
-}
-struct BinaryCrossEntropyFuncOptions {
-    TG_ARG(Tensor, weight) = {};
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor binary_cross_entropy(const Tensor& p, const Tensor& t,
-                                   const BinaryCrossEntropyFuncOptions& o = {}) {
-    return tg::binary_cross_entropy(p, t, o.weight(), o.reduction());
-}
-struct BinaryCrossEntropyWithLogitsFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-};
-inline Tensor binary_cross_entropy_with_logits(
-    const Tensor& x, const Tensor& t, const BinaryCrossEntropyWithLogitsFuncOptions& o = {}) {
-    return tg::binary_cross_entropy_with_logits(x, t, o.reduction());
-}
-struct SmoothL1LossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(double, beta) = 1;
-};
-/// beta: LibTorch 1.13 takes it as this fourth argument (and ignores the options' beta); later
-/// versions take it in the options. Both work here: the argument, when given, wins.
-inline Tensor smooth_l1_loss(const Tensor& x, const Tensor& y,
-                             const SmoothL1LossFuncOptions& o = {},
-                             std::optional<double> beta = std::nullopt) {
-    return tg::smooth_l1_loss(x, y, o.reduction(), beta ? *beta : o.beta());
-}
-struct HuberLossFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(double, delta) = 1;
-};
-inline Tensor huber_loss(const Tensor& x, const Tensor& y, const HuberLossFuncOptions& o = {}) {
-    return tg::huber_loss(x, y, o.reduction(), o.delta());
-}
-struct KLDivFuncOptions {
-    TG_ARG(Reduction, reduction) = kMean;
-    TG_ARG(bool, log_target) = false;
-};
-inline Tensor kl_div(const Tensor& logp, const Tensor& target, const KLDivFuncOptions& o = {}) {
-    return tg::kl_div(logp, target, o.reduction(), o.log_target());
-}
+// ---- losses: tapegrad/nn/functional_loss.hpp
 
 }  // namespace tg::nn::functional
 #include "tapegrad/nn/functional_pooling.hpp"  // convolutions, pools and sampling beyond 2-D

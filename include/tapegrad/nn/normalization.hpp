@@ -1,5 +1,5 @@
 #pragma once
-/// BatchNorm1d, BatchNorm2d and GroupNorm with LibTorch's options:
+/// BatchNorm1d, BatchNorm2d, BatchNorm3d and GroupNorm with LibTorch's options:
 ///     tg::nn::BatchNorm2d(32), tg::nn::BatchNorm1d(tg::nn::BatchNormOptions(64).momentum(0.01)),
 ///     tg::nn::GroupNorm(tg::nn::GroupNormOptions(8, 32))
 /// BatchNorm's running statistics are buffers (running_mean, running_var, num_batches_tracked):
@@ -39,6 +39,7 @@ private:
 /// LibTorch's names for the same options.
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
 /// What BatchNorm1d and BatchNorm2d share; they differ in the input dims they accept.
 class BatchNormBase : public Module {
@@ -79,6 +80,13 @@ public:
     explicit BatchNorm2dImpl(const BatchNormOptions& o) : BatchNormBase("BatchNorm2d", o, 4, 4) {}
 };
 TG_MODULE(BatchNorm2d);
+
+/// Batch normalisation of [N,C,D,H,W] inputs.
+class BatchNorm3dImpl : public BatchNormBase {
+public:
+    explicit BatchNorm3dImpl(const BatchNormOptions& o) : BatchNormBase("BatchNorm3d", o, 5, 5) {}
+};
+TG_MODULE(BatchNorm3d);
 
 /// As LibTorch's GroupNormOptions.
 class GroupNormOptions {

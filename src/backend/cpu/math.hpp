@@ -132,4 +132,92 @@ struct Kernel<cpu_table::B_exp_sub> {
     using type = FastFloat<cpu_table::B_exp_sub, fast_exp_sub>;
 };
 
+// Fast float32 forms of the activations of src/ops/activation_more.cpp (Note [Vectorisable float
+// math]); p and q are the kernels' scalar parameters.
+/// A table kernel K whose fast float32 form Fast also takes the parameters p, q.
+template <class K, auto Fast>
+struct FastFloatPQ {
+    template <class T>
+    static T f(T x, T p, T q) {
+        if constexpr (std::is_same_v<T, float>)
+            return Fast(x, p, q);
+        else
+            return K::f(x, p, q);
+    }
+    template <class T>
+    static T f(T a, T b, T p, T q) {
+        if constexpr (std::is_same_v<T, float>)
+            return Fast(a, b, p, q);
+        else
+            return K::f(a, b, p, q);
+    }
+};
+/// log(1 + e) for e in [0, 1]: 2·atanh(z), z = e/(2 + e) <= 1/3, by its series to z¹⁵ (the next
+/// term is below 2e-8 relative).
+inline float fast_log1p_unit(float e) {
+    const float z = e / (2.0f + e), z2 = z * z;
+    const float s =
+        1.0f + z2 * (1.0f / 3 +
+                     z2 * (1.0f / 5 +
+                           z2 * (1.0f / 7 +
+                                 z2 * (1.0f / 9 +
+                                       z2 * (1.0f / 11 + z2 * (1.0f / 13 + z2 * (1.0f / 15)))))));
+    return 2.0f * z * s;
+}
+/// exp(x) - 1: its Taylor series for |x| < 0.25 (where exp(x) - 1 would lose digits), else
+/// fast_exp(x) - 1.
+inline float fast_expm1(float x) {
+    const float small =
+        x * (1.0f +
+             x * (0.5f + x * (1.0f / 6 + x * (1.0f / 24 + x * (1.0f / 120 + x * (1.0f / 720))))));
+    const float a = x < 0 ? -x : x;
+    return a < 0.25f ? small : fast_exp(x) - 1.0f;
+}
+inline float fast_silu(float x, float, float) {
+    return x * fast_sigmoid(x);
+}
+inline float fast_silu_backward(float dy, float x, float, float) {
+    const float s = fast_sigmoid(x);
+    return dy * s * (1.0f + x * (1.0f - s));
+}
+inline float fast_elu(float x, float alpha, float q) {
+    return x > 0 ? x : alpha * fast_expm1(x * q);
+}
+inline float fast_elu_backward(float dy, float x, float alpha, float q) {
+    return x > 0 ? dy : dy * alpha * q * fast_exp(x * q);
+}
+/// tanh(softplus(x)) = n / (n + 2) with n = eˣ(eˣ + 2); 1 above x = 20, as in float it is.
+inline float tanh_softplus(float x) {
+    const float e = fast_exp(x < 20.0f ? x : 20.0f), n = e * (e + 2.0f);
+    return x < 20.0f ? n / (n + 2.0f) : 1.0f;
+}
+inline float fast_mish(float x, float, float) {
+    return x * tanh_softplus(x);
+}
+inline float fast_mish_backward(float dy, float x, float, float) {
+    const float t = tanh_softplus(x);
+    return dy * (t + x * fast_sigmoid(x) * (1.0f - t * t));
+}
+inline float fast_log_sigmoid(float x, float, float) {
+    const float a = x < 0 ? -x : x;
+    return (x < 0 ? x : 0.0f) - fast_log1p_unit(fast_exp(-a));
+}
+inline float fast_log_sigmoid_backward(float dy, float x, float, float) {
+    return dy * fast_sigmoid(-x);
+}
+#define TG_FAST_PQ(kernel, fast)                           \
+    template <>                                            \
+    struct Kernel<cpu_table::kernel> {                     \
+        using type = FastFloatPQ<cpu_table::kernel, fast>; \
+    }
+TG_FAST_PQ(U_silu, fast_silu);
+TG_FAST_PQ(B_silu_backward, fast_silu_backward);
+TG_FAST_PQ(U_elu, fast_elu);
+TG_FAST_PQ(B_elu_backward, fast_elu_backward);
+TG_FAST_PQ(U_mish, fast_mish);
+TG_FAST_PQ(B_mish_backward, fast_mish_backward);
+TG_FAST_PQ(U_log_sigmoid, fast_log_sigmoid);
+TG_FAST_PQ(B_log_sigmoid_backward, fast_log_sigmoid_backward);
+#undef TG_FAST_PQ
+
 }  // namespace tg::backend::cpu
