@@ -10,7 +10,7 @@
 ///
 /// HOW TO ADD A TEST (one line): append a row to the table of the op's family, in
 /// op_cases_<family>.hpp (arithmetic, activations, linalg, reductions, shape, losses,
-/// comparisons, conv, norm, transformer):
+/// comparisons, conv, norm, transformer, rnn):
 ///
 ///     {"my_op_bcast", {U({3, 1}), P({4})}, F(tg::my_op(x[0], x[1]))},
 ///
@@ -192,6 +192,7 @@ inline uint64_t name_seed(const std::string& name) {
 #include "op_cases_losses.hpp"
 #include "op_cases_norm.hpp"
 #include "op_cases_reductions.hpp"
+#include "op_cases_rnn.hpp"
 #include "op_cases_shape.hpp"
 #include "op_cases_transformer.hpp"
 
@@ -206,7 +207,8 @@ inline std::vector<Family> all_families() {
             {"linear_algebra", linalg_cases()},  {"reductions", reduction_cases()},
             {"shape_ops", shape_cases()},        {"losses", loss_cases()},
             {"comparisons", comparison_cases()}, {"convolution", conv_cases()},
-            {"normalization", norm_cases()},     {"transformer", transformer_cases()}};
+            {"normalization", norm_cases()},     {"transformer", transformer_cases()},
+            {"recurrent", rnn_cases()}};
 }
 
 }  // namespace opcases

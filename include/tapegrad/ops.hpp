@@ -328,3 +328,4 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/logical.hpp"     // comparisons and bool tensors, in a header of their own
 #include "tapegrad/losses.hpp"      // the losses, in a header of their own
 #include "tapegrad/resampling.hpp"  // pad and interpolate, in a header of their own
+#include "tapegrad/rnn_ops.hpp"     // the recurrent cells and layers, in a header of their own

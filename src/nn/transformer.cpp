@@ -235,6 +235,8 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncode
     const int64_t d = options.d_model(), ff = options.dim_feedforward();
     if (ff <= 0)
         throw value_error("TransformerEncoderLayer: dim_feedforward must be positive");
+    if (options.activation() == Activation::Tanh)  // LibTorch's variant would not compile it
+        throw value_error("TransformerEncoderLayer: activation must be kReLU or kGELU, not kTanh");
     self_attn = register_module("self_attn",
                                 MultiheadAttention(MultiheadAttentionOptions(d, options.nhead())
                                                        .dropout(options.dropout())

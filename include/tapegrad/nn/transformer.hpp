@@ -12,21 +12,12 @@
 #include <ostream>
 #include <tuple>
 
+#include "tapegrad/nn/activation_kind.hpp"
 #include "tapegrad/nn/dropout.hpp"
 #include "tapegrad/nn/layer_norm.hpp"
 #include "tapegrad/nn/linear.hpp"
 #include "tapegrad/nn/module.hpp"
 #pragma GCC visibility push(default)
-
-namespace tg {
-namespace nn {
-/// The feed-forward activation of a TransformerEncoderLayer.
-enum class Activation { ReLU, GELU };
-}  // namespace nn
-/// LibTorch's spellings of the activations (torch::kReLU, torch::kGELU).
-inline constexpr nn::Activation kReLU = nn::Activation::ReLU;
-inline constexpr nn::Activation kGELU = nn::Activation::GELU;
-}  // namespace tg
 
 namespace tg::nn {
 
