@@ -7,8 +7,11 @@
 ///         c' = f·c + i·g,  h' = o·tanh(c')  (then h' = h'·W_hrᵀ with a projection W_hr [P, H])
 ///   GRU:  r, z = σ of the first 2 chunks of x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh
 ///         n = tanh(xₙ·W_inᵀ + b_in + r·(h·W_hnᵀ + b_hn)),  h' = n + z·(h - n)
-/// Computed as ATen's CPU cells compute them, step by step (src/ops/rnn_composed.cpp).
-/// checkpoint_every (tapegrad's, not ATen's) is accepted and not used yet.
+/// Each layer and direction of a sequence is one node (Note [One node per recurrent layer] in
+/// src/ops/rnn_layer.cpp): one GEMM projects the inputs of every time step, and each step is a
+/// GEMM of the recurrent weights and one fused gate kernel, forward and backward. Its backward
+/// saves the gates and states. checkpoint_every (tapegrad's, not ATen's) is accepted and not
+/// used yet.
 #include <cstdint>
 #include <tuple>
 

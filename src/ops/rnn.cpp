@@ -158,8 +158,8 @@ std::tuple<Tensor, Tensor, Tensor> run_stack(const Stack& s, const Tensor& data,
             const int64_t i = l * s.dirs() + d;
             Layer layer{s.mode, d == 1, bs, s.checkpoint_every, s.op};
             const LayerOut o =
-                rnn::composed_layer(layer, input, hx.select(0, i),
-                                    cx.defined() ? cx.select(0, i) : Tensor(), ws[size_t(i)]);
+                rnn::fused_layer(layer, input, hx.select(0, i),
+                                 cx.defined() ? cx.select(0, i) : Tensor(), ws[size_t(i)]);
             outs.push_back(o.y);
             hn.push_back(o.h_n);
             cn.push_back(o.c_n);
@@ -237,7 +237,7 @@ LayerOut cell(Mode m, const char* op, const Tensor& input, const Tensor& hx, con
     const Tensor h3 = lift(hx, "hx"), c3 = m == Mode::LSTM ? lift(cx, "cx") : Tensor();
     const std::vector<Weights> ws = check_stack(s, input, input.size(0), h3, c3, params);
     const Layer layer{m, false, {input.size(0)}, 0, op};
-    return rnn::composed_layer(layer, input, hx, cx, ws[0]);
+    return rnn::fused_layer(layer, input, hx, cx, ws[0]);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
-// One recurrent layer in one direction over a whole sequence (rnn_composed.cpp), the unit the
-// stacked functions of rnn.cpp and the cells are built from.
+// One recurrent layer in one direction over a whole sequence (rnn_layer.cpp, the fused node;
+// rnn_composed.cpp, the same written with tapegrad's ops), the unit the stacked functions of
+// rnn.cpp and the cells are built from.
 //
 // Note [Packed rows]: a sequence is its time steps' rows one after the other, x [Σ bs, in]:
 // step t holds rows [off[t], off[t] + bs[t]) for the bs[t] sequences still running (batch
@@ -51,7 +52,13 @@ struct LayerOut {
     Tensor y, h_n, c_n;
 };
 
-/// The layer computed with tapegrad's ops, step by step, recorded. x [Σ bs, in], h0 [N, P],
+/// The layer as one node (Note [One node per recurrent layer] in rnn_layer.cpp). x [Σ bs, in],
+/// h0 [N, P], c0 [N, H] (LSTM; undefined otherwise), N = bs[0]. The caller checked the shapes.
+LayerOut fused_layer(const Layer& l, const Tensor& x, const Tensor& h0, const Tensor& c0,
+                     const Weights& w);
+
+/// The same with tapegrad's ops, step by step, recorded: what the fused node's backward
+/// differentiates when it must record (create_graph). x [Σ bs, in], h0 [N, P],
 /// c0 [N, H] (LSTM; undefined otherwise), N = bs[0]. The caller checked the shapes.
 LayerOut composed_layer(const Layer& l, const Tensor& x, const Tensor& h0, const Tensor& c0,
                         const Weights& w);

@@ -19,6 +19,9 @@
 namespace tg::backend {
 namespace cuda {
 
+/// The fused recurrent cells (rnn_cell.cu), checked for a failed launch there.
+void launch_cell(CellOp op, const Cell& g, const View* v);
+
 namespace {
 
 void check(cudaError_t e, const char* call) {
@@ -34,16 +37,6 @@ void check_blas(cublasStatus_t s, const char* call) {
 template <class T>
 T* ptr(const View& v) {
     return static_cast<T*>(v.data) + v.offset;
-}
-
-template <class F>
-void for_dtype(Dtype d, F&& f) {
-    dispatch(d, [&](auto tag) { f(tag); });
-}
-/// for_dtype with bool too (copies and where).
-template <class F>
-void for_any_dtype(Dtype d, F&& f) {
-    dispatch_all(d, [&](auto tag) { f(tag); });
 }
 
 class CudaBackend final : public Backend {
@@ -96,8 +89,8 @@ public:
         const int64_t n = numel(g);
         if (n == 0)
             return;
-        for_any_dtype(out.dtype, [&](auto to) {
-            for_any_dtype(in.dtype, [&](auto ti) {
+        dispatch_all(out.dtype, [&](auto to) {
+            dispatch_all(in.dtype, [&](auto ti) {
                 using T = decltype(to);
                 using S = decltype(ti);
                 copy_s<T, S><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<S>(in), n, g);
@@ -113,7 +106,7 @@ public:
         if (n == 0)
             return;
         const bool flat = is_flat(g);
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *a = ptr<T>(x);
             const T tp = T(p), tq = T(q);
@@ -139,7 +132,7 @@ public:
         if (n == 0)
             return;
         const bool flat = is_flat(g);
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *pa = ptr<T>(a), *pb = ptr<T>(b);
             const T tp = T(p), tq = T(q);
@@ -163,8 +156,8 @@ public:
         const int64_t n = numel(g);
         if (n == 0)
             return;
-        for_any_dtype(out.dtype, [&](auto tag) {
-            for_any_dtype(cond.dtype, [&](auto ctag) {
+        dispatch_all(out.dtype, [&](auto tag) {
+            dispatch_all(cond.dtype, [&](auto ctag) {
                 using T = decltype(tag);
                 using C = decltype(ctag);
                 where_s<T, C><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<C>(cond), ptr<T>(a),
@@ -180,7 +173,7 @@ public:
         const ReduceGeo r = make_reduce_geo(out, in);
         if (r.n_out == 0)
             return;
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             using A = typename Acc<T>::type;
             if (r.n_red <= 64 || r.n_out >= 1024) {
@@ -205,7 +198,7 @@ public:
         const ArgGeo a = make_arg_geo(out, in, dim);
         if (a.n == 0)
             return;
-        for_dtype(in.dtype, [&](auto tag) {
+        dispatch(in.dtype, [&](auto tag) {
             using T = decltype(tag);
             argreduce<T><<<blocks(a.n), kThreads>>>(ptr<int64_t>(out), ptr<T>(in), a.len, a.stride,
                                                     is_max, a.n, a.g);
@@ -282,7 +275,7 @@ public:
             launched(opname);
             return;
         }
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             idx_k<T><<<blocks(n), kThreads>>>(op, ptr<T>(out), ptr<T>(src), ptr<int64_t>(idx), g.nj,
                                               g.lim, g.inner, n);
@@ -310,6 +303,11 @@ public:
         launched("window");
     }
 
+    void cell(CellOp op, const Cell& g, const View* v) override {
+        use();
+        launch_cell(op, g, v);
+    }
+
 private:
     void use() {
         check(cudaSetDevice(index_), "cudaSetDevice");
@@ -332,7 +330,7 @@ private:
         idx_count_k<<<blocks(g.lim), kThreads>>>(ix, g.nidx, seg, g.lim);
         idx_offsets_k<<<1, 1>>>(seg, g.lim);
         idx_fill_k<<<blocks(g.lim), kThreads>>>(ix, g.nidx, seg, perm, g.lim);
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             idx_add_seg_k<T><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<T>(src), perm, seg, g.nidx,
                                                       g.lim, g.inner, n);

@@ -11,5 +11,7 @@ namespace tg::backend {
 std::string opencl_program_source(Dtype d, bool fp64);
 /// The window kernels (window_source.cpp), part of the floating programs.
 const char* opencl_window_source();
+/// The fused recurrent cells (rnn_source.cpp), part of the floating programs.
+const char* opencl_rnn_source();
 
 }  // namespace tg::backend
