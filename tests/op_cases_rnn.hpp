@@ -1,8 +1,9 @@
 #pragma once
 /// Op table rows (op_cases.hpp says how to add one): the recurrent cells and sequence functions
 /// of rnn_ops.hpp (tg::lstm, gru, rnn_tanh, rnn_relu and their cells), padded and packed,
-/// stacked, bidirectional, projected, without biases, batch first and with an empty batch; the
-/// outputs of a row are flattened and joined into one tensor. Included by op_cases.hpp.
+/// stacked, bidirectional, projected, without biases, batch first, time-checkpointed and with an
+/// empty batch; the outputs of a row are flattened and joined into one tensor. Included by
+/// op_cases.hpp.
 /// test_nn_rnn.cpp checks the modules against LibTorch's numbers.
 
 namespace opcases {
@@ -71,6 +72,16 @@ inline std::vector<OpCase> rnn_cases() {
          {U({2, 3, 3}), U({2, 2, 4}), U({4, 3}), U({4, 4}), U({4}), U({4}), U({4, 3}), U({4, 4}),
           U({4}), U({4})},
          F(both(tg::rnn_tanh(x[0], x[1], from(x, 2), true, 1, 0.0, true, true, true)))},
+        // time checkpointing: segments of 1 and of 2 steps (test_rnn_checkpoint.cpp: bit for
+        // bit the plain run's)
+        {"lstm_checkpointed_projected",
+         {U({5, 2, 3}), U({1, 2, 2}), U({1, 2, 4}), U({16, 3}), U({16, 2}), U({16}), U({16}),
+          U({2, 4})},
+         F(all(tg::lstm(x[0], {x[1], x[2]}, from(x, 3), true, 1, 0.0, true, false, false, 2)))},
+        {"gru_packed_checkpointed_bidirectional",
+         {U({8, 3}), U({2, 3, 2}), U({6, 3}), U({6, 2}), U({6}), U({6}), U({6, 3}), U({6, 2}),
+          U({6}), U({6})},
+         F(both(tg::gru(x[0], bs, x[1], from(x, 2), true, 1, 0.0, true, true, 1)))},
         {"rnn_relu_packed_stacked_no_bias",
          {P({8, 2}), P({2, 3, 3}), P({3, 2}), P({3, 3}), P({3, 3}), P({3, 3})},
          F(both(tg::rnn_relu(x[0], bs, x[1], from(x, 2), false, 2, 0.0, true, false)))},

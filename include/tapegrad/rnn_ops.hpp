@@ -8,10 +8,11 @@
 ///   GRU:  r, z = σ of the first 2 chunks of x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh
 ///         n = tanh(xₙ·W_inᵀ + b_in + r·(h·W_hnᵀ + b_hn)),  h' = n + z·(h - n)
 /// Each layer and direction of a sequence is one node (Note [One node per recurrent layer] in
-/// src/ops/rnn_layer.cpp): one GEMM projects the inputs of every time step, and each step is a
-/// GEMM of the recurrent weights and one fused gate kernel, forward and backward. Its backward
-/// saves the gates and states. checkpoint_every (tapegrad's, not ATen's) is accepted and not
-/// used yet.
+/// src/ops/rnn_layer.cpp): GEMMs over chunks of 512 rows project the inputs of all time steps,
+/// and each step is a GEMM of the recurrent weights and one fused gate kernel, forward and
+/// backward. Its backward saves the gates and states; checkpoint_every = k > 0 (tapegrad's, not
+/// ATen's) keeps only the states every k steps (rounded up to whole chunks) and recomputes the
+/// rest in backward, with the same values and gradients bit for bit (docs/rnn.md).
 #include <cstdint>
 #include <tuple>
 

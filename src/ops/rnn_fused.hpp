@@ -3,6 +3,7 @@
 // rnn_layer_backward.cpp: backward): the layer's geometry, what a run over a segment of time
 // steps computed, and the kernels' call helpers. Everything here works on detached tensors.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -15,7 +16,8 @@ struct Ctx {
     Layer l;
     std::vector<int64_t> off;  // Layer::offsets()
     int64_t T = 0, N = 0, in = 0, H = 0, P = 0;
-    Tensor x, h0, c0;  // [Σ bs, in], [N, P], [N, H]
+    int64_t chunk = 1;  // steps per chunk (Note [Gradient chunks of a recurrent layer])
+    Tensor x, h0, c0;   // [Σ bs, in], [N, P], [N, H]
     Weights w;
     bool proj() const { return w.w_hr.defined(); }
     int64_t bs(int64_t t) const { return l.batch_sizes[size_t(t)]; }
@@ -59,11 +61,12 @@ Tensor state_rows(const Tensor& last, const Tensor& init, int64_t bs);
 Segment run_segment(const Ctx& cx, int64_t p0, int64_t p1, Prev& prev, const Tensor& y_out,
                     const Tensor& h_n, const Tensor& c_n);
 
-/// The backward of the layer (rnn_layer_backward.cpp). `saved`: the forward's segments in
-/// processing order (one, without checkpointing); `dys`: the gradients of y, h_n, c_n (any may
-/// be undefined); `need[i]`: whether input i (x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr) needs
-/// its gradient. Returns them in that order.
-std::vector<Tensor> layer_backward(const Ctx& cx, const std::vector<Segment>& saved,
+/// The backward of the layer (rnn_layer_backward.cpp). segment(i): the forward's segment i (in
+/// processing order; one without checkpointing), asked for last to first; `dys`: the gradients of
+/// y, h_n, c_n (any may be undefined); `need[i]`: whether input i (x, h0, c0, w_ih, w_hh, b_ih,
+/// b_hh, w_hr) needs its gradient. Returns them in that order.
+std::vector<Tensor> layer_backward(const Ctx& cx, size_t segments,
+                                   const std::function<Segment(size_t)>& segment,
                                    const std::vector<Tensor>& dys, const std::vector<bool>& need);
 
 // ---- helpers (rnn_layer.cpp)

@@ -52,6 +52,12 @@ struct LayerOut {
     Tensor y, h_n, c_n;
 };
 
+/// Steps per chunk (Note [Gradient chunks of a recurrent layer] in rnn_layer_backward.cpp) of a
+/// layer over T steps of batch N, and the steps of a checkpointed segment: checkpoint_every
+/// rounded up to whole chunks, T without checkpointing (Note [Time checkpointing]).
+int64_t chunk_steps(int64_t N, int64_t T);
+int64_t segment_steps(int64_t checkpoint_every, int64_t N, int64_t T);
+
 /// The layer as one node (Note [One node per recurrent layer] in rnn_layer.cpp). x [Σ bs, in],
 /// h0 [N, P], c0 [N, H] (LSTM; undefined otherwise), N = bs[0]. The caller checked the shapes.
 LayerOut fused_layer(const Layer& l, const Tensor& x, const Tensor& h0, const Tensor& c0,

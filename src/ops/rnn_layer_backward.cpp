@@ -6,11 +6,14 @@
 // da_t [bs, G·H] feeds dx_t = da_t·W_ih, dW_ih += da_tᵀ·x_t, dW_hh += da_tᵀ·h_{t-1} and db +=
 // Σ_rows da_t. Done a step at a time those are thin GEMMs (k = the batch) that read and write
 // the whole of dW each step; done once at the end they need da of every step, a buffer as large
-// as the gates. So da is collected over a chunk of kChunkRows rows' worth of steps (with the
-// h_{t-1} the chunk read) and the chunk is flushed into dx, dW and db with one GEMM each (one
-// GEMV for each bias). The chunks are fixed by the step count and batch alone, so a run with
-// time checkpointing flushes exactly the same chunks in the same order and its gradients are
-// the plain run's bit for bit.
+// as the gates. So da is collected over a chunk of steps, 512 rows' worth and at most ⌈√T⌉
+// steps (chunk_steps), with the h_{t-1} the chunk read, and the chunk is flushed into dx, dW
+// and db with one GEMM each (one GEMV for each bias). The forward projects the inputs a chunk at
+// a time too. BLAS results depend on how a product is split (OpenBLAS computes a row of A·B
+// differently in a call of 1 or 3 rows than in a call of 2048), so the chunks are fixed by the
+// step count and batch alone: a run with time checkpointing, whose segments are whole chunks,
+// makes exactly the same GEMM calls in the same order, and its values and gradients are the
+// plain run's bit for bit.
 #include <algorithm>
 
 #include "ops/rnn_fused.hpp"
@@ -18,12 +21,10 @@
 
 namespace tg::rnn {
 
-namespace {
 using backend::CellOp;
-constexpr int64_t kChunkRows = 512;
-}  // namespace
 
-std::vector<Tensor> layer_backward(const Ctx& cx, const std::vector<Segment>& saved,
+std::vector<Tensor> layer_backward(const Ctx& cx, size_t segments,
+                                   const std::function<Segment(size_t)>& segment,
                                    const std::vector<Tensor>& dys, const std::vector<bool>& need) {
     const char* op = cx.l.op.c_str();
     const Mode mode = cx.l.mode;
@@ -53,8 +54,7 @@ std::vector<Tensor> layer_backward(const Ctx& cx, const std::vector<Segment>& sa
         if (need[i])
             g[i] = zeros(wshape[i]);
     // Note [Gradient chunks of a recurrent layer]
-    const int64_t L = std::max<int64_t>(1, (kChunkRows + N - 1) / std::max<int64_t>(N, 1));
-    const int64_t cap = std::min(L, T) * N;
+    const int64_t L = cx.chunk, cap = std::min(L, T) * N;
     const Tensor dG = make({cap, G}), dGH = gru ? make({cap, G}) : dG;
     const Tensor hprev = need[4] ? make({cap, P}) : Tensor();
     const bool proj = cx.proj();
@@ -85,8 +85,8 @@ std::vector<Tensor> layer_backward(const Ctx& cx, const std::vector<Segment>& sa
         if (need[7])
             mm(op, rows(dyt_c, 0, nr), true, rows(m_c, 0, nr), false, g[7], 1);
     };
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-        const Segment& s = *it;
+    for (size_t i = segments; i-- > 0;) {
+        const Segment s = segment(i);  // recomputed (Note [Time checkpointing]) or kept
         for (int64_t p = s.p1 - 1; p >= s.p0; --p) {
             const int64_t t = cx.l.time(p), bs = cx.bs(t), lr = cx.off[size_t(t)] - s.r0;
             const int64_t q0 = p / L * L, q1 = std::min(q0 + L, T);

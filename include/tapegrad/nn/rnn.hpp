@@ -180,4 +180,5 @@ TG_MODULE(GRU);
 
 #pragma GCC visibility pop
 
-#include "tapegrad/nn/rnn_cell.hpp"  // RNNCell, LSTMCell, GRUCell
+#include "tapegrad/nn/rnn_cell.hpp"        // RNNCell, LSTMCell, GRUCell
+#include "tapegrad/nn/rnn_checkpoint.hpp"  // time checkpointing and its planner
