@@ -3,7 +3,7 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt ddp (opencl
+#                                    # seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt lstm ddp (opencl
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
 #                                    # TG_MPI and mpirun)
 #
@@ -12,7 +12,7 @@
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 10) and
 # ROUNDS_MLP (default 3), ROUNDS_FMNIST (default 3), REPS_AUTOGRAD (default 10), REPS_OPENCL
 # (default 10), REPS_CONV (default 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2),
-# ROUNDS_GPT (default 3), ROUNDS_DDP (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
+# ROUNDS_GPT (default 3), ROUNDS_LSTM (default 3), ROUNDS_DDP (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
 # (the host part of the names of the results that compare implementations, <bench>_<tag>.*;
 # default from the CPU model, its model number and the CPU count, so results of other hosts are
 # kept; CONV_TAG is an older name for it).
@@ -32,7 +32,7 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt ddp}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt lstm ddp}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -51,6 +51,7 @@ for w in $WHAT; do
     conv3d) targets+=" bench_conv3d" ;;
     cnn-epoch) targets+=" bench_cnn_epoch" ;;
     gpt) targets+=" bench_gpt" ;;
+    lstm) targets+=" bench_lstm" ;;
     ddp) targets+=" bench_ddp" ;;
     esac
 done
@@ -199,6 +200,12 @@ for w in $WHAT; do
             --csv "$RES/gpt_$tag.csv" --md "$RES/gpt_$tag.part.md" \
             --plot "$RES/gpt_$tag.plot.csv" >/dev/null
         finish "gpt_$tag" "char_gpt training step ($tag)" "ms per step (median)" ;;
+    lstm)  # about 4 minutes: an LSTM's forward + backward on 1 and 2 threads
+        tag=$(host_tag)
+        "$B/bench_lstm" --threads-list 1,2 --rounds "${ROUNDS_LSTM:-3}" --tag "$tag" \
+            --csv "$RES/lstm_$tag.csv" --md "$RES/lstm_$tag.part.md" \
+            --plot "$RES/lstm_$tag.plot.csv" >/dev/null
+        finish "lstm_$tag" "LSTM forward + backward ($tag)" "ms per step (median)" ;;
     ddp)  # about 3 minutes: mpirun jobs of 1 and 2 ranks (root may run them: CI containers)
         tag=$(host_tag)
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$B/bench_ddp" \

@@ -1875,6 +1875,179 @@ static void nn_transformer_stack() {
               << "\nprint_end\n";
 }
 
+/// tests/test_nn_rnn.cpp: the recurrent modules in float64 (weights drawn in float32 after
+/// manual_seed, as the modules draw them, then converted), their outputs and the gradients of
+/// a weighted sum of every output with respect to the input, the initial states and every
+/// parameter; packing; the cells; dropout between layers; initial weights in float32.
+static torch::Tensor det(torch::IntArrayRef shape, double phase) {
+    int64_t n = 1;
+    for (int64_t s : shape)
+        n *= s;
+    return torch::sin(torch::arange(n, torch::kFloat64) * 0.37 + phase).reshape(shape);
+}
+
+static torch::Tensor weigh(const torch::Tensor& t, double phase) {
+    return (t *
+            torch::cos(torch::arange(t.numel(), torch::kFloat64) * 0.91 + phase).reshape(t.sizes()))
+        .sum();
+}
+
+static void show_grads(const std::string& tag, torch::nn::Module& m) {
+    for (const auto& p : m.named_parameters())
+        show((tag + "_grad_" + p.key()).c_str(), p.value().grad());
+}
+
+static void rnn_modules() {
+    namespace rnn = torch::nn::utils::rnn;
+    {  // LSTM: 2 layers, bidirectional, projected, given states
+        torch::manual_seed(11);
+        torch::nn::LSTM m(
+            torch::nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true).proj_size(2));
+        m->to(torch::kFloat64);
+        auto x = det({3, 2, 3}, 0.1).requires_grad_(true);
+        auto h0 = det({4, 2, 2}, 0.7).requires_grad_(true),
+             c0 = det({4, 2, 4}, 1.3).requires_grad_(true);
+        auto r = m->forward(x, std::make_tuple(h0, c0));
+        show("lstm_out", std::get<0>(r));
+        show("lstm_h", std::get<0>(std::get<1>(r)));
+        show("lstm_c", std::get<1>(std::get<1>(r)));
+        (weigh(std::get<0>(r), 0.0) + weigh(std::get<0>(std::get<1>(r)), 1.0) +
+         weigh(std::get<1>(std::get<1>(r)), 2.0))
+            .backward();
+        show("lstm_grad_x", x.grad());
+        show("lstm_grad_h0", h0.grad());
+        show("lstm_grad_c0", c0.grad());
+        show_grads("lstm", *m);
+    }
+    {  // GRU: batch_first, 2 layers, given h0
+        torch::manual_seed(12);
+        torch::nn::GRU m(torch::nn::GRUOptions(3, 4).num_layers(2).batch_first(true));
+        m->to(torch::kFloat64);
+        auto x = det({2, 3, 3}, 0.2).requires_grad_(true),
+             h0 = det({2, 2, 4}, 0.5).requires_grad_(true);
+        auto r = m->forward(x, h0);
+        show("gru_out", std::get<0>(r));
+        show("gru_h", std::get<1>(r));
+        (weigh(std::get<0>(r), 0.0) + weigh(std::get<1>(r), 1.0)).backward();
+        show("gru_grad_x", x.grad());
+        show("gru_grad_h0", h0.grad());
+        show_grads("gru", *m);
+    }
+    {  // RNN relu, no bias, bidirectional, zero states
+        torch::manual_seed(13);
+        torch::nn::RNN m(
+            torch::nn::RNNOptions(3, 4).nonlinearity(torch::kReLU).bias(false).bidirectional(true));
+        m->to(torch::kFloat64);
+        auto x = det({4, 2, 3}, 0.3).requires_grad_(true);
+        auto r = m->forward(x);
+        show("rnn_relu_out", std::get<0>(r));
+        show("rnn_relu_h", std::get<1>(r));
+        (weigh(std::get<0>(r), 0.0) + weigh(std::get<1>(r), 1.0)).backward();
+        show("rnn_relu_grad_x", x.grad());
+        show_grads("rnn_relu", *m);
+    }
+    {  // RNN tanh, 2 layers with dropout in training
+        torch::manual_seed(14);
+        torch::nn::RNN m(torch::nn::RNNOptions(3, 5).num_layers(3).dropout(0.4));
+        m->to(torch::kFloat64);
+        auto x = det({3, 2, 3}, 0.4).requires_grad_(true);
+        torch::manual_seed(99);
+        auto r = m->forward(x);
+        show("rnn_dropout_out", std::get<0>(r));
+        show("rnn_dropout_h", std::get<1>(r));
+        (weigh(std::get<0>(r), 0.0) + weigh(std::get<1>(r), 1.0)).backward();
+        show("rnn_dropout_grad_x", x.grad());
+        show_grads("rnn_dropout", *m);
+        show("rnn_dropout_next_rand", torch::rand({3}));
+    }
+    {  // packed LSTM: bidirectional, unsorted lengths, given states
+        torch::manual_seed(15);
+        torch::nn::LSTM m(torch::nn::LSTMOptions(2, 3).bidirectional(true));
+        m->to(torch::kFloat64);
+        auto x = det({4, 3, 2}, 0.6).requires_grad_(true);
+        auto h0 = det({2, 3, 3}, 0.8).requires_grad_(true),
+             c0 = det({2, 3, 3}, 0.9).requires_grad_(true);
+        auto packed = rnn::pack_padded_sequence(x, torch::tensor({2, 4, 3}), false, false);
+        show("packed_lstm_batch_sizes", packed.batch_sizes());
+        show("packed_lstm_sorted", packed.sorted_indices());
+        auto r = m->forward_with_packed_input(packed, std::make_tuple(h0, c0));
+        show("packed_lstm_data", std::get<0>(r).data());
+        auto padded = rnn::pad_packed_sequence(std::get<0>(r), true, -1.5);
+        show("packed_lstm_padded", std::get<0>(padded));
+        show("packed_lstm_lengths", std::get<1>(padded));
+        show("packed_lstm_h", std::get<0>(std::get<1>(r)));
+        show("packed_lstm_c", std::get<1>(std::get<1>(r)));
+        (weigh(std::get<0>(padded), 0.0) + weigh(std::get<0>(std::get<1>(r)), 1.0) +
+         weigh(std::get<1>(std::get<1>(r)), 2.0))
+            .backward();
+        show("packed_lstm_grad_x", x.grad());
+        show("packed_lstm_grad_h0", h0.grad());
+        show("packed_lstm_grad_c0", c0.grad());
+        show_grads("packed_lstm", *m);
+    }
+    {  // packed GRU from pack_sequence, sorted, 2 layers
+        torch::manual_seed(16);
+        torch::nn::GRU m(torch::nn::GRUOptions(2, 3).num_layers(2));
+        m->to(torch::kFloat64);
+        auto a = det({4, 2}, 0.1).requires_grad_(true), b = det({3, 2}, 0.2).requires_grad_(true),
+             c = det({3, 2}, 0.3).requires_grad_(true);
+        auto packed = rnn::pack_sequence({a, b, c});
+        auto r = m->forward_with_packed_input(packed);
+        auto padded = rnn::pad_packed_sequence(std::get<0>(r), false, 0.0, 6);
+        show("packed_gru_padded", std::get<0>(padded));
+        show("packed_gru_h", std::get<1>(r));
+        (weigh(std::get<0>(padded), 0.0) + weigh(std::get<1>(r), 1.0)).backward();
+        show("packed_gru_grad_a", a.grad());
+        show("packed_gru_grad_b", b.grad());
+        show("packed_gru_grad_c", c.grad());
+        show_grads("packed_gru", *m);
+    }
+    {  // the cells, with given states
+        torch::manual_seed(17);
+        torch::nn::RNNCell rt(3, 4);
+        torch::nn::RNNCell rr(
+            torch::nn::RNNCellOptions(3, 4).nonlinearity(torch::kReLU).bias(false));
+        torch::nn::LSTMCell lc(3, 4);
+        torch::nn::GRUCell gc(3, 4);
+        rt->to(torch::kFloat64);
+        rr->to(torch::kFloat64);
+        lc->to(torch::kFloat64);
+        gc->to(torch::kFloat64);
+        auto x = det({2, 3}, 0.4).requires_grad_(true), h = det({2, 4}, 0.6).requires_grad_(true),
+             c = det({2, 4}, 0.8).requires_grad_(true);
+        auto y1 = rt->forward(x, h), y2 = rr->forward(x, h);
+        auto y3 = lc->forward(x, std::make_tuple(h, c));
+        auto y4 = gc->forward(x, h);
+        show("cell_rnn_tanh", y1);
+        show("cell_rnn_relu", y2);
+        show("cell_lstm_h", std::get<0>(y3));
+        show("cell_lstm_c", std::get<1>(y3));
+        show("cell_gru", y4);
+        (weigh(y1, 0.0) + weigh(y2, 1.0) + weigh(std::get<0>(y3), 2.0) +
+         weigh(std::get<1>(y3), 3.0) + weigh(y4, 4.0))
+            .backward();
+        show("cell_grad_x", x.grad());
+        show("cell_grad_h", h.grad());
+        show("cell_grad_c", c.grad());
+        show_grads("cell_rnn_tanh", *rt);
+        show_grads("cell_rnn_relu", *rr);
+        show_grads("cell_lstm", *lc);
+        show_grads("cell_gru", *gc);
+    }
+    {  // initial weights, float32, exactly
+        torch::manual_seed(7);
+        torch::nn::LSTM m(torch::nn::LSTMOptions(2, 3).bidirectional(true).proj_size(2));
+        for (const auto& p : m->named_parameters())
+            show(("init_lstm_" + p.key()).c_str(), p.value());
+        torch::nn::GRUCell g(2, 3);
+        for (const auto& p : g->named_parameters())
+            show(("init_gru_cell_" + p.key()).c_str(), p.value());
+        show("init_next_rand", torch::rand({2}));
+    }
+    show("pad_sequence_batch_first",
+         rnn::pad_sequence({det({2, 2}, 0.0), det({3, 2}, 1.0), det({1, 2}, 2.0)}, true, 7.0));
+}
+
 int main(int argc, char** argv) {
     // one area only: libtorch_reference nn_distance
     if (argc > 1 && std::string(argv[1]) == "nn_distance")
@@ -1956,5 +2129,6 @@ int main(int argc, char** argv) {
     spatial();
     spatial_sampling();
     spatial_modules();
+    rnn_modules();
     return 0;
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Plots a training CSV (default fashion_mnist_mlp.csv) to a PNG (default: the CSV's name with .png).
 #   scripts/plot.sh [metrics.csv [plot.png [title]]]
-# The title defaults to the example's network, read from the CSV's name (_mlp, _cnn or char_gpt,
-# whose CSV has its own columns: scripts/plot_gpt.gp).
+# The title defaults to the example's network, read from the CSV's name (_mlp, _cnn, or char_gpt
+# and char_lstm, whose CSVs have their own columns: scripts/plot_gpt.gp).
 set -e
 csv=${1:-fashion_mnist_mlp.csv}
 out=${2:-${csv%.csv}.png}
@@ -15,6 +15,7 @@ esac
 title=${3:-$title}
 case "$csv" in
   *char_gpt*) script=plot_gpt.gp; title=${3:-char-level GPT on Debian fortunes, 6 x d256 (tapegrad)} ;;
+  *char_lstm*) script=plot_gpt.gp; title=${3:-char-level LSTM on Debian fortunes, 2 x 256 (tapegrad)} ;;
   *) script=plot_training.gp ;;
 esac
 gnuplot -e "csv='$csv'; out='$out'; title='$title'" "$(dirname "$0")/$script"

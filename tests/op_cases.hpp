@@ -10,7 +10,7 @@
 ///
 /// HOW TO ADD A TEST (one line): append a row to the table of the op's family, in
 /// op_cases_<family>.hpp (arithmetic, activations, linalg, reductions, shape, losses,
-/// comparisons, conv, norm, transformer, nn_more):
+/// comparisons, conv, conv3d, norm, transformer, nn_more, rnn):
 ///
 ///     {"my_op_bcast", {U({3, 1}), P({4})}, F(tg::my_op(x[0], x[1]))},
 ///
@@ -194,6 +194,7 @@ inline uint64_t name_seed(const std::string& name) {
 #include "op_cases_nn_more.hpp"
 #include "op_cases_norm.hpp"
 #include "op_cases_reductions.hpp"
+#include "op_cases_rnn.hpp"
 #include "op_cases_shape.hpp"
 #include "op_cases_transformer.hpp"
 
@@ -209,7 +210,8 @@ inline std::vector<Family> all_families() {
             {"shape_ops", shape_cases()},        {"losses", loss_cases()},
             {"comparisons", comparison_cases()}, {"convolution", conv_cases()},
             {"normalization", norm_cases()},     {"transformer", transformer_cases()},
-            {"spatial", conv3d_cases()},         {"nn_more", nn_more_cases()}};
+            {"spatial", conv3d_cases()},         {"nn_more", nn_more_cases()},
+            {"recurrent", rnn_cases()}};
 }
 
 }  // namespace opcases

@@ -104,6 +104,9 @@ BOOST_FIXTURE_TEST_CASE(transformer_modules, Fixtures) {
             TG_BAD(tg::nn::TransformerEncoderLayer(
                        tg::nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(0)),
                    value_error, "TransformerEncoderLayer", "dim_feedforward"),
+            TG_BAD(tg::nn::TransformerEncoderLayer(
+                       tg::nn::TransformerEncoderLayerOptions(8, 2).activation(tg::kTanh)),
+                   value_error, "TransformerEncoderLayer", "kReLU, kGELU or a function", "kTanh"),
             TG_BAD(tg::nn::ModuleList()[0], shape_error, "ModuleList", "index 0"),
             TG_BAD((*tg::nn::ModuleDict())["x"], value_error, "ModuleDict", "\"x\""),
         });

@@ -100,13 +100,6 @@ const std::map<std::string, std::string> kExcluded = {};
 /// each branch's names as it merges (the test fails for a name on this list that is present,
 /// to say so); when this list is empty, the counts below are tapegrad's own.
 const std::map<std::string, std::string> kBeingBuilt = {
-    // branch rnn: recurrent layers
-    {"GRU", "rnn"},
-    {"GRUCell", "rnn"},
-    {"LSTM", "rnn"},
-    {"LSTMCell", "rnn"},
-    {"RNN", "rnn"},
-    {"RNNCell", "rnn"},
 };
 
 struct Counts {

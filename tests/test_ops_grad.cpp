@@ -184,6 +184,10 @@ BOOST_AUTO_TEST_CASE(nn_more) {
     run_family("nn_more");
 }
 
+BOOST_AUTO_TEST_CASE(recurrent) {
+    run_family("recurrent");
+}
+
 BOOST_AUTO_TEST_CASE(every_family_has_a_test_case_and_row_names_are_unique) {
     std::set<std::string> names;
     for (const opcases::Family& f : opcases::all_families()) {

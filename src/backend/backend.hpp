@@ -71,6 +71,41 @@ struct Window {
     int64_t divisor = 0;  // AvgPool: when nonzero, every window's divisor (divisor_override)
 };
 
+/// The fused recurrent cells (Note [Fused recurrent cells] in device_common/rnn_cell.hpp), over
+/// `rows` contiguous rows of `hidden` (H) units; operand k is v[k], contiguous rows of the width
+/// given, a null data pointer for an absent one (nullable: *). Gates are blocks of H in ATen's
+/// order (LSTM i f g o, GRU r z n).
+///   LstmForward:  0 gates [4H] (in: x·W_ihᵀ + h·W_hhᵀ; out: the activated gates), 1 b_ih* [4H],
+///                 2 b_hh* [4H], 3 c_prev, 4 c (out), 5 h (out)
+///   LstmBackward: 0 dh, 1 dy* (added to dh), 2 gates [4H], 3 c_prev, 4 c, 5 dc (in: from the
+///                 next step; out: dc_prev), 6 dgates [4H] (out: the pre-activations')
+///   GruForward:   0 gi [3H] (x·W_ihᵀ), 1 gh [3H] (h·W_hhᵀ), 2 b_ih* [3H], 3 b_hh* [3H],
+///                 4 h_prev, 5 saved [4H] (out: r, z, n, gh_n + b_hn), 6 h (out)
+///   GruBackward:  0 dh (in; out: the direct part of dh_prev, d·z), 1 dy*, 2 saved [4H],
+///                 3 h_prev, 4 dgi [3H] (out), 5 dgh [3H] (out)
+///   RnnForward:   0 a (in: x·W_ihᵀ + h·W_hhᵀ; out: h), 1 b_ih*, 2 b_hh*; relu: relu, else tanh
+///   RnnBackward:  0 dh, 1 dy*, 2 h, 3 da (out)
+/// Every other operand has H columns.
+enum class CellOp : uint8_t {
+    LstmForward,
+    LstmBackward,
+    GruForward,
+    GruBackward,
+    RnnForward,
+    RnnBackward
+};
+struct Cell {
+    int64_t rows = 0, hidden = 0;
+    int64_t relu = 0;  // RnnForward/RnnBackward: relu instead of tanh
+};
+/// The number of operands of each CellOp.
+constexpr int cell_operands(CellOp op) {
+    return op == CellOp::LstmForward || op == CellOp::GruBackward   ? 6
+           : op == CellOp::LstmBackward || op == CellOp::GruForward ? 7
+           : op == CellOp::RnnForward                               ? 3
+                                                                    : 4;
+}
+
 constexpr int kMaxDims = 16;
 
 /// A strided operand: element (i0..in) lives at data + (offset + Σ ik*strides[k]) elements.
@@ -120,6 +155,7 @@ struct MemoryCounters {
 ///     throw shape_error naming `opname` (a device may throw it at its next synchronising call:
 ///     Note [Deferred index errors] in device_common/deferred_errors.hpp).
 ///   window: the WindowOp kernel over the windows g (aux: MaxPool's indices, else unused).
+///   cell: the CellOp kernel over g's rows; v holds cell_operands(op) views (above).
 #define TG_BACKEND_KERNELS(prefix, suffix)                                                     \
     prefix void to_host(void* dst, const void* src, size_t src_offset, size_t n) suffix;       \
     prefix void from_host(void* dst, size_t dst_offset, const void* src, size_t n) suffix;     \
@@ -140,7 +176,8 @@ struct MemoryCounters {
     prefix void index(IndexOp op, const View& out, const View& src, int dim, const View& idx,  \
                       const char* opname) suffix;                                              \
     prefix void window(WindowOp op, const Window& g, const View& out, const View& in,          \
-                       const View& aux) suffix;
+                       const View& aux) suffix;                                                \
+    prefix void cell(CellOp op, const Cell& g, const View* v) suffix;
 
 class Backend {
 public:

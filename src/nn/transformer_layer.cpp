@@ -24,17 +24,20 @@ MultiheadAttention attention(int64_t d, int64_t nhead, double dropout, bool batc
 LayerNorm norm(int64_t d, double eps) {
     return LayerNorm(LayerNormOptions({d}).eps(eps));
 }
-void check_feedforward(const char* layer, int64_t ff) {
+void check_feedforward(const char* layer, int64_t ff, const TransformerActivation& activation) {
     if (ff <= 0)
         throw value_error(std::string(layer) + ": dim_feedforward " + std::to_string(ff) +
                           " must be positive");
+    if (activation == Activation::Tanh)  // LibTorch's activation_t would not compile it
+        throw value_error(std::string(layer) +
+                          ": activation must be kReLU, kGELU or a function, not kTanh");
 }
 }  // namespace
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& opts)
     : Module("TransformerEncoderLayer"), options(opts) {
     const int64_t d = options.d_model(), ff = options.dim_feedforward();
-    check_feedforward("TransformerEncoderLayer", ff);
+    check_feedforward("TransformerEncoderLayer", ff, options.activation());
     self_attn = register_module(
         "self_attn", attention(d, options.nhead(), options.dropout(), options.batch_first()));
     linear1 = register_module("linear1", Linear(d, ff));
@@ -83,7 +86,7 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecode
     : Module("TransformerDecoderLayer"), options(opts) {
     const int64_t d = options.d_model(), ff = options.dim_feedforward();
     const double p = options.dropout(), eps = options.layer_norm_eps();
-    check_feedforward("TransformerDecoderLayer", ff);
+    check_feedforward("TransformerDecoderLayer", ff, options.activation());
     self_attn =
         register_module("self_attn", attention(d, options.nhead(), p, options.batch_first()));
     multihead_attn =

@@ -16,21 +16,12 @@
 #include <type_traits>
 
 #include "tapegrad/arg.hpp"
+#include "tapegrad/nn/activation_kind.hpp"
 #include "tapegrad/nn/dropout.hpp"
 #include "tapegrad/nn/layer_norm.hpp"
 #include "tapegrad/nn/linear.hpp"
 #include "tapegrad/nn/module.hpp"
 #pragma GCC visibility push(default)
-
-namespace tg {
-namespace nn {
-/// The feed-forward activations of the transformer layers (see TransformerActivation).
-enum class Activation { ReLU, GELU };
-}  // namespace nn
-/// LibTorch's spellings of the activations (torch::kReLU, torch::kGELU).
-inline constexpr nn::Activation kReLU = nn::Activation::ReLU;
-inline constexpr nn::Activation kGELU = nn::Activation::GELU;
-}  // namespace tg
 
 namespace tg::nn {
 

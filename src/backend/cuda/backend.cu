@@ -19,6 +19,9 @@
 namespace tg::backend {
 namespace cuda {
 
+/// The fused recurrent cells (rnn_cell.cu), checked for a failed launch there.
+void launch_cell(CellOp op, const Cell& g, const View* v);
+
 namespace {
 
 void check(cudaError_t e, const char* call) {
@@ -110,7 +113,7 @@ public:
         if (n == 0)
             return;
         const bool flat = is_flat(g);
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *a = ptr<T>(x);
             const T tp = convert<T>(p), tq = convert<T>(q);
@@ -136,7 +139,7 @@ public:
         if (n == 0)
             return;
         const bool flat = is_flat(g);
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             T *o = ptr<T>(out), *pa = ptr<T>(a), *pb = ptr<T>(b);
             const T tp = convert<T>(p), tq = convert<T>(q);
@@ -174,7 +177,7 @@ public:
         const ReduceGeo r = make_reduce_geo(out, in);
         if (r.n_out == 0)
             return;
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             using A = typename Acc<T>::type;
             if (r.n_red <= 64 || r.n_out >= 1024) {
@@ -199,7 +202,7 @@ public:
         const ArgGeo a = make_arg_geo(out, in, dim);
         if (a.n == 0)
             return;
-        for_dtype(in.dtype, [&](auto tag) {
+        dispatch(in.dtype, [&](auto tag) {
             using T = decltype(tag);
             argreduce<T><<<blocks(a.n), kThreads>>>(ptr<int64_t>(out), ptr<T>(in), a.len, a.stride,
                                                     is_max, a.n, a.g);
@@ -276,7 +279,7 @@ public:
             launched(opname);
             return;
         }
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             idx_k<T><<<blocks(n), kThreads>>>(op, ptr<T>(out), ptr<T>(src), ptr<int64_t>(idx), g.nj,
                                               g.lim, g.inner, n);
@@ -304,6 +307,11 @@ public:
         launched("window");
     }
 
+    void cell(CellOp op, const Cell& g, const View* v) override {
+        use();
+        launch_cell(op, g, v);
+    }
+
 private:
     void use() {
         check(cudaSetDevice(index_), "cudaSetDevice");
@@ -326,7 +334,7 @@ private:
         idx_count_k<<<blocks(g.lim), kThreads>>>(ix, g.nidx, seg, g.lim);
         idx_offsets_k<<<1, 1>>>(seg, g.lim);
         idx_fill_k<<<blocks(g.lim), kThreads>>>(ix, g.nidx, seg, perm, g.lim);
-        for_dtype(out.dtype, [&](auto tag) {
+        dispatch(out.dtype, [&](auto tag) {
             using T = decltype(tag);
             idx_add_seg_k<T><<<blocks(n), kThreads>>>(ptr<T>(out), ptr<T>(src), perm, seg, g.nidx,
                                                       g.lim, g.inner, n);

@@ -1,5 +1,6 @@
 // The OpenCL backend's kernel launches: the table's elementwise kernels, copies, where,
-// reductions, softmax rows and index kernels (their source: source.cpp).
+// reductions, softmax rows, index kernels and recurrent cells (their source: source.cpp,
+// window_source.cpp, rnn_source.cpp).
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -172,6 +173,47 @@ void OpenClBackend::window(WindowOp op, const Window& g, const View& out, const 
             return run(out.dtype, "win_avg_back", n, mem(out), off(out), mem(in), off(in), g, cn);
         default:
             return;
+    }
+}
+
+// ---- recurrent cells (Note [Fused recurrent cells] in device_common/rnn_cell.hpp)
+void OpenClBackend::cell(CellOp op, const Cell& g, const View* v) {
+    need(v[0].dtype, "cell kernel");
+    if (v[0].dtype != Dtype::Float32 && v[0].dtype != Dtype::Float64)
+        throw dtype_error(std::string("cell kernel: dtype ") + dtype_name(v[0].dtype) +
+                          " is not floating");
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t n = g.rows * g.hidden;
+    if (n == 0)
+        return;
+    // an absent operand: another buffer in its place, its bit in `has` clear
+    auto m = [&](int k) { return v[k].data ? mem(v[k]) : mem(v[0]); };
+    auto bit = [&](int k, long b) { return v[k].data ? b : 0L; };
+    const cl_long H = g.hidden, cn = n, relu = g.relu;
+    const Dtype d = v[0].dtype;
+    switch (op) {
+        case CellOp::LstmForward:
+            return run(d, "cell_lstm_fwd", n, m(0), off(v[0]), m(1), off(v[1]), m(2), off(v[2]),
+                       m(3), off(v[3]), m(4), off(v[4]), m(5), off(v[5]), H,
+                       cl_long(bit(1, 1) | bit(2, 2)), cn);
+        case CellOp::LstmBackward:
+            return run(d, "cell_lstm_bwd", n, m(0), off(v[0]), m(1), off(v[1]), m(2), off(v[2]),
+                       m(3), off(v[3]), m(4), off(v[4]), m(5), off(v[5]), m(6), off(v[6]), H,
+                       cl_long(bit(1, 1)), cn);
+        case CellOp::GruForward:
+            return run(d, "cell_gru_fwd", n, m(0), off(v[0]), m(1), off(v[1]), m(2), off(v[2]),
+                       m(3), off(v[3]), m(4), off(v[4]), m(5), off(v[5]), m(6), off(v[6]), H,
+                       cl_long(bit(2, 1) | bit(3, 2)), cn);
+        case CellOp::GruBackward:
+            return run(d, "cell_gru_bwd", n, m(0), off(v[0]), m(1), off(v[1]), m(2), off(v[2]),
+                       m(3), off(v[3]), m(4), off(v[4]), m(5), off(v[5]), H, cl_long(bit(1, 1)),
+                       cn);
+        case CellOp::RnnForward:
+            return run(d, "cell_rnn_fwd", n, m(0), off(v[0]), m(1), off(v[1]), m(2), off(v[2]), H,
+                       cl_long(bit(1, 1) | bit(2, 2)), relu, cn);
+        case CellOp::RnnBackward:
+            return run(d, "cell_rnn_bwd", n, m(0), off(v[0]), m(1), off(v[1]), m(2), off(v[2]),
+                       m(3), off(v[3]), H, cl_long(bit(1, 1)), relu, cn);
     }
 }
 

@@ -274,6 +274,7 @@ std::string opencl_program_source(Dtype d, bool fp64) {
     if (d != Dtype::Int64) {
         s += kFloating;
         s += opencl_window_source();
+        s += opencl_rnn_source();
     }
     return s;
 }

@@ -18,5 +18,7 @@ const char* opencl_type(Dtype d);
 const char* opencl_tag(Dtype d);
 /// The window kernels (window_source.cpp), part of the floating programs.
 const char* opencl_window_source();
+/// The fused recurrent cells (rnn_source.cpp), part of the floating programs.
+const char* opencl_rnn_source();
 
 }  // namespace tg::backend
