@@ -1487,7 +1487,7 @@ static void spatial_modules() {
 }
 
 /// A deterministic float64 input of `shape` for the nn tests: sin(0.37·i + phase), reshaped.
-static torch::Tensor wave(torch::IntArrayRef shape, double phase = 0) {
+static torch::Tensor wave37(torch::IntArrayRef shape, double phase = 0) {
     int64_t n = 1;
     for (int64_t d : shape)
         n *= d;
@@ -1504,7 +1504,7 @@ static void show_grads(const std::string& name, std::vector<torch::Tensor> in,
     show(name.c_str(), y);
     if (!y.requires_grad())
         return (void)std::printf("%s_requires_grad: 0\n", name.c_str());
-    (y * wave(y.sizes(), 1.0)).sum().backward();
+    (y * wave37(y.sizes(), 1.0)).sum().backward();
     for (size_t i = 0; i < in.size(); ++i)
         if (in[i].grad().defined())
             show((name + "_d" + std::to_string(i)).c_str(), in[i].grad());
@@ -1517,40 +1517,40 @@ static void show_grads(const std::string& name, std::vector<torch::Tensor> in,
 static void nn_distance() {
     using V = std::vector<torch::Tensor>;
     namespace nn = torch::nn;
-    show_grads("bilinear", {wave({2, 3}), wave({2, 4}, 0.5), wave({5, 3, 4}, 1.5), wave({5}, 2)},
+    show_grads("bilinear", {wave37({2, 3}), wave37({2, 4}, 0.5), wave37({5, 3, 4}, 1.5), wave37({5}, 2)},
                [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
-    show_grads("bilinear_3d", {wave({2, 3, 2}), wave({2, 3, 3}, 0.5), wave({2, 2, 3}, 1.5)},
+    show_grads("bilinear_3d", {wave37({2, 3, 2}), wave37({2, 3, 3}, 0.5), wave37({2, 2, 3}, 1.5)},
                [](const V& x) { return F::bilinear(x[0], x[1], x[2]); });
-    show_grads("bilinear_1d", {wave({3}), wave({2}, 0.5), wave({4, 3, 2}, 1.5), wave({4}, 2)},
+    show_grads("bilinear_1d", {wave37({3}), wave37({2}, 0.5), wave37({4, 3, 2}, 1.5), wave37({4}, 2)},
                [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
     torch::manual_seed(0);
     nn::Bilinear bil(3, 4, 2);
     show("bilinear_init_weight", bil->weight);
     show("bilinear_init_bias", bil->bias);
     show("bilinear_init_after", torch::rand({2}, torch::kFloat64));
-    show_grads("cosine", {wave({3, 4}), wave({3, 4}, 0.5)},
+    show_grads("cosine", {wave37({3, 4}), wave37({3, 4}, 0.5)},
                [](const V& x) { return F::cosine_similarity(x[0], x[1]); });
-    show_grads("cosine_bcast_dim", {wave({2, 1, 3}), wave({4, 3}, 0.5)}, [](const V& x) {
+    show_grads("cosine_bcast_dim", {wave37({2, 1, 3}), wave37({4, 3}, 0.5)}, [](const V& x) {
         return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().dim(-1));
     });
     // the first row's norm (1e-9·|…|) is below eps: clamped in value, not in gradient
-    auto tiny = wave({2, 3}) * torch::tensor({1e-9, 1.0}, torch::kFloat64).reshape({2, 1});
-    show_grads("cosine_tiny", {tiny, wave({2, 3}, 0.5)}, [](const V& x) {
+    auto tiny = wave37({2, 3}) * torch::tensor({1e-9, 1.0}, torch::kFloat64).reshape({2, 1});
+    show_grads("cosine_tiny", {tiny, wave37({2, 3}, 0.5)}, [](const V& x) {
         return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().eps(1e-6));
     });
     for (double p : std::vector<double>{2, 1, 3, 0.5, 1.5, INFINITY, -INFINITY, 0, -1}) {
         const std::string tag = "pairwise_p" + std::to_string(p);
-        show_grads(tag, {wave({3, 4}), wave({3, 4}, 0.5)}, [p](const V& x) {
+        show_grads(tag, {wave37({3, 4}), wave37({3, 4}, 0.5)}, [p](const V& x) {
             return F::pairwise_distance(x[0], x[1], F::PairwiseDistanceFuncOptions().p(p));
         });
     }
-    show_grads("pairwise_keepdim_bcast", {wave({2, 3, 4}), wave({4}, 0.5)}, [](const V& x) {
+    show_grads("pairwise_keepdim_bcast", {wave37({2, 3, 4}), wave37({4}, 0.5)}, [](const V& x) {
         return F::pairwise_distance(x[0], x[1],
                                     F::PairwiseDistanceFuncOptions().keepdim(true).eps(1e-3));
     });
-    show_grads("pairwise_1d", {wave({5}), wave({5}, 0.5)},
+    show_grads("pairwise_1d", {wave37({5}), wave37({5}, 0.5)},
                [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
-    show_grads("pairwise_0d", {wave({}), wave({}, 0.5)},
+    show_grads("pairwise_0d", {wave37({}), wave37({}, 0.5)},
                [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
     // rows 0 and 2 are equal (a zero distance); |column differences| tie in rows 1 and 3
     auto rows = torch::tensor({0.3, -0.2, 1.0, 0.5, 0.8, 0.9, 0.3, -0.2, 1.0, 1.5, -0.5, 1.9},
@@ -1560,7 +1560,7 @@ static void nn_distance() {
         const std::string tag = "pdist_p" + std::to_string(p);
         show_grads(tag, {rows}, [p](const V& x) { return F::pdist(x[0], p); });
     }
-    show_grads("pdist_wave", {wave({5, 3})}, [](const V& x) { return F::pdist(x[0]); });
+    show_grads("pdist_wave", {wave37({5, 3})}, [](const V& x) { return F::pdist(x[0]); });
     auto print = [](const char* name, const auto& m) {
         std::ostringstream os;
         os << m;
@@ -1579,37 +1579,37 @@ static void nn_dropout() {
     using V = std::vector<torch::Tensor>;
     namespace nn = torch::nn;
     torch::manual_seed(7);
-    show_grads("alpha_f64", {wave({3, 4})},
+    show_grads("alpha_f64", {wave37({3, 4})},
                [](const V& x) { return torch::alpha_dropout(x[0], 0.3, true); });
-    show_grads("feature_alpha_f64", {wave({2, 3, 2, 2})},
+    show_grads("feature_alpha_f64", {wave37({2, 3, 2, 2})},
                [](const V& x) { return torch::feature_alpha_dropout(x[0], 0.4, true); });
     show("alpha_after_f64", torch::rand({3}, torch::kFloat64));
     torch::manual_seed(8);
-    auto x32 = wave({3, 5}).to(torch::kFloat32).requires_grad_(true);
+    auto x32 = wave37({3, 5}).to(torch::kFloat32).requires_grad_(true);
     auto y32 = torch::alpha_dropout(x32, 0.6, true);
     show("alpha_f32", y32);
-    (y32 * wave({3, 5}, 1.0).to(torch::kFloat32)).sum().backward();
+    (y32 * wave37({3, 5}, 1.0).to(torch::kFloat32)).sum().backward();
     show("alpha_f32_d0", x32.grad());
     show("feature_alpha_f32",
-         torch::feature_alpha_dropout(wave({2, 4, 3}).to(torch::kFloat32), 0.5, true));
+         torch::feature_alpha_dropout(wave37({2, 4, 3}).to(torch::kFloat32), 0.5, true));
     show("alpha_after_f32", torch::rand({3}, torch::kFloat64));
     torch::manual_seed(9);
     nn::AlphaDropout ad(0.2);
     nn::FeatureAlphaDropout fad(nn::FeatureAlphaDropoutOptions(0.35).inplace(true));
     nn::Dropout3d d3(0.45);
-    show("module_alpha", ad(wave({4, 3})));
-    show("module_feature_alpha", fad(wave({3, 2, 4})));
-    show("module_dropout3d", d3(wave({2, 3, 2, 2, 2})));
-    show("module_dropout3d_unbatched", d3(wave({3, 2, 1, 2})));
-    show("f_dropout3d", F::dropout3d(wave({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)));
-    show("f_dropout2d_unbatched", F::dropout2d(wave({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)));
+    show("module_alpha", ad(wave37({4, 3})));
+    show("module_feature_alpha", fad(wave37({3, 2, 4})));
+    show("module_dropout3d", d3(wave37({2, 3, 2, 2, 2})));
+    show("module_dropout3d_unbatched", d3(wave37({3, 2, 1, 2})));
+    show("f_dropout3d", F::dropout3d(wave37({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)));
+    show("f_dropout2d_unbatched", F::dropout2d(wave37({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)));
     show("f_alpha_training",
-         F::alpha_dropout(wave({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)));
+         F::alpha_dropout(wave37({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)));
     show("f_feature_alpha_training",
-         F::feature_alpha_dropout(wave({2, 2, 2}),
+         F::feature_alpha_dropout(wave37({2, 2, 2}),
                                   F::FeatureAlphaDropoutFuncOptions().p(0.5).training(true)));
     show("module_after", torch::rand({3}, torch::kFloat64));
-    show("alpha_p1", torch::alpha_dropout(wave({3}), 1.0, true));
+    show("alpha_p1", torch::alpha_dropout(wave37({3}), 1.0, true));
     auto print = [](const char* name, const auto& m) {
         std::ostringstream os;
         os << m;
@@ -1664,15 +1664,15 @@ static void nn_embedding_bag() {
             mode = torch::kMean;
         if (name == "max")
             mode = torch::kMax;
-        show_grads("bag_" + name, {wave({6, 3})}, [&](const V& x) {
+        show_grads("bag_" + name, {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(idx, x[0],
                                     F::EmbeddingBagFuncOptions().offsets(off).mode(mode));
         });
-        show_grads("bag_" + name + "_padding", {wave({6, 3})}, [&](const V& x) {
+        show_grads("bag_" + name + "_padding", {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(
                 idx, x[0], F::EmbeddingBagFuncOptions().offsets(off).mode(mode).padding_idx(2));
         });
-        show_grads("bag_" + name + "_last_offset", {wave({6, 3})}, [&](const V& x) {
+        show_grads("bag_" + name + "_last_offset", {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(idx, x[0],
                                     F::EmbeddingBagFuncOptions()
                                         .offsets(torch::tensor({0, 2, 2, 9}))
@@ -1680,22 +1680,22 @@ static void nn_embedding_bag() {
                                         .include_last_offset(true)
                                         .padding_idx(-1));
         });
-        show_grads("bag_" + name + "_2d", {wave({6, 3})}, [&](const V& x) {
+        show_grads("bag_" + name + "_2d", {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(idx.reshape({3, 3}), x[0],
                                     F::EmbeddingBagFuncOptions().mode(mode));
         });
     }
-    show_grads("bag_sum_weighted", {wave({6, 3}), wave({9}, 0.3)}, [&](const V& x) {
+    show_grads("bag_sum_weighted", {wave37({6, 3}), wave37({9}, 0.3)}, [&](const V& x) {
         return F::embedding_bag(
             idx, x[0],
             F::EmbeddingBagFuncOptions().offsets(off).mode(torch::kSum).per_sample_weights(x[1]));
     });
-    show_grads("bag_sum_weighted_padding_2d", {wave({6, 3}), wave({3, 3}, 0.3)}, [&](const V& x) {
+    show_grads("bag_sum_weighted_padding_2d", {wave37({6, 3}), wave37({3, 3}, 0.3)}, [&](const V& x) {
         return F::embedding_bag(
             idx.reshape({3, 3}), x[0],
             F::EmbeddingBagFuncOptions().mode(torch::kSum).per_sample_weights(x[1]).padding_idx(0));
     });
-    show_grads("bag_mean_freq", {wave({6, 3})}, [&](const V& x) {
+    show_grads("bag_mean_freq", {wave37({6, 3})}, [&](const V& x) {
         return F::embedding_bag(idx, x[0],
                                 F::EmbeddingBagFuncOptions().offsets(off).scale_grad_by_freq(true));
     });
@@ -1708,13 +1708,13 @@ static void nn_embedding_bag() {
             F::EmbeddingBagFuncOptions().offsets(torch::tensor({0, 3})).mode(torch::kMax));
     });
     // max_norm renormalises the rows it reads, in place, before the lookup
-    auto w = (wave({6, 3}) * 3).requires_grad_(true);
+    auto w = (wave37({6, 3}) * 3).requires_grad_(true);
     auto y = F::embedding_bag(
         idx, w,
         F::EmbeddingBagFuncOptions().offsets(off).max_norm(1.5).norm_type(3).mode(torch::kSum));
     show("bag_max_norm", y);
     show("bag_max_norm_weight", w);
-    (y * wave(y.sizes(), 1.0)).sum().backward();
+    (y * wave37(y.sizes(), 1.0)).sum().backward();
     show("bag_max_norm_d0", w.grad());
     torch::manual_seed(5);
     nn::EmbeddingBag bag(nn::EmbeddingBagOptions(5, 2).padding_idx(-2));
@@ -1765,7 +1765,7 @@ static void nn_transformer_stack() {
             .reshape({2, 5});
     auto mem_kpm =
         torch::tensor({false, false, true, false, false, false, false, true}).reshape({2, 4});
-    auto backprop = [](const torch::Tensor& y) { (y * wave(y.sizes(), 1.0)).sum().backward(); };
+    auto backprop = [](const torch::Tensor& y) { (y * wave37(y.sizes(), 1.0)).sum().backward(); };
 
     torch::manual_seed(11);
     nn::TransformerDecoderLayer dl(
@@ -1773,8 +1773,8 @@ static void nn_transformer_stack() {
     show_params("dl_init.", *dl);
     show("dl_init_after", torch::rand({2}, f64));
     dl->to(f64);
-    auto tgt = wave({5, 2, 8}).requires_grad_(true),
-         mem = wave({4, 2, 8}, 0.7).requires_grad_(true);
+    auto tgt = wave37({5, 2, 8}).requires_grad_(true),
+         mem = wave37({4, 2, 8}, 0.7).requires_grad_(true);
     auto y = dl->forward(tgt, mem, causal, torch::Tensor(), tgt_kpm, mem_kpm);
     show("dl_out", y);
     backprop(y);
@@ -1788,13 +1788,13 @@ static void nn_transformer_stack() {
             torch::kGELU));
     dg->to(f64);
     show("dl_gelu_out",
-         dg->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7), torch::Tensor(), wave({3, 4}, 0.2)));
+         dg->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7), torch::Tensor(), wave37({3, 4}, 0.2)));
     torch::manual_seed(12);
     nn::TransformerDecoderLayer df(
         nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
             [](const torch::Tensor& x) { return torch::tanh(x) * 2; }));
     df->to(f64);
-    show("dl_function_out", df->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7)));
+    show("dl_function_out", df->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7)));
 
     torch::manual_seed(13);
     nn::TransformerEncoder enc(
@@ -1804,7 +1804,7 @@ static void nn_transformer_stack() {
     show_params("enc_init.", *enc);
     show("enc_init_after", torch::rand({2}, f64));
     enc->to(f64);
-    auto src = wave({5, 2, 8}, 0.3).requires_grad_(true);
+    auto src = wave37({5, 2, 8}, 0.3).requires_grad_(true);
     auto e = enc->forward(src, causal, tgt_kpm);
     show("enc_out", e);
     backprop(e);
@@ -1817,7 +1817,7 @@ static void nn_transformer_stack() {
     nn::TransformerDecoder dec(layer, 3);
     show("dec_init_after", torch::rand({2}, f64));
     dec->to(f64);
-    auto d = dec->forward(wave({5, 2, 8}), wave({4, 2, 8}, 0.7), causal, torch::Tensor(),
+    auto d = dec->forward(wave37({5, 2, 8}), wave37({4, 2, 8}, 0.7), causal, torch::Tensor(),
                           torch::Tensor(), mem_kpm);
     show("dec_out", d);
 
@@ -1826,7 +1826,7 @@ static void nn_transformer_stack() {
     show_params("tr_init.", *tr);
     show("tr_init_after", torch::rand({2}, f64));
     tr->to(f64);
-    auto s2 = wave({4, 2, 8}, 0.3).requires_grad_(true), t2 = wave({5, 2, 8}).requires_grad_(true);
+    auto s2 = wave37({4, 2, 8}, 0.3).requires_grad_(true), t2 = wave37({5, 2, 8}).requires_grad_(true);
     auto out =
         tr->forward(s2, t2, torch::Tensor(), causal, torch::Tensor(), mem_kpm, tgt_kpm, mem_kpm);
     show("tr_out", out);
@@ -1836,27 +1836,27 @@ static void nn_transformer_stack() {
     show_param_grads("tr.", *tr);
 
     {  // F::multi_head_attention_forward from explicit weights
-        auto q = wave({3, 2, 4}).requires_grad_(true), kv = wave({5, 2, 4}, 0.4);
-        auto in_w = (wave({12, 4}, 0.9) * 0.5).requires_grad_(true);
+        auto q = wave37({3, 2, 4}).requires_grad_(true), kv = wave37({5, 2, 4}, 0.4);
+        auto in_w = (wave37({12, 4}, 0.9) * 0.5).requires_grad_(true);
         auto opts =
             F::MultiheadAttentionForwardFuncOptions(
-                4, 2, in_w, wave({12}, 1.1) * 0.1, wave({1, 1, 4}, 1.3), wave({1, 1, 4}, 1.7), true,
-                0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
+                4, 2, in_w, wave37({12}, 1.1) * 0.1, wave37({1, 1, 4}, 1.3), wave37({1, 1, 4}, 1.7), true,
+                0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
                 .key_padding_mask(torch::tensor({false, false, true, false, false, false, false,
                                                  false, false, true})
                                       .reshape({2, 5}))
-                .attn_mask(wave({3, 5}, 0.2));
+                .attn_mask(wave37({3, 5}, 0.2));
         auto [mo, mw] = F::multi_head_attention_forward(q, kv, kv, opts);
         show("mhaf_out", mo);
         show("mhaf_weights", mw);
-        (mo * wave(mo.sizes(), 1.0)).sum().backward();
+        (mo * wave37(mo.sizes(), 1.0)).sum().backward();
         show("mhaf_d_query", q.grad());
         show("mhaf_d_in_proj_weight", in_w.grad());
         auto sopts = F::MultiheadAttentionForwardFuncOptions(
-                         4, 2, wave({12, 4}, 0.9) * 0.5, wave({12}, 1.1) * 0.1, torch::Tensor(),
-                         torch::Tensor(), false, 0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
-                         .static_k(wave({4, 6, 2}, 0.6))
-                         .static_v(wave({4, 6, 2}, 0.8))
+                         4, 2, wave37({12, 4}, 0.9) * 0.5, wave37({12}, 1.1) * 0.1, torch::Tensor(),
+                         torch::Tensor(), false, 0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
+                         .static_k(wave37({4, 6, 2}, 0.6))
+                         .static_v(wave37({4, 6, 2}, 0.8))
                          .average_attn_weights(false);
         auto [so, sw] = F::multi_head_attention_forward(q.detach(), kv, kv, sopts);
         show("mhaf_static_out", so);
@@ -1868,7 +1868,7 @@ static void nn_transformer_stack() {
     trd->train();
     torch::manual_seed(17);
     show("tr_train_out",
-         trd->forward(wave({4, 2, 8}, 0.3), wave({5, 2, 8}), torch::Tensor(), causal));
+         trd->forward(wave37({4, 2, 8}, 0.3), wave37({5, 2, 8}), torch::Tensor(), causal));
     show("tr_train_after", torch::rand({3}, f64));
     std::cout << "print_transformer:\n"
               << nn::Transformer(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16))

@@ -54,12 +54,12 @@ private:
     std::map<std::string, bool> none_;
 };
 
-/// The script's wave(shape, phase): sin(0.37·i + phase) in float64, reshaped.
-inline tg::Tensor wave(const tg::Shape& shape, double phase = 0) {
+/// The script's wave37(shape, phase): sin(0.37·i + phase) in float64, reshaped.
+inline tg::Tensor wave37(const tg::Shape& shape, double phase = 0) {
     return (tg::arange(tg::numel_of(shape), tg::kFloat64) * 0.37 + phase).sin().reshape(shape);
 }
 
-/// The script's show_grads(): f(inputs) and the gradient of sum(f(inputs) * wave(y, 1)) for each
+/// The script's show_grads(): f(inputs) and the gradient of sum(f(inputs) * wave37(y, 1)) for each
 /// input, compared with LibTorch's values `name`, `name_d0`, ... within tol (absolute and
 /// relative). A gradient LibTorch leaves undefined must be undefined or zero here.
 inline void check_grads(const LibTorchValues& ref, const std::string& name,
@@ -75,7 +75,7 @@ inline void check_grads(const LibTorchValues& ref, const std::string& name,
             BOOST_TEST(!y.requires_grad());
             return;
         }
-        (y * wave(y.sizes(), 1.0)).sum().backward();
+        (y * wave37(y.sizes(), 1.0)).sum().backward();
         for (size_t i = 0; i < in.size(); ++i) {
             const std::string g = name + "_d" + std::to_string(i);
             BOOST_TEST_CONTEXT(g) {

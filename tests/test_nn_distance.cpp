@@ -236,12 +236,12 @@ std::string printed(const M& m) {
 
 BOOST_AUTO_TEST_CASE(bilinear_matches_libtorch) {
     check_grads(kRef, "bilinear",
-                {wave({2, 3}), wave({2, 4}, 0.5), wave({5, 3, 4}, 1.5), wave({5}, 2)},
+                {wave37({2, 3}), wave37({2, 4}, 0.5), wave37({5, 3, 4}, 1.5), wave37({5}, 2)},
                 [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
-    check_grads(kRef, "bilinear_3d", {wave({2, 3, 2}), wave({2, 3, 3}, 0.5), wave({2, 2, 3}, 1.5)},
+    check_grads(kRef, "bilinear_3d", {wave37({2, 3, 2}), wave37({2, 3, 3}, 0.5), wave37({2, 2, 3}, 1.5)},
                 [](const V& x) { return F::bilinear(x[0], x[1], x[2]); });
     check_grads(kRef, "bilinear_1d",
-                {wave({3}), wave({2}, 0.5), wave({4, 3, 2}, 1.5), wave({4}, 2)},
+                {wave37({3}), wave37({2}, 0.5), wave37({4, 3, 2}, 1.5), wave37({4}, 2)},
                 [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
 }
 
@@ -255,7 +255,7 @@ BOOST_AUTO_TEST_CASE(bilinear_module_draws_libtorchs_weights) {
     BOOST_TEST(values_of(tg::rand({2}, tg::kFloat64)) == kRef("bilinear_init_after"),
                boost::test_tools::per_element());
     bil->to(tg::kFloat64);
-    const tg::Tensor x1 = wave({2, 3}), x2 = wave({2, 4}, 0.5);
+    const tg::Tensor x1 = wave37({2, 3}), x2 = wave37({2, 4}, 0.5);
     check_close(bil(x1, x2), tg::bilinear(x1, x2, bil->weight, bil->bias), 0, 0);
     BOOST_TEST(bil->named_parameters().keys() == (std::vector<std::string>{"weight", "bias"}));
     nn::Bilinear no_bias(nn::BilinearOptions(3, 4, 5).bias(false));
@@ -264,41 +264,41 @@ BOOST_AUTO_TEST_CASE(bilinear_module_draws_libtorchs_weights) {
 }
 
 BOOST_AUTO_TEST_CASE(cosine_similarity_matches_libtorch) {
-    check_grads(kRef, "cosine", {wave({3, 4}), wave({3, 4}, 0.5)},
+    check_grads(kRef, "cosine", {wave37({3, 4}), wave37({3, 4}, 0.5)},
                 [](const V& x) { return F::cosine_similarity(x[0], x[1]); });
-    check_grads(kRef, "cosine_bcast_dim", {wave({2, 1, 3}), wave({4, 3}, 0.5)}, [](const V& x) {
+    check_grads(kRef, "cosine_bcast_dim", {wave37({2, 1, 3}), wave37({4, 3}, 0.5)}, [](const V& x) {
         return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().dim(-1));
     });
     // a norm below eps: its value is clamped, its gradient is the unclamped norm's, as LibTorch's
-    const tg::Tensor tiny = wave({2, 3}) * tg::tensor({1e-9, 1.0}, tg::kFloat64).reshape({2, 1});
-    check_grads(kRef, "cosine_tiny", {tiny, wave({2, 3}, 0.5)}, [](const V& x) {
+    const tg::Tensor tiny = wave37({2, 3}) * tg::tensor({1e-9, 1.0}, tg::kFloat64).reshape({2, 1});
+    check_grads(kRef, "cosine_tiny", {tiny, wave37({2, 3}, 0.5)}, [](const V& x) {
         return F::cosine_similarity(x[0], x[1], F::CosineSimilarityFuncOptions().eps(1e-6));
     });
     nn::CosineSimilarity cos(nn::CosineSimilarityOptions().dim(-1));
-    check_close(cos(wave({2, 1, 3}), wave({4, 3}, 0.5)),
-                F::cosine_similarity(wave({2, 1, 3}), wave({4, 3}, 0.5),
+    check_close(cos(wave37({2, 1, 3}), wave37({4, 3}, 0.5)),
+                F::cosine_similarity(wave37({2, 1, 3}), wave37({4, 3}, 0.5),
                                      F::CosineSimilarityFuncOptions().dim(-1)),
                 0, 0);
 }
 
 BOOST_AUTO_TEST_CASE(pairwise_distance_matches_libtorch_for_every_p) {
     for (double p : {2.0, 1.0, 3.0, 0.5, 1.5, kInf, -kInf, 0.0, -1.0})
-        check_grads(kRef, "pairwise_p" + std::to_string(p), {wave({3, 4}), wave({3, 4}, 0.5)},
+        check_grads(kRef, "pairwise_p" + std::to_string(p), {wave37({3, 4}), wave37({3, 4}, 0.5)},
                     [p](const V& x) {
                         return F::pairwise_distance(x[0], x[1],
                                                     F::PairwiseDistanceFuncOptions().p(p));
                     });
-    check_grads(kRef, "pairwise_keepdim_bcast", {wave({2, 3, 4}), wave({4}, 0.5)}, [](const V& x) {
+    check_grads(kRef, "pairwise_keepdim_bcast", {wave37({2, 3, 4}), wave37({4}, 0.5)}, [](const V& x) {
         return F::pairwise_distance(x[0], x[1],
                                     F::PairwiseDistanceFuncOptions().keepdim(true).eps(1e-3));
     });
-    check_grads(kRef, "pairwise_1d", {wave({5}), wave({5}, 0.5)},
+    check_grads(kRef, "pairwise_1d", {wave37({5}), wave37({5}, 0.5)},
                 [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
-    check_grads(kRef, "pairwise_0d", {wave({}), wave({}, 0.5)},
+    check_grads(kRef, "pairwise_0d", {wave37({}), wave37({}, 0.5)},
                 [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
     nn::PairwiseDistance pd(nn::PairwiseDistanceOptions().p(1.5).keepdim(true));
-    check_close(pd(wave({3, 4}), wave({3, 4}, 0.5)),
-                tg::pairwise_distance(wave({3, 4}), wave({3, 4}, 0.5), 1.5, 1e-6, true), 0, 0);
+    check_close(pd(wave37({3, 4}), wave37({3, 4}, 0.5)),
+                tg::pairwise_distance(wave37({3, 4}), wave37({3, 4}, 0.5), 1.5, 1e-6, true), 0, 0);
 }
 
 BOOST_AUTO_TEST_CASE(pdist_matches_libtorch_with_equal_rows_and_ties) {
@@ -308,20 +308,20 @@ BOOST_AUTO_TEST_CASE(pdist_matches_libtorch_with_equal_rows_and_ties) {
     for (double p : {2.0, 1.0, 3.0, 0.5, kInf, 0.0})
         check_grads(kRef, "pdist_p" + std::to_string(p), {rows},
                     [p](const V& x) { return F::pdist(x[0], p); });
-    check_grads(kRef, "pdist_wave", {wave({5, 3})}, [](const V& x) { return F::pdist(x[0]); });
-    BOOST_TEST(tg::pdist(wave({1, 3})).sizes() == tg::Shape{0});
-    BOOST_TEST(tg::pdist(wave({0, 3})).sizes() == tg::Shape{0});
+    check_grads(kRef, "pdist_wave", {wave37({5, 3})}, [](const V& x) { return F::pdist(x[0]); });
+    BOOST_TEST(tg::pdist(wave37({1, 3})).sizes() == tg::Shape{0});
+    BOOST_TEST(tg::pdist(wave37({0, 3})).sizes() == tg::Shape{0});
     check_close(tg::pdist(tg::zeros({3, 0}, tg::kFloat64)), {0, 0, 0}, 0, 0);
 }
 
 BOOST_AUTO_TEST_CASE(identity_and_unflatten) {
     nn::Identity id;
-    const tg::Tensor x = wave({2, 6});
+    const tg::Tensor x = wave37({2, 6});
     BOOST_TEST(id(x).impl() == x.impl());
     nn::Unflatten un(nn::UnflattenOptions(-1, {2, -1}));
     BOOST_TEST(un(x).sizes() == (tg::Shape{2, 2, 3}));
     check_close(un(x), x.reshape({2, 2, 3}), 0, 0);
-    BOOST_TEST(nn::Unflatten(nn::UnflattenOptions(1, {3, 2}))(wave({4, 6, 5})).sizes() ==
+    BOOST_TEST(nn::Unflatten(nn::UnflattenOptions(1, {3, 2}))(wave37({4, 6, 5})).sizes() ==
                (tg::Shape{4, 3, 2, 5}));
     check_throws<tg::shape_error>(
         [&] {

@@ -104,21 +104,21 @@ std::string printed(const M& m) {
 
 BOOST_AUTO_TEST_CASE(alpha_dropouts_draw_libtorchs_masks_in_float64) {
     tg::manual_seed(7);
-    check_grads(kRef, "alpha_f64", {wave({3, 4})},
+    check_grads(kRef, "alpha_f64", {wave37({3, 4})},
                 [](const V& x) { return tg::alpha_dropout(x[0], 0.3, true); });
-    check_grads(kRef, "feature_alpha_f64", {wave({2, 3, 2, 2})},
+    check_grads(kRef, "feature_alpha_f64", {wave37({2, 3, 2, 2})},
                 [](const V& x) { return tg::feature_alpha_dropout(x[0], 0.4, true); });
     exact(tg::rand({3}, tg::kFloat64), "alpha_after_f64");
 }
 
 BOOST_AUTO_TEST_CASE(alpha_dropouts_are_libtorchs_bits_in_float32) {
     tg::manual_seed(8);
-    tg::Tensor x32 = wave({3, 5}).to(tg::kFloat32).requires_grad_(true);
+    tg::Tensor x32 = wave37({3, 5}).to(tg::kFloat32).requires_grad_(true);
     const tg::Tensor y32 = tg::alpha_dropout(x32, 0.6, true);
     exact(y32, "alpha_f32");
-    (y32 * wave({3, 5}, 1.0).to(tg::kFloat32)).sum().backward();
+    (y32 * wave37({3, 5}, 1.0).to(tg::kFloat32)).sum().backward();
     exact(x32.grad(), "alpha_f32_d0");
-    exact(tg::feature_alpha_dropout(wave({2, 4, 3}).to(tg::kFloat32), 0.5, true),
+    exact(tg::feature_alpha_dropout(wave37({2, 4, 3}).to(tg::kFloat32), 0.5, true),
           "feature_alpha_f32");
     exact(tg::rand({3}, tg::kFloat64), "alpha_after_f32");
 }
@@ -128,28 +128,28 @@ BOOST_AUTO_TEST_CASE(modules_and_functions_draw_as_libtorchs) {
     nn::AlphaDropout ad(0.2);
     nn::FeatureAlphaDropout fad(nn::FeatureAlphaDropoutOptions(0.35).inplace(true));
     nn::Dropout3d d3(0.45);
-    const tg::Tensor in = wave({3, 2, 4});
-    check_close(ad(wave({4, 3})), kRef("module_alpha"), 1e-15, 1e-15);
+    const tg::Tensor in = wave37({3, 2, 4});
+    check_close(ad(wave37({4, 3})), kRef("module_alpha"), 1e-15, 1e-15);
     check_close(fad(in), kRef("module_feature_alpha"), 1e-15, 1e-15);
-    check_close(in, wave({3, 2, 4}), 0, 0);  // inplace is ignored, as LibTorch's module does
-    check_close(d3(wave({2, 3, 2, 2, 2})), kRef("module_dropout3d"), 1e-15, 1e-15);
-    check_close(d3(wave({3, 2, 1, 2})), kRef("module_dropout3d_unbatched"), 1e-15, 1e-15);
-    check_close(F::dropout3d(wave({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)),
+    check_close(in, wave37({3, 2, 4}), 0, 0);  // inplace is ignored, as LibTorch's module does
+    check_close(d3(wave37({2, 3, 2, 2, 2})), kRef("module_dropout3d"), 1e-15, 1e-15);
+    check_close(d3(wave37({3, 2, 1, 2})), kRef("module_dropout3d_unbatched"), 1e-15, 1e-15);
+    check_close(F::dropout3d(wave37({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)),
                 kRef("f_dropout3d"), 1e-15, 1e-15);
-    check_close(F::dropout2d(wave({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)),
+    check_close(F::dropout2d(wave37({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)),
                 kRef("f_dropout2d_unbatched"), 1e-15, 1e-15);
-    check_close(F::alpha_dropout(wave({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)),
+    check_close(F::alpha_dropout(wave37({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)),
                 kRef("f_alpha_training"), 1e-15, 1e-15);
-    check_close(F::feature_alpha_dropout(wave({2, 2, 2}),
+    check_close(F::feature_alpha_dropout(wave37({2, 2, 2}),
                                          F::FeatureAlphaDropoutFuncOptions().p(0.5).training(true)),
                 kRef("f_feature_alpha_training"), 1e-15, 1e-15);
     exact(tg::rand({3}, tg::kFloat64), "module_after");
-    exact(tg::alpha_dropout(wave({3}), 1.0, true), "alpha_p1");
+    exact(tg::alpha_dropout(wave37({3}), 1.0, true), "alpha_p1");
 }
 
 BOOST_AUTO_TEST_CASE(not_training_returns_the_input_and_draws_nothing) {
     tg::manual_seed(3);
-    const tg::Tensor x = wave({2, 3, 2, 2, 2});
+    const tg::Tensor x = wave37({2, 3, 2, 2, 2});
     nn::AlphaDropout ad(0.5);
     nn::Dropout3d d3(nn::Dropout3dOptions(0.5).inplace(true));
     ad->eval();
@@ -163,7 +163,7 @@ BOOST_AUTO_TEST_CASE(not_training_returns_the_input_and_draws_nothing) {
     tg::manual_seed(3);
     BOOST_TEST(tg::rand({1}, tg::kFloat64).item<double>() == first);
     // a leaf that requires grad passes through an in-place dropout in eval mode, as in LibTorch
-    tg::Tensor leaf = wave({2, 3, 2, 2, 2}).requires_grad_(true);
+    tg::Tensor leaf = wave37({2, 3, 2, 2, 2}).requires_grad_(true);
     BOOST_TEST(d3(leaf).impl() == leaf.impl());
     nn::Dropout d(nn::DropoutOptions(0.5).inplace(true));
     d->eval();
@@ -172,11 +172,11 @@ BOOST_AUTO_TEST_CASE(not_training_returns_the_input_and_draws_nothing) {
 
 BOOST_AUTO_TEST_CASE(inplace_functions_write_into_their_input) {
     tg::manual_seed(4);
-    tg::Tensor x = wave({2, 3, 2, 2});
+    tg::Tensor x = wave37({2, 3, 2, 2});
     const tg::Tensor y = F::dropout2d(x, F::Dropout2dFuncOptions().p(0.5).inplace(true));
     BOOST_TEST(y.impl() == x.impl());
     tg::manual_seed(4);
-    check_close(x, tg::feature_dropout(wave({2, 3, 2, 2}), 0.5, true), 0, 0);
+    check_close(x, tg::feature_dropout(wave37({2, 3, 2, 2}), 0.5, true), 0, 0);
 }
 
 BOOST_AUTO_TEST_CASE(modules_print_as_libtorchs) {

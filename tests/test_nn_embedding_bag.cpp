@@ -173,14 +173,14 @@ BOOST_AUTO_TEST_CASE(every_mode_matches_libtorch) {
         {"sum", tg::kSum}, {"mean", tg::kMean}, {"max", tg::kMax}};
     for (const auto& [name, mode] : modes) {
         const nn::EmbeddingBagMode m = mode;
-        check_grads(kRef, "bag_" + name, {wave({6, 3})}, [&](const V& x) {
+        check_grads(kRef, "bag_" + name, {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(kIdx, x[0], F::EmbeddingBagFuncOptions().offsets(kOff).mode(m));
         });
-        check_grads(kRef, "bag_" + name + "_padding", {wave({6, 3})}, [&](const V& x) {
+        check_grads(kRef, "bag_" + name + "_padding", {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(
                 kIdx, x[0], F::EmbeddingBagFuncOptions().offsets(kOff).mode(m).padding_idx(2));
         });
-        check_grads(kRef, "bag_" + name + "_last_offset", {wave({6, 3})}, [&](const V& x) {
+        check_grads(kRef, "bag_" + name + "_last_offset", {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(kIdx, x[0],
                                     F::EmbeddingBagFuncOptions()
                                         .offsets(longs({0, 2, 2, 9}))
@@ -188,7 +188,7 @@ BOOST_AUTO_TEST_CASE(every_mode_matches_libtorch) {
                                         .include_last_offset(true)
                                         .padding_idx(-1));
         });
-        check_grads(kRef, "bag_" + name + "_2d", {wave({6, 3})}, [&](const V& x) {
+        check_grads(kRef, "bag_" + name + "_2d", {wave37({6, 3})}, [&](const V& x) {
             return F::embedding_bag(kIdx.reshape({3, 3}), x[0],
                                     F::EmbeddingBagFuncOptions().mode(m));
         });
@@ -196,13 +196,13 @@ BOOST_AUTO_TEST_CASE(every_mode_matches_libtorch) {
 }
 
 BOOST_AUTO_TEST_CASE(per_sample_weights_frequencies_and_ties_match_libtorch) {
-    check_grads(kRef, "bag_sum_weighted", {wave({6, 3}), wave({9}, 0.3)}, [](const V& x) {
+    check_grads(kRef, "bag_sum_weighted", {wave37({6, 3}), wave37({9}, 0.3)}, [](const V& x) {
         return F::embedding_bag(
             kIdx, x[0],
             F::EmbeddingBagFuncOptions().offsets(kOff).mode(tg::kSum).per_sample_weights(x[1]));
     });
     check_grads(
-        kRef, "bag_sum_weighted_padding_2d", {wave({6, 3}), wave({3, 3}, 0.3)}, [](const V& x) {
+        kRef, "bag_sum_weighted_padding_2d", {wave37({6, 3}), wave37({3, 3}, 0.3)}, [](const V& x) {
             return F::embedding_bag(
                 kIdx.reshape({3, 3}), x[0],
                 F::EmbeddingBagFuncOptions().mode(tg::kSum).per_sample_weights(x[1]).padding_idx(
@@ -214,11 +214,11 @@ BOOST_AUTO_TEST_CASE(per_sample_weights_frequencies_and_ties_match_libtorch) {
     // are read with the unique-group counter: rows 1..5 get 1/2, 1/1, 1/3, 1/3, 1/3 here), a
     // silent bug of 1.13 through 2.13 that is not replicated: the expected gradient is LibTorch's
     // unscaled one (bag_mean_d0) over the counts, which equals LibTorch's for row 0.
-    tg::Tensor w = wave({6, 3}).requires_grad_(true);
+    tg::Tensor w = wave37({6, 3}).requires_grad_(true);
     const tg::Tensor y = F::embedding_bag(
         kIdx, w, F::EmbeddingBagFuncOptions().offsets(kOff).scale_grad_by_freq(true));
     check_close(y, kRef("bag_mean_freq"), 1e-12, 1e-12);
-    (y * wave(y.sizes(), 1.0)).sum().backward();
+    (y * wave37(y.sizes(), 1.0)).sum().backward();
     const tg::Tensor counts =
         tg::tensor({2.0, 1.0, 3.0, 1.0, 1.0, 1.0}, tg::kFloat64).reshape({6, 1});
     const tg::Tensor unscaled = tgtest::from_values(kRef("bag_mean_d0"), {6, 3});
@@ -237,13 +237,13 @@ BOOST_AUTO_TEST_CASE(per_sample_weights_frequencies_and_ties_match_libtorch) {
 }
 
 BOOST_AUTO_TEST_CASE(max_norm_renormalises_the_rows_read_in_place) {
-    tg::Tensor w = (wave({6, 3}) * 3).requires_grad_(true);
+    tg::Tensor w = (wave37({6, 3}) * 3).requires_grad_(true);
     const tg::Tensor y = F::embedding_bag(
         kIdx, w,
         F::EmbeddingBagFuncOptions().offsets(kOff).max_norm(1.5).norm_type(3).mode(tg::kSum));
     check_close(y, kRef("bag_max_norm"), 1e-12, 1e-12);
     check_close(w, kRef("bag_max_norm_weight"), 1e-12, 1e-12);
-    (y * wave(y.sizes(), 1.0)).sum().backward();
+    (y * wave37(y.sizes(), 1.0)).sum().backward();
     check_close(w.grad(), kRef("bag_max_norm_d0"), 1e-12, 1e-12);
 }
 
@@ -256,10 +256,10 @@ BOOST_AUTO_TEST_CASE(module_draws_libtorchs_weights_and_forwards_its_options) {
     BOOST_TEST(*bag->options.padding_idx() == 3);
     bag->to(tg::kFloat64);
     check_close(bag(longs({0, 3, 3, 1}), longs({0, 1})), kRef("module_forward"), 1e-15, 1e-15);
-    const tg::Tensor pretrained = wave({4, 2});
+    const tg::Tensor pretrained = wave37({4, 2});
     nn::EmbeddingBag given(nn::EmbeddingBagOptions(4, 2)._weight(pretrained).mode(tg::kSum));
     check_close(given(longs({1, 2}), longs({0})),
-                (wave({4, 2})[1] + wave({4, 2})[2]).reshape({1, 2}), 1e-15, 1e-15);
+                (wave37({4, 2})[1] + wave37({4, 2})[2]).reshape({1, 2}), 1e-15, 1e-15);
     // int32 indices and offsets, as LibTorch accepts
     check_close(given(longs({1, 2}).to(tg::kInt32), longs({0}).to(tg::kInt32)),
                 given(longs({1, 2}), longs({0})), 0, 0);

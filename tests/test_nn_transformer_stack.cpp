@@ -743,7 +743,7 @@ void check_param_grads(const std::string& prefix, const nn::Module& m) {
 }
 
 void backprop(const tg::Tensor& y) {
-    (y * wave(y.sizes(), 1.0)).sum().backward();
+    (y * wave37(y.sizes(), 1.0)).sum().backward();
 }
 
 tg::Tensor causal_mask() {
@@ -776,8 +776,8 @@ BOOST_AUTO_TEST_CASE(decoder_layer_matches_libtorch) {
     BOOST_TEST(values_of(tg::rand({2}, tg::kFloat64)) == kRef("dl_init_after"),
                boost::test_tools::per_element());
     dl->to(tg::kFloat64);
-    tg::Tensor tgt = wave({5, 2, 8}).requires_grad_(true),
-               mem = wave({4, 2, 8}, 0.7).requires_grad_(true);
+    tg::Tensor tgt = wave37({5, 2, 8}).requires_grad_(true),
+               mem = wave37({4, 2, 8}, 0.7).requires_grad_(true);
     const tg::Tensor y = dl->forward(tgt, mem, causal_mask(), {}, tgt_padding(), memory_padding());
     check_close(y, kRef("dl_out"), 1e-12, 1e-12);
     backprop(y);
@@ -790,14 +790,14 @@ BOOST_AUTO_TEST_CASE(decoder_layer_matches_libtorch) {
         nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
             tg::kGELU));
     dg->to(tg::kFloat64);
-    check_close(dg->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7), {}, wave({3, 4}, 0.2)),
+    check_close(dg->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7), {}, wave37({3, 4}, 0.2)),
                 kRef("dl_gelu_out"), 1e-12, 1e-12);
     tg::manual_seed(12);
     nn::TransformerDecoderLayer df(
         nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
             [](const tg::Tensor& x) { return tg::tanh(x) * 2; }));
     df->to(tg::kFloat64);
-    check_close(df->forward(wave({3, 2, 8}), wave({4, 2, 8}, 0.7)), kRef("dl_function_out"), 1e-12,
+    check_close(df->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7)), kRef("dl_function_out"), 1e-12,
                 1e-12);
 }
 
@@ -811,7 +811,7 @@ BOOST_AUTO_TEST_CASE(encoder_and_decoder_stacks_match_libtorch) {
     BOOST_TEST(values_of(tg::rand({2}, tg::kFloat64)) == kRef("enc_init_after"),
                boost::test_tools::per_element());
     enc->to(tg::kFloat64);
-    tg::Tensor src = wave({5, 2, 8}, 0.3).requires_grad_(true);
+    tg::Tensor src = wave37({5, 2, 8}, 0.3).requires_grad_(true);
     const tg::Tensor e = enc(src, causal_mask(), tgt_padding());
     check_close(e, kRef("enc_out"), 1e-12, 1e-12);
     backprop(e);
@@ -830,7 +830,7 @@ BOOST_AUTO_TEST_CASE(encoder_and_decoder_stacks_match_libtorch) {
     BOOST_TEST(first.linear1->weight.impl() != layer->linear1->weight.impl());
     check_close(first.linear1->weight, layer->linear1->weight, 0, 0);
     dec->to(tg::kFloat64);
-    check_close(dec->forward(wave({5, 2, 8}), wave({4, 2, 8}, 0.7), causal_mask(), {}, {},
+    check_close(dec->forward(wave37({5, 2, 8}), wave37({4, 2, 8}, 0.7), causal_mask(), {}, {},
                              memory_padding()),
                 kRef("dec_out"), 1e-12, 1e-12);
 }
@@ -842,8 +842,8 @@ BOOST_AUTO_TEST_CASE(transformer_matches_libtorch) {
     BOOST_TEST(values_of(tg::rand({2}, tg::kFloat64)) == kRef("tr_init_after"),
                boost::test_tools::per_element());
     tr->to(tg::kFloat64);
-    tg::Tensor s2 = wave({4, 2, 8}, 0.3).requires_grad_(true),
-               t2 = wave({5, 2, 8}).requires_grad_(true);
+    tg::Tensor s2 = wave37({4, 2, 8}, 0.3).requires_grad_(true),
+               t2 = wave37({5, 2, 8}).requires_grad_(true);
     const tg::Tensor out = tr->forward(s2, t2, {}, causal_mask(), {}, memory_padding(),
                                        tgt_padding(), memory_padding());
     check_close(out, kRef("tr_out"), 1e-12, 1e-12);
@@ -855,17 +855,17 @@ BOOST_AUTO_TEST_CASE(transformer_matches_libtorch) {
 
 BOOST_AUTO_TEST_CASE(multi_head_attention_forward_matches_libtorch) {
     namespace F = tg::nn::functional;
-    tg::Tensor q = wave({3, 2, 4}).requires_grad_(true), in_w = (wave({12, 4}, 0.9) * 0.5);
+    tg::Tensor q = wave37({3, 2, 4}).requires_grad_(true), in_w = (wave37({12, 4}, 0.9) * 0.5);
     in_w.requires_grad_(true);
-    const tg::Tensor kv = wave({5, 2, 4}, 0.4);
+    const tg::Tensor kv = wave37({5, 2, 4}, 0.4);
     const auto opts =
-        F::MultiheadAttentionForwardFuncOptions(4, 2, in_w, wave({12}, 1.1) * 0.1,
-                                                wave({1, 1, 4}, 1.3), wave({1, 1, 4}, 1.7), true,
-                                                0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
+        F::MultiheadAttentionForwardFuncOptions(4, 2, in_w, wave37({12}, 1.1) * 0.1,
+                                                wave37({1, 1, 4}, 1.3), wave37({1, 1, 4}, 1.7), true,
+                                                0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
             .key_padding_mask(tg::tensor(std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 0, 0, 1})
                                   .to(tg::kBool)
                                   .reshape({2, 5}))
-            .attn_mask(wave({3, 5}, 0.2));
+            .attn_mask(wave37({3, 5}, 0.2));
     const auto [out, weights] = F::multi_head_attention_forward(q, kv, kv, opts);
     check_close(out, kRef("mhaf_out"), 1e-12, 1e-12);
     check_close(weights, kRef("mhaf_weights"), 1e-12, 1e-12);
@@ -873,10 +873,10 @@ BOOST_AUTO_TEST_CASE(multi_head_attention_forward_matches_libtorch) {
     check_close(q.grad(), kRef("mhaf_d_query"), 1e-12, 1e-12);
     check_close(in_w.grad(), kRef("mhaf_d_in_proj_weight"), 1e-12, 1e-12);
     const auto sopts = F::MultiheadAttentionForwardFuncOptions(
-                           4, 2, wave({12, 4}, 0.9) * 0.5, wave({12}, 1.1) * 0.1, {}, {}, false,
-                           0.0, wave({4, 4}, 2.1) * 0.5, wave({4}, 2.3) * 0.1)
-                           .static_k(wave({4, 6, 2}, 0.6))
-                           .static_v(wave({4, 6, 2}, 0.8))
+                           4, 2, wave37({12, 4}, 0.9) * 0.5, wave37({12}, 1.1) * 0.1, {}, {}, false,
+                           0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
+                           .static_k(wave37({4, 6, 2}, 0.6))
+                           .static_v(wave37({4, 6, 2}, 0.8))
                            .average_attn_weights(false);
     const auto [so, sw] = F::multi_head_attention_forward(q.detach(), kv, kv, sopts);
     check_close(so, kRef("mhaf_static_out"), 1e-12, 1e-12);
@@ -889,7 +889,7 @@ BOOST_AUTO_TEST_CASE(transformer_in_training_draws_libtorchs_dropout_masks) {
     trd->to(tg::kFloat64);
     trd->train();
     tg::manual_seed(17);
-    check_close(trd->forward(wave({4, 2, 8}, 0.3), wave({5, 2, 8}), {}, causal_mask()),
+    check_close(trd->forward(wave37({4, 2, 8}, 0.3), wave37({5, 2, 8}), {}, causal_mask()),
                 kRef("tr_train_out"), 1e-12, 1e-12);
     BOOST_TEST(values_of(tg::rand({3}, tg::kFloat64)) == kRef("tr_train_after"),
                boost::test_tools::per_element());

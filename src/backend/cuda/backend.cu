@@ -39,11 +39,6 @@ T* ptr(const View& v) {
     return static_cast<T*>(v.data) + v.offset;
 }
 
-template <class F>
-void for_dtype(Dtype d, F&& f) {
-    dispatch(d, [&](auto tag) { f(tag); });
-}
-
 class CudaBackend final : public Backend {
 public:
     explicit CudaBackend(int index)
