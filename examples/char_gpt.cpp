@@ -20,7 +20,6 @@
 // windows (--batch per micro-batch and rank), nn::DistributedDataParallel averages the gradients
 // once per step (the first accum-1 micro-batches under no_sync), rank 0 decides when to stop and
 // prints, evaluates, samples and writes the CSV.
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,17 +27,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "device_arg.hpp"
+#include "fortunes.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
@@ -97,60 +95,6 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-/// The text of every fortune file in dir (not the .dat indexes or .u8 links), in name order.
-std::string read_corpus(const std::string& dir) {
-    DIR* d = opendir(dir.c_str());
-    if (!d)
-        throw tg::io_error("char_gpt: cannot open " + dir +
-                           " (install Debian's fortunes package, or pass --data DIR)");
-    std::vector<std::string> names;
-    while (dirent* e = readdir(d)) {
-        const std::string n = e->d_name;
-        auto ends = [&](const char* s) {
-            const std::string t = s;
-            return n.size() >= t.size() && n.compare(n.size() - t.size(), t.size(), t) == 0;
-        };
-        if (n[0] != '.' && !ends(".dat") && !ends(".u8"))
-            names.push_back(n);
-    }
-    closedir(d);
-    std::sort(names.begin(), names.end());
-    std::string text;
-    for (const std::string& n : names) {
-        std::ifstream f(dir + "/" + n, std::ios::binary);
-        std::ostringstream s;
-        s << f.rdbuf();
-        text += s.str();
-    }
-    if (text.size() < 10000)
-        throw tg::io_error("char_gpt: " + dir + " holds only " + std::to_string(text.size()) +
-                           " bytes of text");
-    return text;
-}
-
-struct Corpus {
-    std::vector<int64_t> ids;  // the text as vocabulary indices
-    std::vector<char> chars;   // index -> byte
-    std::map<char, int64_t> index;
-    size_t split = 0;  // [0, split) trains, [split, end) validates
-};
-
-Corpus tokenize(const std::string& text) {
-    Corpus c;
-    std::vector<bool> seen(256, false);
-    for (unsigned char ch : text)
-        seen[ch] = true;
-    for (int ch = 0; ch < 256; ++ch)
-        if (seen[size_t(ch)]) {
-            c.index[char(ch)] = int64_t(c.chars.size());
-            c.chars.push_back(char(ch));
-        }
-    for (char ch : text)
-        c.ids.push_back(c.index[ch]);
-    c.split = c.ids.size() * 9 / 10;
-    return c;
-}
-
 /// Decoder-only transformer: token and position embeddings, pre-norm causal blocks, a final
 /// LayerNorm and the logits. The blocks are also a chain of stages for the checkpoint planner.
 struct GptImpl : nn::Module {
@@ -203,19 +147,6 @@ struct GptImpl : nn::Module {
     nn::Linear head{nullptr};
 };
 TG_MODULE(Gpt);
-
-/// A batch of `batch` windows of context+1 tokens from [lo, hi): inputs and next-token targets.
-std::pair<tg::Tensor, tg::Tensor> get_batch(const Corpus& c, size_t lo, size_t hi, int64_t batch,
-                                            int64_t T, std::mt19937_64& rng, tg::Device d) {
-    std::uniform_int_distribution<size_t> start(lo, hi - size_t(T) - 1);
-    std::vector<int64_t> x, y;
-    for (int64_t b = 0; b < batch; ++b) {
-        const size_t s = start(rng);
-        x.insert(x.end(), c.ids.begin() + long(s), c.ids.begin() + long(s) + T);
-        y.insert(y.end(), c.ids.begin() + long(s) + 1, c.ids.begin() + long(s) + T + 1);
-    }
-    return {tg::tensor(x).reshape({batch, T}).to(d), tg::tensor(y).reshape({batch * T}).to(d)};
-}
 
 double lr_at(const Args& a, int64_t step) {
     if (step < a.warmup)
@@ -276,7 +207,7 @@ int main(int argc, char** argv) try {
     const bool lead = rank == 0;  // prints, evaluates, samples, writes the CSV
     tg::manual_seed(uint64_t(a.seed));
     std::mt19937_64 rng(uint64_t(a.seed) + uint64_t(rank));  // each rank its own windows
-    const Corpus c = tokenize(read_corpus(a.data));
+    const Corpus c = tokenize(read_corpus(a.data, "char_gpt"));
     const int64_t V = int64_t(c.chars.size());
     const tg::Device device = parse_device(a.device);
     if (!tg::is_available(device))

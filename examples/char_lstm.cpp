@@ -13,21 +13,19 @@
 // (docs/rnn.md: the same gradients, bit for bit). Writes step,elapsed_s,train_loss,val_loss,
 // tokens_per_s to the CSV every --eval-every steps (scripts/plot.sh draws it), and samples text
 // from the prompt at the end, carrying the LSTM's state from character to character.
-#include <dirent.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "device_arg.hpp"
+#include "fortunes.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
@@ -75,59 +73,6 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-/// The text of every fortune file in dir (not the .dat indexes or .u8 links), in name order.
-std::string read_corpus(const std::string& dir) {
-    DIR* d = opendir(dir.c_str());
-    if (!d)
-        throw tg::io_error("char_lstm: cannot open " + dir +
-                           " (install Debian's fortunes package, or pass --data DIR)");
-    std::vector<std::string> names;
-    while (dirent* e = readdir(d)) {
-        const std::string n = e->d_name;
-        auto ends = [&](const std::string& t) {
-            return n.size() >= t.size() && n.compare(n.size() - t.size(), t.size(), t) == 0;
-        };
-        if (n[0] != '.' && !ends(".dat") && !ends(".u8"))
-            names.push_back(n);
-    }
-    closedir(d);
-    std::sort(names.begin(), names.end());
-    std::string text;
-    for (const std::string& n : names) {
-        std::ifstream f(dir + "/" + n, std::ios::binary);
-        std::ostringstream s;
-        s << f.rdbuf();
-        text += s.str();
-    }
-    if (text.size() < 10000)
-        throw tg::io_error("char_lstm: " + dir + " holds only " + std::to_string(text.size()) +
-                           " bytes of text");
-    return text;
-}
-
-struct Corpus {
-    std::vector<int64_t> ids;
-    std::vector<char> chars;
-    std::map<char, int64_t> index;
-    size_t split = 0;
-};
-
-Corpus tokenize(const std::string& text) {
-    Corpus c;
-    std::vector<bool> seen(256, false);
-    for (unsigned char ch : text)
-        seen[ch] = true;
-    for (int ch = 0; ch < 256; ++ch)
-        if (seen[size_t(ch)]) {
-            c.index[char(ch)] = int64_t(c.chars.size());
-            c.chars.push_back(char(ch));
-        }
-    for (char ch : text)
-        c.ids.push_back(c.index[ch]);
-    c.split = c.ids.size() * 9 / 10;
-    return c;
-}
-
 /// Embedding, LSTM, head: ids [B, T] (and a state) -> logits [B, T, V] and the final state.
 struct CharLstmImpl : nn::Module {
     CharLstmImpl(int64_t vocab, const Args& a) : Module("CharLstm") {
@@ -149,18 +94,6 @@ struct CharLstmImpl : nn::Module {
     nn::Linear head{nullptr};
 };
 TG_MODULE(CharLstm);
-
-std::pair<tg::Tensor, tg::Tensor> get_batch(const Corpus& c, size_t lo, size_t hi, int64_t batch,
-                                            int64_t T, std::mt19937_64& rng, tg::Device d) {
-    std::uniform_int_distribution<size_t> start(lo, hi - size_t(T) - 1);
-    std::vector<int64_t> x, y;
-    for (int64_t b = 0; b < batch; ++b) {
-        const size_t s = start(rng);
-        x.insert(x.end(), c.ids.begin() + long(s), c.ids.begin() + long(s) + T);
-        y.insert(y.end(), c.ids.begin() + long(s) + 1, c.ids.begin() + long(s) + T + 1);
-    }
-    return {tg::tensor(x).reshape({batch, T}).to(d), tg::tensor(y).reshape({batch * T}).to(d)};
-}
 
 double evaluate(CharLstm& model, const Corpus& c, const Args& a, int64_t batches, tg::Device d) {
     tg::NoGradGuard g;
@@ -209,7 +142,7 @@ int main(int argc, char** argv) try {
     const Args a = parse(argc, argv);
     tg::manual_seed(uint64_t(a.seed));
     std::mt19937_64 rng(uint64_t(a.seed));
-    const Corpus c = tokenize(read_corpus(a.data));
+    const Corpus c = tokenize(read_corpus(a.data, "char_lstm"));
     const int64_t V = int64_t(c.chars.size());
     const tg::Device device = parse_device(a.device);
     if (!tg::is_available(device))

@@ -8,43 +8,11 @@
 namespace tg::nn {
 
 InstanceNormBase::InstanceNormBase(const char* name, const InstanceNormOptions& opts, int64_t dims)
-    : Module(name), options(opts), dims_(dims) {
-    const int64_t c = options.num_features();
-    if (c <= 0)
-        throw shape_error(std::string(name) + "(" + std::to_string(c) +
-                          "): num_features must be positive");
-    if (!(options.eps() > 0))
-        throw value_error(std::string(name) + ": eps must be positive");
+    : NormBase(name, opts.num_features(), opts.eps(), opts.affine(), opts.track_running_stats()),
+      options(opts),
+      dims_(dims) {
     if (!(options.momentum() >= 0 && options.momentum() <= 1))
         throw value_error(std::string(name) + ": momentum must be in [0, 1]");
-    if (options.affine()) {
-        weight = register_parameter("weight", empty({c}));
-        bias = register_parameter("bias", empty({c}));
-    }
-    if (options.track_running_stats()) {
-        running_mean = register_buffer("running_mean", empty({c}));
-        running_var = register_buffer("running_var", empty({c}));
-        num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
-    }
-    reset_parameters();
-}
-
-void InstanceNormBase::reset_running_stats() {
-    if (!options.track_running_stats())
-        return;
-    NoGradGuard guard;
-    running_mean.zero_();
-    running_var.fill_(1);
-    num_batches_tracked.zero_();
-}
-
-void InstanceNormBase::reset_parameters() {
-    reset_running_stats();
-    if (!options.affine())
-        return;
-    NoGradGuard guard;
-    weight.fill_(1);
-    bias.zero_();
 }
 
 Tensor InstanceNormBase::forward(const Tensor& x) {

@@ -10,22 +10,18 @@
 
 namespace tg::nn {
 
-BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& opts, int64_t min_dim,
-                             int64_t max_dim)
-    : Module(name), options(opts), min_dim_(min_dim), max_dim_(max_dim) {
-    const int64_t c = options.num_features();
+NormBase::NormBase(const char* name, int64_t c, double eps, bool affine, bool track_running_stats)
+    : Module(name) {
     if (c <= 0)
         throw shape_error(std::string(name) + "(" + std::to_string(c) +
                           "): num_features must be positive");
-    if (!(options.eps() > 0))
+    if (!(eps > 0))
         throw value_error(std::string(name) + ": eps must be positive");
-    if (options.momentum() && !(*options.momentum() >= 0 && *options.momentum() <= 1))
-        throw value_error(std::string(name) + ": momentum must be in [0, 1]");
-    if (options.affine()) {
+    if (affine) {
         weight = register_parameter("weight", empty({c}));
         bias = register_parameter("bias", empty({c}));
     }
-    if (options.track_running_stats()) {
+    if (track_running_stats) {
         running_mean = register_buffer("running_mean", empty({c}));
         running_var = register_buffer("running_var", empty({c}));
         num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
@@ -33,8 +29,8 @@ BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& opts, int
     reset_parameters();
 }
 
-void BatchNormBase::reset_running_stats() {
-    if (!options.track_running_stats())
+void NormBase::reset_running_stats() {
+    if (!running_mean.defined())
         return;
     NoGradGuard guard;
     running_mean.zero_();
@@ -42,13 +38,23 @@ void BatchNormBase::reset_running_stats() {
     num_batches_tracked.zero_();
 }
 
-void BatchNormBase::reset_parameters() {
+void NormBase::reset_parameters() {
     reset_running_stats();
-    if (!options.affine())
+    if (!weight.defined())
         return;
     NoGradGuard guard;
     weight.fill_(1);
     bias.zero_();
+}
+
+BatchNormBase::BatchNormBase(const char* name, const BatchNormOptions& opts, int64_t min_dim,
+                             int64_t max_dim)
+    : NormBase(name, opts.num_features(), opts.eps(), opts.affine(), opts.track_running_stats()),
+      options(opts),
+      min_dim_(min_dim),
+      max_dim_(max_dim) {
+    if (options.momentum() && !(*options.momentum() >= 0 && *options.momentum() <= 1))
+        throw value_error(std::string(name) + ": momentum must be in [0, 1]");
 }
 
 Tensor BatchNormBase::forward(const Tensor& x) {

@@ -108,8 +108,9 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(
     a.in_proj_bias = o.in_proj_bias(), a.bias_k = o.bias_k(), a.bias_v = o.bias_v();
     a.static_k = o.static_k(), a.static_v = o.static_v();
     a.out_proj_weight = o.out_proj_weight(), a.out_proj_bias = o.out_proj_bias();
-    return nn::detail::attention_forward(a, query, key, value, o.key_padding_mask(), o.need_weights(),
-                                     o.attn_mask(), o.average_attn_weights(), false);
+    return nn::detail::attention_forward(a, query, key, value, o.key_padding_mask(),
+                                         o.need_weights(), o.attn_mask(), o.average_attn_weights(),
+                                         false);
 }
 }  // namespace functional
 

@@ -12,6 +12,7 @@
 
 #include "tapegrad/arg.hpp"
 #include "tapegrad/nn/module.hpp"
+#include "tapegrad/nn/normalization.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg::nn {
@@ -31,22 +32,15 @@ using InstanceNorm2dOptions = InstanceNormOptions;
 using InstanceNorm3dOptions = InstanceNormOptions;
 
 /// What the three share; they differ in the input dims they accept.
-class InstanceNormBase : public Module {
+class InstanceNormBase : public NormBase {
 public:
     using Options = InstanceNormOptions;
     /// tg::instance_norm with the batch's statistics in training or without
     /// track_running_stats, else the running ones. shape_error for an input of the wrong dims
     /// or channel count.
     Tensor forward(const Tensor& x) override;
-    /// Running mean 0, running variance 1, num_batches_tracked 0.
-    void reset_running_stats();
-    /// reset_running_stats(), weight 1 and bias 0.
-    void reset_parameters();
     void pretty_print(std::ostream& os) const override;
     InstanceNormOptions options;
-
-    Tensor weight, bias;                                    // [C], undefined unless affine
-    Tensor running_mean, running_var, num_batches_tracked;  // undefined unless tracking
 
 protected:
     InstanceNormBase(const char* name, const InstanceNormOptions& options, int64_t dims);

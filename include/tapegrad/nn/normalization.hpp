@@ -41,23 +41,35 @@ using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
 using BatchNorm3dOptions = BatchNormOptions;
 
-/// What BatchNorm1d and BatchNorm2d share; they differ in the input dims they accept.
-class BatchNormBase : public Module {
+/// What the batch and instance norms share, as LibTorch's NormImplBase: the affine parameters
+/// and the running statistics, and their resets.
+class NormBase : public Module {
+public:
+    /// Running mean 0, running variance 1, num_batches_tracked 0 (when tracking).
+    void reset_running_stats();
+    /// reset_running_stats(), weight 1 and bias 0 (when affine).
+    void reset_parameters();
+
+    Tensor weight, bias;                                    // [C], undefined unless affine
+    Tensor running_mean, running_var, num_batches_tracked;  // undefined unless tracking
+
+protected:
+    /// Checks num_features and eps, registers weight and bias (affine) and the running
+    /// statistics (track_running_stats) and resets them.
+    NormBase(const char* name, int64_t num_features, double eps, bool affine,
+             bool track_running_stats);
+};
+
+/// What BatchNorm1d, 2d and 3d share; they differ in the input dims they accept.
+class BatchNormBase : public NormBase {
 public:
     using Options = BatchNormOptions;
     /// tg::batch_norm: the batch's statistics in training (updating the running ones once per
     /// forward, counted in num_batches_tracked) or without track_running_stats, else the
     /// running ones. Throws shape_error for an input of the wrong dims or channel count.
     Tensor forward(const Tensor& x) override;
-    /// Running mean 0, running variance 1, num_batches_tracked 0.
-    void reset_running_stats();
-    /// reset_running_stats(), weight 1 and bias 0.
-    void reset_parameters();
     BatchNormOptions options;  // public, as LibTorch's
     void pretty_print(std::ostream& os) const override;
-
-    Tensor weight, bias;                                    // [C], undefined unless affine
-    Tensor running_mean, running_var, num_batches_tracked;  // undefined unless tracking
 
 protected:
     BatchNormBase(const char* name, const BatchNormOptions& options, int64_t min_dim,
