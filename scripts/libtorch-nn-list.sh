@@ -3,7 +3,9 @@
 # tests/test_nn_coverage.cpp reads them (tests/nn_coverage/*.def), from LibTorch's installed
 # headers (Debian's libtorch-dev: 1.13). Usage:
 #   scripts/libtorch-nn-list.sh [--check] [headers]
-# headers defaults to /usr/include/torch/csrc/api/include/torch/nn. With --check it writes
+# headers defaults to $TG_LIBTORCH_NN, else /usr/include/torch/csrc/api/include/torch/nn
+# (scripts/test.sh sets TG_LIBTORCH_NN to libtorch-dev's headers unpacked without installing
+# the package, so CI checks the lists against LibTorch's own headers). With --check it writes
 # nothing and exits 1 if the committed lists differ from the headers' (0 if they agree, 77 if
 # the headers are not installed: CTest's "skipped").
 # - modules: every TORCH_MODULE(Name) that starts a line in modules/ (126 in 1.13; the comments'
@@ -14,7 +16,7 @@
 set -eu
 check=0
 if [ "${1:-}" = "--check" ]; then check=1; shift; fi
-nn=${1:-/usr/include/torch/csrc/api/include/torch/nn}
+nn=${1:-${TG_LIBTORCH_NN:-/usr/include/torch/csrc/api/include/torch/nn}}
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=$here/tests/nn_coverage
 if [ ! -d "$nn/modules" ] || [ ! -d "$nn/functional" ]; then
