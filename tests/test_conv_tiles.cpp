@@ -1,6 +1,6 @@
 /// The tiled 3-D convolution paths (Note [Depth tiles] in src/ops/conv_tiles.cpp): with
 /// TG_CONV_TILE_BYTES set small, the small convolutions of test_nn_conv3d run a few rows or depths
-/// at a time (Forward, Weight, and Input as a flipped Forward) and must still give LibTorch
+/// at a time (Forward, Weight, and Input folded tile by tile) and must still give LibTorch
 /// 1.13's values (forward, input, weight and bias gradients to 1e-12 in float64), on the CPU and
 /// on OpenCL.
 #define BOOST_TEST_MODULE test_conv_tiles

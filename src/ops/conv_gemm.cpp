@@ -255,7 +255,7 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
     const bool tiles = k != Kind::Input && tiled(g, ac);
     Tensor y = k == Kind::Forward
                    ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
-               : k == Kind::Input ? (input_tiled(g, ac) ? input_as_forward : input_raw)(ac, bc, g)
+               : k == Kind::Input ? (input_tiled(g, ac) ? input_by_tiles : input_raw)(ac, bc, g)
                : tiles            ? weight_tiled(ac, bc, g)
                                   : weight_raw(ac, bc, g);
     if (should_record({&a, &b, &c}))

@@ -50,10 +50,10 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
 bool tiled(const ConvGeom& g, const Tensor& t);
 Tensor forward_tiled(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g);
 Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g);
-/// Input as the forward of dy with the flipped, transposed weight (every stride 1), tiled:
-/// for 3-D convolutions whose flipped form is tiled.
+/// Input a tile of windows at a time (every stride): for 3-D convolutions that are tiled. Each
+/// tile's columns wᵀ·dy are folded into the part of x its windows read and added into dx.
 bool input_tiled(const ConvGeom& g, const Tensor& dy);
-Tensor input_as_forward(const Tensor& dy, const Tensor& w, const ConvGeom& g);
+Tensor input_by_tiles(const Tensor& dy, const Tensor& w, const ConvGeom& g);
 
 /// The fold kernel: the gather, or with TG_CONV_SCATTER=1 in the environment the scatter kept
 /// for benchmarks/bench_conv and the test that compares the two (CPU only; Note [Gathering

@@ -12,13 +12,17 @@
 // y [O, L] in place (ld = L). A tile holds as many whole depths as keep its columns within
 // 512 KiB, or as many rows of one depth (at least one row). Forward and Weight run over (sample,
 // tile) units shared out as the chunks are; Weight sums its units in up to 8 fixed blocks, as
-// weight_raw does, so both are bit-identical for any thread count. Input, whose fold needs every
-// tap of every window reading an element, is computed instead (every stride 1) as the tiled
-// Forward of dy with the weight flipped in each spatial dim and its channels exchanged, padding
-// d·(k-1) - p: the same sums without a sample's whole unfolded gradient (28 MB above). A sample
-// whose columns take more than two tiles' budget (1 MiB) goes this way; 2-D convolutions keep
-// conv_gemm.cpp's paths. bench_conv3d (N=8, 1x16x32x32 -> 16 -> 32 channels, 1 thread, a busy
-// host): the step 290 ms -> see the benchmark results.
+// weight_raw does, so both are bit-identical for any thread count. Input runs the same tiles of
+// windows a sample at a time: a tile's columns wᵀ·dy [C·taps, L_tile] (a GEMM of inner size O,
+// which OpenBLAS runs faster than the tiles' forward GEMMs) are folded by the gathering kernel
+// into the block of x the tile's windows read (its depths and rows, the window shifted as
+// above) and added into dx, tile after tile in order; the samples are shared out, so dx is
+// bit-identical for any thread count too. (It was the tiled Forward of dy with the weight
+// flipped, for stride 1 only: twice the columns to unfold, K = 864 GEMMs of 128 positions;
+// bench_conv3d's input gradient 40 -> 30 ms on 1 thread.) A sample whose columns take more
+// than two tiles' budget (1 MiB) goes these ways; 2-D convolutions keep conv_gemm.cpp's paths.
+// bench_conv3d (N=8, 1x16x32x32 -> 16 -> 32 channels, 1 thread, a busy host): the step
+// 290 ms -> see the benchmark results.
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
@@ -164,39 +168,45 @@ Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
     return dw;
 }
 
-namespace {
-
-/// The convolution whose forward is g's Input (Note [Depth tiles]): with every stride 1, dx =
-/// dy ⋆ w flipped in each spatial dim with in and out channels exchanged per group, padding
-/// d·(k-1) - p (which must be >= 0), the same dilation; its output has x's sizes.
-bool flippable(const ConvGeom& g) {
-    return g.st == 1 && g.sh == 1 && g.sw == 1 && g.pt <= g.dt * (g.kt - 1) &&
-           g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
-}
-ConvGeom flipped(const ConvGeom& g) {
-    ConvGeom f = g;
-    f.C = g.O, f.O = g.C, f.T = g.ot, f.H = g.oh, f.W = g.ow, f.ot = g.T, f.oh = g.H, f.ow = g.W;
-    f.pt = g.dt * (g.kt - 1) - g.pt, f.ph = g.dh * (g.kh - 1) - g.ph,
-    f.pw = g.dw * (g.kw - 1) - g.pw;
-    return f;
-}
-
-}  // namespace
-
 bool input_tiled(const ConvGeom& g, const Tensor& dy) {
-    return g.nd == 3 && flippable(g) && tiled(flipped(g), dy);
+    return tiled(g, dy);
 }
 
-Tensor input_as_forward(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
-    // w [O, C/g, k...] as [groups, O/g, C/g, k...] -> [groups, C/g, O/g, k...], flipped
-    Tensor wf = w.reshape({g.groups, g.og(), g.cg(), g.kt, g.kh, g.kw}).transpose(1, 2);
-    const int64_t k[3] = {g.kt, g.kh, g.kw};
-    for (int a = 0; a < 3; ++a)
-        if (k[a] > 1)
-            wf = index_select(wf, 3 + a,
-                              arange(k[a] - 1, -1, -1, TensorOptions(kInt64).device(w.device())));
-    wf = wf.contiguous().reshape({g.C, g.og(), g.kt, g.kh, g.kw});
-    return forward_tiled(dy, wf, Tensor(), flipped(g));
+Tensor input_by_tiles(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
+    Tensor dx = runtime::empty(g.x_shape(), dy.dtype(), dy.device(), "conv3d");
+    const int64_t K = g.cg() * g.taps(), L = g.positions(), V = g.volume(), HW = g.H * g.W;
+    const Tiles ts = tiles_of(g, dy);
+    runtime::parallel_parts(dy, g.N, [&](int64_t n) {
+        runtime::fill(runtime::alias(dx, {g.C * V}, {1}, n * g.C * V, "conv3d"), 0);
+        for (int64_t u = 0; u < ts.per; ++u) {
+            const Tile tile = tile_of(g, ts, u);
+            const ConvGeom& t = tile.g;
+            const int64_t Lt = t.positions();
+            Tensor col = runtime::empty({g.C * g.taps(), Lt}, dy.dtype(), dy.device(), "conv3d");
+            for (int64_t q = 0; q < g.groups; ++q)
+                runtime::gemm("conv3d", true, false, K, Lt, g.og(), 1,
+                              runtime::view(w, q * g.og() * K), K,
+                              runtime::view(dy, (n * g.O + q * g.og()) * L + tile.at), L, 0,
+                              runtime::alias(col, {K, Lt}, {Lt, 1}, q * K * Lt, "conv3d"));
+            // the depths [z0, z1) and rows [y0, y1) of x that the tile's windows read
+            const int64_t z0 = std::max<int64_t>(0, -t.pt),
+                          z1 = std::min(g.T, (t.ot - 1) * g.st - t.pt + (g.kt - 1) * g.dt + 1),
+                          y0 = std::max<int64_t>(0, -t.ph),
+                          y1 = std::min(g.H, (t.oh - 1) * g.sh - t.ph + (g.kh - 1) * g.dh + 1);
+            if (z1 <= z0 || y1 <= y0)
+                continue;
+            ConvGeom f = t;  // the tile's windows over that part of x
+            f.T = z1 - z0, f.pt = t.pt + z0, f.H = y1 - y0, f.ph = t.ph + y0;
+            Tensor part = runtime::empty({g.C, f.T, f.H, g.W}, dy.dtype(), dy.device(), "conv3d");
+            backend::Window fw = f.window(1);
+            fw.samples = 1;
+            runtime::be(dy).window(fold_op(), fw, runtime::view(part), runtime::view(col), {});
+            const Tensor region = runtime::alias(dx, {g.C, f.T, f.H, g.W}, {V, HW, g.W, 1},
+                                                 n * g.C * V + z0 * HW + y0 * g.W, "conv3d");
+            runtime::binary_into(backend::BinaryOp::add, region, region, part, "conv3d", 0, 0);
+        }
+    });
+    return dx;
 }
 
 }  // namespace tg::conv

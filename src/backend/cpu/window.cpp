@@ -130,28 +130,42 @@ void unfold_slice(const Window& g, int64_t a, int64_t j0, int64_t j1, int64_t of
 }
 
 /// Unfold a (plane, tap) row of col at a time: for tap (q, a, b), output depth z reads the x
-/// slice at depth z*st - pt + q*dt (zeros outside), each slice as unfold_slice.
+/// slice at depth z*st - pt + q*dt (zeros outside), each slice as unfold_slice. A row's plane
+/// and tap are stepped along, not divided out, and each tap column's valid range is computed
+/// once: rows of a tile of a 3-D window are a few hundred elements, and the divisions cost as
+/// much as the copy (bench_conv3d).
 template <class T>
 void unfold_rows(const Window& g, T* col, const T* x) {
-    const int64_t K = window::taps(g), S = g.oh * g.ow;
+    const int64_t K = window::taps(g), S = g.oh * g.ow, C = g.planes / g.samples,
+                  P = window::positions(g);
     const bool block = g.sw == 1 && g.sh == 1 && g.ow == g.w;
+    const TapColumns tc(g);
     slices(
         g.planes * K,
         [&](int64_t r0, int64_t r1) {
+            int64_t p = r0 / K, k = r0 % K;
+            int64_t q = k / (g.kh * g.kw), a = (k / g.kw) % g.kh, b = k % g.kw;
             for (int64_t r = r0; r < r1; ++r) {
-                const int64_t p = r / K, q = (r % K) / (g.kh * g.kw),
-                              a = (r % (g.kh * g.kw)) / g.kw, b = r % g.kw;
-                int64_t j0, j1;
-                tap_columns(g, b, &j0, &j1);
-                const int64_t off = b * g.dw - g.pw;
-                T* out = col + window::col_row(g, p, r % K);
+                const size_t bb = size_t(b);
+                const int64_t j0 = tc.j0[bb], j1 = tc.j1[bb], off = tc.off[bb];
+                T* out = col + ((p % C * K + k) * g.samples + p / C) * P;  // col_row(g, p, k)
+                const T* xp = x + p * g.t * g.h * g.w;
                 for (int64_t z = 0; z < g.ot; ++z, out += S) {
                     const int64_t zz = z * g.st - g.pt + q * g.dt;
                     if (zz < 0 || zz >= g.t)
                         std::fill(out, out + S, T(0));
                     else
-                        unfold_slice(g, a, j0, j1, off, block, x + (p * g.t + zz) * g.h * g.w, out);
+                        unfold_slice(g, a, j0, j1, off, block, xp + zz * g.h * g.w, out);
                 }
+                if (++b == g.kw) {
+                    b = 0;
+                    if (++a == g.kh) {
+                        a = 0;
+                        ++q;
+                    }
+                }
+                if (++k == K)
+                    k = 0, q = 0, ++p;
             }
         },
         window::positions(g));
@@ -159,14 +173,20 @@ void unfold_rows(const Window& g, T* col, const T* x) {
 
 /// Fold (the gather, Note [Gathering adjoints]) a row at a time: each dx row (p, z, y) is owned
 /// by one thread and sums, tap (q, a, b) by tap in the per-element order of window::fold_at,
-/// the col row of the window row (r, i) that reads it.
+/// the col row of the window row (r, i) that reads it. Each tap column's valid range and the
+/// plane's first col row are computed once, not per tap (they took most of the time of a tile's
+/// fold in bench_conv3d).
 template <class T>
 void fold_rows(const Window& g, T* dx, const T* col) {
+    const int64_t K = window::taps(g), C = g.planes / g.samples, P = window::positions(g),
+                  tap = g.samples * P;  // from one tap's col row to the next
+    const TapColumns tc(g);
     slices(
         g.planes * g.t * g.h,
         [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) {
                 const int64_t p = r / (g.t * g.h), z = (r / g.h) % g.t, y = r % g.h;
+                const T* base = col + (p % C * K * g.samples + p / C) * P;  // col_row(g, p, 0)
                 T* out = dx + r * g.w;
                 std::fill(out, out + g.w, T(0));
                 for (int64_t q = 0; q < g.kt; ++q) {
@@ -177,12 +197,11 @@ void fold_rows(const Window& g, T* dx, const T* col) {
                         const int64_t i = window::window_of(y, a, g.sh, g.ph, g.dh, g.oh);
                         if (i < 0)
                             continue;
+                        const T* row = base + (q * g.kh + a) * g.kw * tap + (rz * g.oh + i) * g.ow;
                         for (int64_t b = 0; b < g.kw; ++b) {
-                            int64_t j0, j1;
-                            tap_columns(g, b, &j0, &j1);
-                            const T* c = col + window::col_row(g, p, (q * g.kh + a) * g.kw + b) +
-                                         (rz * g.oh + i) * g.ow;
-                            const int64_t off = b * g.dw - g.pw;  // column j reads j*sw + off
+                            const size_t bb = size_t(b);
+                            const int64_t j0 = tc.j0[bb], j1 = tc.j1[bb], off = tc.off[bb];
+                            const T* c = row + b * tap;  // column j reads x column j*sw + off
                             if (g.sw == 1)
                                 for (int64_t j = j0; j < j1; ++j)
                                     out[j + off] += c[j];
