@@ -4,6 +4,8 @@
 #   bash scripts/run.sh --cnn
 # With --gpt first, the character-level GPT on Debian's fortunes files (examples/char_gpt.cpp):
 #   bash scripts/run.sh --gpt --minutes 10 --steps 400
+# With --lstm first, the character-level LSTM on the same texts (examples/char_lstm.cpp):
+#   bash scripts/run.sh --lstm --minutes 9 --steps 8000 --eval-every 200
 # Further arguments go to the example (e.g. --epochs 5). Writes <example>.csv and .tgsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,9 @@ if [ "${1:-}" = --cnn ]; then
   shift
 elif [ "${1:-}" = --gpt ]; then
   example=char_gpt
+  shift
+elif [ "${1:-}" = --lstm ]; then
+  example=char_lstm
   shift
 fi
 bash scripts/install-deps.sh run
