@@ -76,7 +76,7 @@ private:
         v_;
 };
 
-namespace detail {
+namespace function_detail {
 struct CustomState;  // src/autograd/custom_function.cpp
 }
 
@@ -109,13 +109,13 @@ public:
     /// through save_for_backward).
     std::unordered_map<std::string, IValue> saved_data;
 
-    detail::CustomState& state() { return *state_; }
+    function_detail::CustomState& state() { return *state_; }
 
 private:
-    std::unique_ptr<detail::CustomState> state_;
+    std::unique_ptr<function_detail::CustomState> state_;
 };
 
-namespace detail {
+namespace function_detail {
 
 using CustomBackward = std::function<tensor_list(AutogradContext*, tensor_list)>;
 
@@ -145,7 +145,7 @@ void collect(const A& a, tensor_list& inputs, std::vector<int>& slots) {
     }
 }
 
-}  // namespace detail
+}  // namespace function_detail
 
 /// The base of a custom function T (CRTP): T defines static forward(AutogradContext*, ...) and
 /// static backward(AutogradContext*, tensor_list); T::apply(args...) runs it.
@@ -156,8 +156,8 @@ struct Function {
         auto ctx = std::make_shared<AutogradContext>();
         tensor_list inputs;
         std::vector<int> slots;
-        (detail::collect(args, inputs, slots), ...);
-        detail::begin_custom(*ctx, inputs);
+        (function_detail::collect(args, inputs, slots), ...);
+        function_detail::begin_custom(*ctx, inputs);
         using Out = decltype(T::forward(ctx.get(), std::forward<Args>(args)...));
         static_assert(std::is_same_v<Out, Tensor> || std::is_same_v<Out, tensor_list>,
                       "forward must return a tg::Tensor or a tg::autograd::tensor_list");
@@ -169,7 +169,7 @@ struct Function {
             else
                 outs = T::forward(ctx.get(), std::forward<Args>(args)...);
         }
-        detail::record_custom(
+        function_detail::record_custom(
             typeid(T).name(), ctx, inputs, slots, outs,
             [](AutogradContext* c, tensor_list g) { return T::backward(c, std::move(g)); });
         if constexpr (std::is_same_v<Out, Tensor>)

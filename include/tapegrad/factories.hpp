@@ -75,20 +75,19 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& p, const Generator& g);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
-namespace detail {
-/// A braced list of numbers, or of such lists, as LibTorch's TensorDataContainer reads it for
-/// tensor({...}): its shape, and the dtype its literals give (bool: bool; floating point: float32,
-/// the default dtype; integers: int64). Lists of unequal lengths, or of numbers of different
-/// kinds (tensor({1, 2.5}), as LibTorch), throw value_error.
-class TensorData {
+/// A braced list of numbers, or of such lists, as LibTorch's detail::TensorDataContainer reads it
+/// for tensor({...}): its shape, and the dtype its literals give (bool: bool; floating point:
+/// float32, the default dtype; integers: int64). Lists of unequal lengths, or of numbers of
+/// different kinds (tensor({1, 2.5}), as LibTorch), throw value_error.
+class TensorDataContainer {
 public:
-    TensorData(bool v) : kind_(Kind::Bool), i_(v), dtype_(kBool) {}  // NOLINT: implicit
-    TensorData(double v) : kind_(Kind::Float), d_(v) {}              // NOLINT
-    TensorData(float v) : kind_(Kind::Float), d_(double(v)) {}       // NOLINT
+    TensorDataContainer(bool v) : kind_(Kind::Bool), i_(v), dtype_(kBool) {}  // NOLINT: implicit
+    TensorDataContainer(double v) : kind_(Kind::Float), d_(v) {}              // NOLINT
+    TensorDataContainer(float v) : kind_(Kind::Float), d_(double(v)) {}       // NOLINT
     template <class Int,
               std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
-    TensorData(Int v) : kind_(Kind::Int), i_(int64_t(v)), dtype_(kInt64) {}  // NOLINT
-    TensorData(std::initializer_list<TensorData> items);                     // NOLINT
+    TensorDataContainer(Int v) : kind_(Kind::Int), i_(int64_t(v)), dtype_(kInt64) {}  // NOLINT
+    TensorDataContainer(std::initializer_list<TensorDataContainer> items);            // NOLINT
     /// The shape ([] for a number) and the inferred dtype.
     const Shape& sizes() const { return sizes_; }
     Dtype dtype() const { return dtype_; }
@@ -101,17 +100,16 @@ private:
     Kind kind_;
     int64_t i_ = 0;
     double d_ = 0;
-    std::vector<TensorData> items_;
+    std::vector<TensorDataContainer> items_;
     Shape sizes_;
     Dtype dtype_ = kFloat32;
 };
-}  // namespace detail
 
 /// A tensor holding a copy of a braced list (nested for more dims: tensor({{1, 2}, {3, 4}})), of
 /// the dtype LibTorch gives it (tensor({1, 2}) int64, tensor({1.5}) float32, tensor({true})
 /// bool) unless o sets one; every value checked into the dtype as LibTorch's tensor() checks it:
 /// tensor({1, 300}, kUInt8) throws value_error.
-Tensor tensor(std::initializer_list<detail::TensorData> values, const TensorOptions& o = {});
+Tensor tensor(std::initializer_list<TensorDataContainer> values, const TensorOptions& o = {});
 /// A 1-D tensor holding a copy of values (float32 unless o says otherwise).
 Tensor tensor(const std::vector<double>& values, const TensorOptions& o = {});
 Tensor tensor(const std::vector<float>& values, const TensorOptions& o = {});

@@ -25,7 +25,7 @@
 
 namespace tg::autograd {
 
-namespace detail {
+namespace function_detail {
 
 struct CustomState {
     tensor_list to_save;       // forward's save_for_backward, until the node is recorded
@@ -36,9 +36,9 @@ struct CustomState {
     bool recorded = false;
 };
 
-}  // namespace detail
+}  // namespace function_detail
 
-AutogradContext::AutogradContext() : state_(std::make_unique<detail::CustomState>()) {}
+AutogradContext::AutogradContext() : state_(std::make_unique<function_detail::CustomState>()) {}
 AutogradContext::~AutogradContext() = default;
 
 void AutogradContext::save_for_backward(tensor_list to_save) {
@@ -123,7 +123,7 @@ Tensor IValue::toTensor() const {
     wrong("Tensor", v_.index());
 }
 
-namespace detail {
+namespace function_detail {
 
 namespace {
 
@@ -269,9 +269,9 @@ void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>
         }
         return out;
     };
-    record_list(name, inputs, differentiable, std::move(fn));
+    detail::record_list(name, inputs, differentiable, std::move(fn));
 }
 
-}  // namespace detail
+}  // namespace function_detail
 
 }  // namespace tg::autograd

@@ -108,9 +108,9 @@ static Tensor from_host_vector(const std::vector<T>& v, const Shape& s, const Te
 Tensor tensor(const std::vector<double>& v, const TensorOptions& o) {
     return from_host_vector(v, {int64_t(v.size())}, o, "tensor");
 }
-detail::TensorData::TensorData(std::initializer_list<TensorData> items)
+TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContainer> items)
     : kind_(Kind::List), items_(items) {
-    for (const TensorData& item : items_) {
+    for (const TensorDataContainer& item : items_) {
         if (item.sizes_ != items_.front().sizes_)
             throw value_error("tensor: the braced lists have unequal shapes " +
                               shape_str(items_.front().sizes_) + " and " + shape_str(item.sizes_));
@@ -126,17 +126,17 @@ detail::TensorData::TensorData(std::initializer_list<TensorData> items)
         dtype_ = items_.front().dtype_;
     }
 }
-void detail::TensorData::flatten(std::vector<double>& doubles, std::vector<int64_t>& ints) const {
+void TensorDataContainer::flatten(std::vector<double>& doubles, std::vector<int64_t>& ints) const {
     if (kind_ == Kind::List)
-        for (const TensorData& item : items_)
+        for (const TensorDataContainer& item : items_)
             item.flatten(doubles, ints);
     else if (kind_ == Kind::Float)
         doubles.push_back(d_);
     else
         ints.push_back(i_);
 }
-Tensor tensor(std::initializer_list<detail::TensorData> values, const TensorOptions& o_in) {
-    const detail::TensorData data(values);
+Tensor tensor(std::initializer_list<TensorDataContainer> values, const TensorOptions& o_in) {
+    const TensorDataContainer data(values);
     const TensorOptions o = o_in.has_dtype() ? o_in : o_in.dtype(data.dtype());
     std::vector<double> doubles;
     std::vector<int64_t> ints;
