@@ -2048,6 +2048,52 @@ static void rnn_modules() {
          rnn::pad_sequence({det({2, 2}, 0.0), det({3, 2}, 1.0), det({1, 2}, 2.0)}, true, 7.0));
 }
 
+/// tests/test_state_dict.cpp: the names LibTorch gives parameters and buffers (PyTorch's
+/// state_dict() keys are these, each module's own parameters then its own buffers, then its
+/// children's, depth first).
+struct StateNetImpl : torch::nn::Module {
+    StateNetImpl() {
+        fc1 = register_module("fc1", torch::nn::Linear(4, 3));
+        bn = register_module("bn", torch::nn::BatchNorm1d(3));
+        register_parameter("scale", torch::ones({1}));
+        register_buffer("step", torch::zeros({1}));
+        head = register_module("head",
+                               torch::nn::Sequential(torch::nn::Linear(3, 2), torch::nn::ReLU(),
+                                                     torch::nn::Linear(2, 1)));
+    }
+    torch::nn::Linear fc1{nullptr};
+    torch::nn::BatchNorm1d bn{nullptr};
+    torch::nn::Sequential head{nullptr};
+};
+TORCH_MODULE(StateNet);
+static void state_names(const char* what, torch::nn::Module& m) {
+    std::cout << what << " params:";
+    for (auto& p : m.named_parameters())
+        std::cout << " \"" << p.key() << "\"";
+    std::cout << "\n" << what << " buffers:";
+    for (auto& p : m.named_buffers())
+        std::cout << " \"" << p.key() << "\"";
+    std::cout << "\n";
+}
+static void state_dicts() {
+    namespace nn = torch::nn;
+    nn::Sequential seq(nn::Linear(2, 3), nn::ReLU(), nn::BatchNorm1d(3), nn::Linear(3, 1));
+    state_names("Sequential", *seq);
+    StateNet net;
+    state_names("Net", *net);
+    nn::BatchNorm2d bn(4);
+    state_names("BatchNorm2d", *bn);
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+    state_names("MultiheadAttention", *mha);
+    nn::MultiheadAttention mha_kv(
+        nn::MultiheadAttentionOptions(8, 2).kdim(4).vdim(6).add_bias_kv(true));
+    state_names("MultiheadAttention_kdim", *mha_kv);
+    nn::LSTM lstm(nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true));
+    state_names("LSTM", *lstm);
+    nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
+    state_names("TransformerEncoderLayer", *layer);
+}
+
 int main(int argc, char** argv) {
     // one area only: libtorch_reference nn_distance
     if (argc > 1 && std::string(argv[1]) == "nn_distance")
@@ -2130,5 +2176,6 @@ int main(int argc, char** argv) {
     spatial_sampling();
     spatial_modules();
     rnn_modules();
+    state_dicts();
     return 0;
 }

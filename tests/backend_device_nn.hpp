@@ -443,3 +443,31 @@ BOOST_AUTO_TEST_CASE(save_load_device_model, *boost::unit_test::precondition(Nee
     tg::load(c.model, model_file.path);
     BOOST_TEST((bits(c.model->parameters()) == bits(b.model->parameters())));
 }
+
+BOOST_AUTO_TEST_CASE(load_state_dict_into_device_model,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    using namespace device_nn;
+    // a float32 CPU model with BatchNorm state loads into a float64 model on the device: the
+    // values arrive converted, every tensor stays on the device in its dtype
+    tg::manual_seed(3);
+    nn::Sequential cpu(nn::Linear(6, 4), nn::BatchNorm1d(4), nn::Linear(4, 2));
+    (void)cpu(tg::randn({5, 6}));
+    tg::manual_seed(4);
+    nn::Sequential dev(nn::Linear(6, 4), nn::BatchNorm1d(4), nn::Linear(4, 2));
+    dev->to(tg::kFloat64);
+    dev->to(kDev);
+    dev->load_state_dict(cpu->state_dict());
+    auto sd = dev->state_dict();
+    BOOST_TEST(sd.keys() == cpu->state_dict().keys(), boost::test_tools::per_element());
+    for (auto& [key, t] : sd) {
+        BOOST_TEST(t.device() == kDev, key << " is on " << t.device());
+        BOOST_TEST((t.dtype() == (key == "1.num_batches_tracked" ? tg::kInt64 : tg::kFloat64)),
+                   key << " is " << tg::dtype_name(t.dtype()));
+    }
+    BOOST_TEST((bits(sd.values()) == bits(cpu->state_dict().values())));
+    // and back: the device's state into a CPU model
+    tg::manual_seed(5);
+    nn::Sequential back(nn::Linear(6, 4), nn::BatchNorm1d(4), nn::Linear(4, 2));
+    back->load_state_dict(sd);
+    BOOST_TEST((bits(back->state_dict().values()) == bits(cpu->state_dict().values())));
+}

@@ -11,6 +11,7 @@
 #include "bad_inputs.hpp"
 #include "tapegrad/data.hpp"
 #include "tapegrad/io.hpp"
+#include "tapegrad/io_safetensors.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 
@@ -47,6 +48,27 @@ struct Fixtures {
     data::Example<> default_iterator() const { return *data::DataLoader::Iterator(); }
     void load_into(nn::Linear m, const std::string& path) const { tg::load(m, path); }
     void load_into(tg::optim::Optimizer& o, const std::string& path) const { tg::load(o, path); }
+    /// fc's state dict without its bias, with an extra key, or with a weight of another shape
+    tg::StateDict without_bias() const {
+        auto sd = fc->state_dict();
+        sd.erase("bias");
+        return sd;
+    }
+    tg::StateDict with_extra() const {
+        auto sd = fc->state_dict();
+        sd.insert("scale", tg::ones({1}));
+        return sd;
+    }
+    tg::StateDict wide_weight() const {
+        auto sd = fc->state_dict();
+        sd["weight"] = tg::zeros({2, 4});
+        return sd;
+    }
+    tg::StateDict undefined_weight() const {
+        auto sd = fc->state_dict();
+        sd["weight"] = tg::Tensor();
+        return sd;
+    }
 };
 }  // namespace
 
@@ -94,5 +116,27 @@ BOOST_FIXTURE_TEST_CASE(save_and_load, Fixtures) {
                    "[2,3]"),
             TG_BAD(load_into(fc, optim_file), io_error, optim_file, "optimizer state"),
             TG_BAD(load_into(sgd, model_file), io_error, model_file, "module parameters"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(state_dicts_and_safetensors, Fixtures) {
+    check_table(
+        "State dicts and safetensors",
+        {
+            TG_BAD(fc->load_state_dict(without_bias()), value_error,
+                   "Error(s) in loading state_dict for Linear", "Missing key(s)", "\"bias\""),
+            TG_BAD(fc->load_state_dict(with_extra()), value_error, "Unexpected key(s)",
+                   "\"scale\""),
+            TG_BAD(fc->load_state_dict(wide_weight(), false), value_error,
+                   "size mismatch for weight", "[2,4]", "[2,3]"),
+            TG_BAD(fc->load_state_dict(undefined_weight()), value_error, "undefined", "weight"),
+            TG_BAD(tg::io::save_safetensors(undefined_weight(), "m.safetensors"), value_error,
+                   "save_safetensors", "\"weight\"", "undefined"),
+            TG_BAD(tg::io::save_safetensors(fc->state_dict(), "/nonexistent/dir/m.safetensors"),
+                   io_error, "save_safetensors", "/nonexistent/dir/m.safetensors"),
+            TG_BAD(tg::io::load_safetensors("/nonexistent.safetensors"), io_error,
+                   "load_safetensors", "/nonexistent.safetensors", "cannot open"),
+            TG_BAD(tg::io::load_safetensors(model_file), io_error, model_file, "header length",
+                   "above 100 MB"),
         });
 }

@@ -2,7 +2,8 @@
 // written as the format describes): valid files for the model and optimizers fuzz_common.hpp
 // builds, and a few near misses (other shapes, float64, other kinds). TGSV seeds start with the
 // flag byte of Note [Fuzzing past the checksum] in fuzz_common.hpp.
-//   fuzz_seeds DIR   ->   DIR/idx/  DIR/load_module/  DIR/load_optimizer/
+// safetensors seeds are files save_safetensors writes (no flag byte).
+//   fuzz_seeds DIR   ->   DIR/idx/  DIR/load_module/  DIR/load_optimizer/  DIR/load_safetensors/
 #include <zlib.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "fuzz_common.hpp"
+#include "tapegrad/io_safetensors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path root = argv[1];
-    for (const char* d : {"idx", "load_module", "load_optimizer"})
+    for (const char* d : {"idx", "load_module", "load_optimizer", "load_safetensors"})
         fs::create_directories(root / d);
 
     write_idx(root / "idx" / "labels", {10}, false);
@@ -100,6 +102,23 @@ int main(int argc, char** argv) {
     for (const fs::path dir : {mod, opt})
         for (auto& e : fs::directory_iterator(dir))
             to_input(e.path());
+
+    const fs::path st = root / "load_safetensors";
+    tg::io::save_safetensors(fuzz::make_model()->state_dict(), (st / "model.safetensors").string(),
+                             {{"format", "pt"}});
+    {  // every dtype, an empty tensor, a scalar, a name with escapes
+        tg::StateDict all;
+        const tg::Tensor base = tg::tensor({0.0, 1.5, -2.0, 3.0});
+        for (tg::Dtype d : {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64,
+                            tg::kInt32, tg::kInt16, tg::kInt8, tg::kUInt8, tg::kBool})
+            all.insert(tg::dtype_name(d), (d == tg::kUInt8 ? base.abs() : base).to(d));
+        all.insert("empty", tg::zeros({0, 3}));
+        all.insert("scalar", tg::scalar_tensor(2.5, tg::kFloat64));
+        all.insert("q\"\u00e9\n", tg::ones({1, 1}));
+        tg::io::save_safetensors(all, (st / "dtypes.safetensors").string(),
+                                 {{"k", "v"}, {"\u00fc", "\t"}});
+    }
+    tg::io::save_safetensors(tg::StateDict(), (st / "empty.safetensors").string());
     std::cout << "fuzz seeds written to " << root << "\n";
     return 0;
 }

@@ -30,10 +30,22 @@
 #include "tapegrad/tensor.hpp"
 #pragma GCC visibility push(default)
 
+namespace tg {
+/// A module's state by PyTorch's key names ("fc1.weight", "bn.running_mean"), in PyTorch's order.
+using StateDict = OrderedDict<std::string, Tensor>;
+}  // namespace tg
+
 namespace tg::nn {
 
 template <class Impl>
 class ModuleHolder;
+
+/// What load_state_dict(sd, strict) did not match, as PyTorch's `_IncompatibleKeys`: the
+/// module's keys absent from sd, and sd's keys that are not the module's.
+struct LoadResult {
+    std::vector<std::string> missing_keys;
+    std::vector<std::string> unexpected_keys;
+};
 
 namespace module_detail {
 /// The module type a holder holds (Linear -> LinearImpl), or T itself.
@@ -69,6 +81,19 @@ public:
     std::vector<Tensor> buffers(bool recurse = true) const;
     /// As buffers(), with dotted names: "running_mean", "1.num_batches_tracked".
     OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
+    /// PyTorch's `state_dict()`: per module, depth first, its own parameters then its own buffers
+    /// (each in registration order), then its children's, keyed by the dotted path ("0.weight",
+    /// "bn.running_mean", "bn.num_batches_tracked"). The values are detached tensors sharing the
+    /// module's storage (PyTorch's keep_vars=false).
+    StateDict state_dict() const;
+    /// PyTorch's `load_state_dict(sd, strict)`: copies sd's values into the module's parameters
+    /// and buffers in place (without recording; each keeps its device and dtype, values are
+    /// converted). Everything is checked before anything is copied: value_error listing every
+    /// shape mismatch ("size mismatch for fc1.weight: copying a param with shape [3, 4] from
+    /// checkpoint, the shape in current model is [5, 4].") and, with strict, every missing and
+    /// every unexpected key, in one message in PyTorch's words; the module is then unchanged.
+    /// Returns the keys that did not match (both empty after a strict load).
+    LoadResult load_state_dict(const StateDict& sd, bool strict = true);
     /// The direct submodules with the names they were registered under (keys described as
     /// "Submodule", as LibTorch's).
     OrderedDict<std::string, std::shared_ptr<Module>> named_children() const;
