@@ -238,7 +238,7 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef inpu
         record(
             "ctc_loss", {&lp}, nll,
             [sx = save(lp), L, salpha = save_intermediate(alpha), slpg = save_intermediate(lpg),
-             snll = save_intermediate(nll), zero_infinity](const Tensor& dy) {
+             snll = save_output(nll), zero_infinity](const Tensor& dy) {
                 const Tensor x = sx.get();
                 Tensor dx;
                 {
