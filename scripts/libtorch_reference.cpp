@@ -1366,20 +1366,23 @@ static void spatial_sampling() {
     auto l1p = l1.abs() + 0.5;
     spatial_backward("lp_pool1d", lp_pool1d(l1p, LPPool1dFuncOptions(2, 3).stride(2)), {l1});
     auto l2 = spatial_input({1, 2, 5, 5}, 0);
-    spatial_backward("lp_pool2d",
-                     lp_pool2d(l2.abs() + 0.5, LPPool2dFuncOptions(3, {2, 3}).stride({2, 1}).ceil_mode(true)),
-                     {l2});
+    spatial_backward(
+        "lp_pool2d",
+        lp_pool2d(l2.abs() + 0.5, LPPool2dFuncOptions(3, {2, 3}).stride({2, 1}).ceil_mode(true)),
+        {l2});
     auto src1 = spatial_input({2, 3, 9}, 3);
     auto i1 = std::get<1>(max_pool1d_with_indices(src1, MaxPool1dFuncOptions(3).stride(1)));
     auto u1 = spatial_input({2, 3, 7}, 0);
-    spatial_backward("max_unpool1d_repeated", max_unpool1d(u1, i1, MaxUnpool1dFuncOptions(3).stride(1)),
-                     {u1});
+    spatial_backward("max_unpool1d_repeated",
+                     max_unpool1d(u1, i1, MaxUnpool1dFuncOptions(3).stride(1)), {u1});
     auto src2 = spatial_input({2, 2, 4, 6}, 3);
     auto i2 = std::get<1>(max_pool2d_with_indices(src2, MaxPool2dFuncOptions(2)));
     auto u2 = spatial_input({2, 2, 2, 3}, 0);
-    spatial_backward("max_unpool2d_output_size",
-                     max_unpool2d(u2, i2, MaxUnpool2dFuncOptions(2).output_size(std::vector<int64_t>{2, 2, 5, 7})),
-                     {u2});
+    spatial_backward(
+        "max_unpool2d_output_size",
+        max_unpool2d(u2, i2,
+                     MaxUnpool2dFuncOptions(2).output_size(std::vector<int64_t>{2, 2, 5, 7})),
+        {u2});
     auto src3 = spatial_input({1, 2, 4, 4, 6}, 3);
     auto i3 = std::get<1>(max_pool3d_with_indices(src3, MaxPool3dFuncOptions(2).stride({1, 2, 2})));
     auto u3 = spatial_input({1, 2, 3, 2, 3}, 0);
@@ -1387,14 +1390,16 @@ static void spatial_sampling() {
                      max_unpool3d(u3, i3, MaxUnpool3dFuncOptions(2).stride({1, 2, 2})), {u3});
     auto f2 = spatial_input({2, 2, 7, 6}, 0);
     auto samples2 = (torch::arange(8, o) * 0.13 + 0.05).reshape({2, 2, 2});
-    auto r2 = fractional_max_pool2d_with_indices(
-        f2, FractionalMaxPool2dFuncOptions(2).output_size(std::vector<int64_t>{4, 3})._random_samples(samples2));
+    auto r2 = fractional_max_pool2d_with_indices(f2, FractionalMaxPool2dFuncOptions(2)
+                                                         .output_size(std::vector<int64_t>{4, 3})
+                                                         ._random_samples(samples2));
     show("fractional_max_pool2d_indices", std::get<1>(r2));
     spatial_backward("fractional_max_pool2d", std::get<0>(r2), {f2});
     auto f3 = spatial_input({1, 2, 5, 6, 5}, 0);
     auto samples3 = (torch::arange(6, o) * 0.15 + 0.02).reshape({1, 2, 3});
-    auto r3 = fractional_max_pool3d_with_indices(
-        f3, FractionalMaxPool3dFuncOptions({2, 3, 2}).output_size(std::vector<int64_t>{3, 3, 2})._random_samples(samples3));
+    auto r3 = fractional_max_pool3d_with_indices(f3, FractionalMaxPool3dFuncOptions({2, 3, 2})
+                                                         .output_size(std::vector<int64_t>{3, 3, 2})
+                                                         ._random_samples(samples3));
     show("fractional_max_pool3d_indices", std::get<1>(r3));
     spatial_backward("fractional_max_pool3d", std::get<0>(r3), {f3});
     torch::manual_seed(7);
@@ -1411,7 +1416,13 @@ static void spatial_sampling() {
     spatial_backward("affine_grid_2d", affine_grid(th, {2, 3, 4, 5}, false), {th});
     auto th3 = spatial_input({1, 3, 4}, 1);
     spatial_backward("affine_grid_3d_corners", affine_grid(th3, {1, 1, 2, 3, 4}, true), {th3});
-    struct GS { const char* name; int mode; int pad; bool ac; double scale; };
+    struct GS {
+        const char* name;
+        int mode;
+        int pad;
+        bool ac;
+        double scale;
+    };
     const GS cases[] = {{"grid_sample_bilinear", 0, 0, false, 1.2},
                         {"grid_sample_bilinear_border_corners", 0, 1, true, 1.3},
                         {"grid_sample_bilinear_reflection", 0, 2, false, 2.7},
@@ -1426,27 +1437,37 @@ static void spatial_sampling() {
         auto g0 = spatial_input({2, 3, 4, 2}, 1);
         auto g = g0 * c.scale;
         auto opt = GridSampleFuncOptions().align_corners(c.ac);
-        if (c.mode == 0) opt.mode(torch::kBilinear);
-        if (c.mode == 1) opt.mode(torch::kNearest);
-        if (c.pad == 0) opt.padding_mode(torch::kZeros);
-        if (c.pad == 1) opt.padding_mode(torch::kBorder);
-        if (c.pad == 2) opt.padding_mode(torch::kReflection);
+        if (c.mode == 0)
+            opt.mode(torch::kBilinear);
+        if (c.mode == 1)
+            opt.mode(torch::kNearest);
+        if (c.pad == 0)
+            opt.padding_mode(torch::kZeros);
+        if (c.pad == 1)
+            opt.padding_mode(torch::kBorder);
+        if (c.pad == 2)
+            opt.padding_mode(torch::kReflection);
         // LibTorch 1.13's F::grid_sample has no kBicubic (ATen's grid_sampler has, mode 2)
-        spatial_backward(c.name,
-                         c.mode == 2 ? torch::grid_sampler(in, g, 2, c.pad, c.ac)
-                                     : grid_sample(in, g, opt),
-                         {in, g0});
+        spatial_backward(
+            c.name,
+            c.mode == 2 ? torch::grid_sampler(in, g, 2, c.pad, c.ac) : grid_sample(in, g, opt),
+            {in, g0});
     }
     auto in3 = spatial_input({1, 2, 3, 4, 3}, 0);
     auto g3 = spatial_input({1, 2, 2, 3, 3}, 1);
-    spatial_backward("grid_sample_trilinear",
-                     grid_sample(in3, g3 * 1.2, GridSampleFuncOptions().mode(torch::kBilinear).align_corners(false)),
-                     {in3, g3});
+    spatial_backward(
+        "grid_sample_trilinear",
+        grid_sample(in3, g3 * 1.2,
+                    GridSampleFuncOptions().mode(torch::kBilinear).align_corners(false)),
+        {in3, g3});
     auto in3b = spatial_input({1, 1, 3, 3, 4}, 0);
     auto g3b = spatial_input({1, 2, 2, 2, 3}, 1);
     spatial_backward("grid_sample_3d_nearest_reflection",
-                     grid_sample(in3b, g3b * 1.5, GridSampleFuncOptions().mode(torch::kNearest)
-                                     .padding_mode(torch::kReflection).align_corners(true)),
+                     grid_sample(in3b, g3b * 1.5,
+                                 GridSampleFuncOptions()
+                                     .mode(torch::kNearest)
+                                     .padding_mode(torch::kReflection)
+                                     .align_corners(true)),
                      {in3b, g3b});
 }
 
@@ -1458,10 +1479,12 @@ static void spatial_modules() {
     nn::Conv3d c3(nn::Conv3dOptions(2, 3, {2, 3, 2}).stride({1, 2, 1}).padding(1));
     show("Conv3d_init_weight", c3->weight);
     show("Conv3d_init_bias", c3->bias);
-    nn::ConvTranspose1d t1(nn::ConvTranspose1dOptions(2, 3, 3).stride(2).padding(1).output_padding(1));
+    nn::ConvTranspose1d t1(
+        nn::ConvTranspose1dOptions(2, 3, 3).stride(2).padding(1).output_padding(1));
     show("ConvTranspose1d_init_weight", t1->weight);
     show("ConvTranspose1d_init_bias", t1->bias);
-    nn::ConvTranspose3d t3(nn::ConvTranspose3dOptions(4, 2, {2, 2, 3}).groups(2).stride(2).bias(false));
+    nn::ConvTranspose3d t3(
+        nn::ConvTranspose3dOptions(4, 2, {2, 2, 3}).groups(2).stride(2).bias(false));
     show("ConvTranspose3d_init_weight", t3->weight);
     nn::Conv3d cr(nn::Conv3dOptions(1, 2, 2).padding(1).padding_mode(torch::kReplicate));
     c3->to(torch::kFloat64);
@@ -1482,8 +1505,10 @@ static void spatial_modules() {
     auto xf = spatial_input({2, 2, 8, 7}, 0);
     show("FractionalMaxPool2d_first", std::get<1>(fm->forward_with_indices(xf)));
     show("FractionalMaxPool2d_second", std::get<1>(fm->forward_with_indices(xf)));
-    nn::FractionalMaxPool3d fm3(nn::FractionalMaxPool3dOptions({2, 1, 2}).output_size(torch::ExpandingArray<3>({2, 3, 2})));
-    show("FractionalMaxPool3d_unbatched", std::get<1>(fm3->forward_with_indices(spatial_input({2, 4, 5, 4}, 0))));
+    nn::FractionalMaxPool3d fm3(
+        nn::FractionalMaxPool3dOptions({2, 1, 2}).output_size(torch::ExpandingArray<3>({2, 3, 2})));
+    show("FractionalMaxPool3d_unbatched",
+         std::get<1>(fm3->forward_with_indices(spatial_input({2, 4, 5, 4}, 0))));
 }
 
 /// A deterministic float64 input of `shape` for the nn tests: sin(0.37·i + phase), reshaped.
@@ -1517,11 +1542,13 @@ static void show_grads(const std::string& name, std::vector<torch::Tensor> in,
 static void nn_distance() {
     using V = std::vector<torch::Tensor>;
     namespace nn = torch::nn;
-    show_grads("bilinear", {wave37({2, 3}), wave37({2, 4}, 0.5), wave37({5, 3, 4}, 1.5), wave37({5}, 2)},
+    show_grads("bilinear",
+               {wave37({2, 3}), wave37({2, 4}, 0.5), wave37({5, 3, 4}, 1.5), wave37({5}, 2)},
                [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
     show_grads("bilinear_3d", {wave37({2, 3, 2}), wave37({2, 3, 3}, 0.5), wave37({2, 2, 3}, 1.5)},
                [](const V& x) { return F::bilinear(x[0], x[1], x[2]); });
-    show_grads("bilinear_1d", {wave37({3}), wave37({2}, 0.5), wave37({4, 3, 2}, 1.5), wave37({4}, 2)},
+    show_grads("bilinear_1d",
+               {wave37({3}), wave37({2}, 0.5), wave37({4, 3, 2}, 1.5), wave37({4}, 2)},
                [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
     torch::manual_seed(0);
     nn::Bilinear bil(3, 4, 2);
@@ -1602,7 +1629,8 @@ static void nn_dropout() {
     show("module_dropout3d", d3(wave37({2, 3, 2, 2, 2})));
     show("module_dropout3d_unbatched", d3(wave37({3, 2, 1, 2})));
     show("f_dropout3d", F::dropout3d(wave37({2, 2, 1, 2, 2}), F::Dropout3dFuncOptions().p(0.3)));
-    show("f_dropout2d_unbatched", F::dropout2d(wave37({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)));
+    show("f_dropout2d_unbatched",
+         F::dropout2d(wave37({3, 2, 2}), F::Dropout2dFuncOptions().p(0.6)));
     show("f_alpha_training",
          F::alpha_dropout(wave37({5}), F::AlphaDropoutFuncOptions().p(0.5).training(true)));
     show("f_feature_alpha_training",
@@ -1690,11 +1718,14 @@ static void nn_embedding_bag() {
             idx, x[0],
             F::EmbeddingBagFuncOptions().offsets(off).mode(torch::kSum).per_sample_weights(x[1]));
     });
-    show_grads("bag_sum_weighted_padding_2d", {wave37({6, 3}), wave37({3, 3}, 0.3)}, [&](const V& x) {
-        return F::embedding_bag(
-            idx.reshape({3, 3}), x[0],
-            F::EmbeddingBagFuncOptions().mode(torch::kSum).per_sample_weights(x[1]).padding_idx(0));
-    });
+    show_grads("bag_sum_weighted_padding_2d", {wave37({6, 3}), wave37({3, 3}, 0.3)},
+               [&](const V& x) {
+                   return F::embedding_bag(idx.reshape({3, 3}), x[0],
+                                           F::EmbeddingBagFuncOptions()
+                                               .mode(torch::kSum)
+                                               .per_sample_weights(x[1])
+                                               .padding_idx(0));
+               });
     show_grads("bag_mean_freq", {wave37({6, 3})}, [&](const V& x) {
         return F::embedding_bag(idx, x[0],
                                 F::EmbeddingBagFuncOptions().offsets(off).scale_grad_by_freq(true));
@@ -1787,8 +1818,8 @@ static void nn_transformer_stack() {
         nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
             torch::kGELU));
     dg->to(f64);
-    show("dl_gelu_out",
-         dg->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7), torch::Tensor(), wave37({3, 4}, 0.2)));
+    show("dl_gelu_out", dg->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7), torch::Tensor(),
+                                    wave37({3, 4}, 0.2)));
     torch::manual_seed(12);
     nn::TransformerDecoderLayer df(
         nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
@@ -1826,7 +1857,8 @@ static void nn_transformer_stack() {
     show_params("tr_init.", *tr);
     show("tr_init_after", torch::rand({2}, f64));
     tr->to(f64);
-    auto s2 = wave37({4, 2, 8}, 0.3).requires_grad_(true), t2 = wave37({5, 2, 8}).requires_grad_(true);
+    auto s2 = wave37({4, 2, 8}, 0.3).requires_grad_(true),
+         t2 = wave37({5, 2, 8}).requires_grad_(true);
     auto out =
         tr->forward(s2, t2, torch::Tensor(), causal, torch::Tensor(), mem_kpm, tgt_kpm, mem_kpm);
     show("tr_out", out);
@@ -1840,8 +1872,8 @@ static void nn_transformer_stack() {
         auto in_w = (wave37({12, 4}, 0.9) * 0.5).requires_grad_(true);
         auto opts =
             F::MultiheadAttentionForwardFuncOptions(
-                4, 2, in_w, wave37({12}, 1.1) * 0.1, wave37({1, 1, 4}, 1.3), wave37({1, 1, 4}, 1.7), true,
-                0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
+                4, 2, in_w, wave37({12}, 1.1) * 0.1, wave37({1, 1, 4}, 1.3), wave37({1, 1, 4}, 1.7),
+                true, 0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
                 .key_padding_mask(torch::tensor({false, false, true, false, false, false, false,
                                                  false, false, true})
                                       .reshape({2, 5}))
@@ -1852,12 +1884,13 @@ static void nn_transformer_stack() {
         (mo * wave37(mo.sizes(), 1.0)).sum().backward();
         show("mhaf_d_query", q.grad());
         show("mhaf_d_in_proj_weight", in_w.grad());
-        auto sopts = F::MultiheadAttentionForwardFuncOptions(
-                         4, 2, wave37({12, 4}, 0.9) * 0.5, wave37({12}, 1.1) * 0.1, torch::Tensor(),
-                         torch::Tensor(), false, 0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
-                         .static_k(wave37({4, 6, 2}, 0.6))
-                         .static_v(wave37({4, 6, 2}, 0.8))
-                         .average_attn_weights(false);
+        auto sopts =
+            F::MultiheadAttentionForwardFuncOptions(
+                4, 2, wave37({12, 4}, 0.9) * 0.5, wave37({12}, 1.1) * 0.1, torch::Tensor(),
+                torch::Tensor(), false, 0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
+                .static_k(wave37({4, 6, 2}, 0.6))
+                .static_v(wave37({4, 6, 2}, 0.8))
+                .average_attn_weights(false);
         auto [so, sw] = F::multi_head_attention_forward(q.detach(), kv, kv, sopts);
         show("mhaf_static_out", so);
         show("mhaf_static_weights", sw);

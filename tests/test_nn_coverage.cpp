@@ -99,8 +99,7 @@ const std::map<std::string, std::string> kExcluded = {};
 /// BEING BUILT (issue 30): what other branches are building now, by branch. The lead removes
 /// each branch's names as it merges (the test fails for a name on this list that is present,
 /// to say so); when this list is empty, the counts below are tapegrad's own.
-const std::map<std::string, std::string> kBeingBuilt = {
-};
+const std::map<std::string, std::string> kBeingBuilt = {};
 
 struct Counts {
     size_t present = 0, excluded = 0, being_built = 0;

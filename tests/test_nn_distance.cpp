@@ -238,7 +238,8 @@ BOOST_AUTO_TEST_CASE(bilinear_matches_libtorch) {
     check_grads(kRef, "bilinear",
                 {wave37({2, 3}), wave37({2, 4}, 0.5), wave37({5, 3, 4}, 1.5), wave37({5}, 2)},
                 [](const V& x) { return F::bilinear(x[0], x[1], x[2], x[3]); });
-    check_grads(kRef, "bilinear_3d", {wave37({2, 3, 2}), wave37({2, 3, 3}, 0.5), wave37({2, 2, 3}, 1.5)},
+    check_grads(kRef, "bilinear_3d",
+                {wave37({2, 3, 2}), wave37({2, 3, 3}, 0.5), wave37({2, 2, 3}, 1.5)},
                 [](const V& x) { return F::bilinear(x[0], x[1], x[2]); });
     check_grads(kRef, "bilinear_1d",
                 {wave37({3}), wave37({2}, 0.5), wave37({4, 3, 2}, 1.5), wave37({4}, 2)},
@@ -288,10 +289,11 @@ BOOST_AUTO_TEST_CASE(pairwise_distance_matches_libtorch_for_every_p) {
                         return F::pairwise_distance(x[0], x[1],
                                                     F::PairwiseDistanceFuncOptions().p(p));
                     });
-    check_grads(kRef, "pairwise_keepdim_bcast", {wave37({2, 3, 4}), wave37({4}, 0.5)}, [](const V& x) {
-        return F::pairwise_distance(x[0], x[1],
-                                    F::PairwiseDistanceFuncOptions().keepdim(true).eps(1e-3));
-    });
+    check_grads(kRef, "pairwise_keepdim_bcast", {wave37({2, 3, 4}), wave37({4}, 0.5)},
+                [](const V& x) {
+                    return F::pairwise_distance(
+                        x[0], x[1], F::PairwiseDistanceFuncOptions().keepdim(true).eps(1e-3));
+                });
     check_grads(kRef, "pairwise_1d", {wave37({5}), wave37({5}, 0.5)},
                 [](const V& x) { return F::pairwise_distance(x[0], x[1]); });
     check_grads(kRef, "pairwise_0d", {wave37({}), wave37({}, 0.5)},

@@ -227,7 +227,7 @@ BOOST_AUTO_TEST_CASE(per_sample_weights_frequencies_and_ties_match_libtorch) {
     for (size_t i : {0, 1, 2})  // row 0 agrees with LibTorch
         BOOST_TEST(std::abs(got[i] - buggy[i]) <= 1e-12 * (1 + std::abs(buggy[i])));
     BOOST_TEST(std::abs(got[3] - buggy[3] * 2) <= 1e-12);  // row 1: LibTorch halves it
-    BOOST_TEST(std::abs(got[9] - buggy[9] * 3) <= 1e-12);      // row 3: LibTorch divides by 3
+    BOOST_TEST(std::abs(got[9] - buggy[9] * 3) <= 1e-12);  // row 3: LibTorch divides by 3
     const tg::Tensor tied =
         tg::tensor({1.0, 5.0, 2.0, 1.0, 2.0, 2.0, 0.5, 5.0, 1.0}, tg::kFloat64).reshape({3, 3});
     check_grads(kRef, "bag_max_ties", {tied}, [](const V& x) {

@@ -797,8 +797,8 @@ BOOST_AUTO_TEST_CASE(decoder_layer_matches_libtorch) {
         nn::TransformerDecoderLayerOptions(8, 4).dim_feedforward(12).dropout(0.0).activation(
             [](const tg::Tensor& x) { return tg::tanh(x) * 2; }));
     df->to(tg::kFloat64);
-    check_close(df->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7)), kRef("dl_function_out"), 1e-12,
-                1e-12);
+    check_close(df->forward(wave37({3, 2, 8}), wave37({4, 2, 8}, 0.7)), kRef("dl_function_out"),
+                1e-12, 1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(encoder_and_decoder_stacks_match_libtorch) {
@@ -859,9 +859,9 @@ BOOST_AUTO_TEST_CASE(multi_head_attention_forward_matches_libtorch) {
     in_w.requires_grad_(true);
     const tg::Tensor kv = wave37({5, 2, 4}, 0.4);
     const auto opts =
-        F::MultiheadAttentionForwardFuncOptions(4, 2, in_w, wave37({12}, 1.1) * 0.1,
-                                                wave37({1, 1, 4}, 1.3), wave37({1, 1, 4}, 1.7), true,
-                                                0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
+        F::MultiheadAttentionForwardFuncOptions(
+            4, 2, in_w, wave37({12}, 1.1) * 0.1, wave37({1, 1, 4}, 1.3), wave37({1, 1, 4}, 1.7),
+            true, 0.0, wave37({4, 4}, 2.1) * 0.5, wave37({4}, 2.3) * 0.1)
             .key_padding_mask(tg::tensor(std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 0, 0, 1})
                                   .to(tg::kBool)
                                   .reshape({2, 5}))

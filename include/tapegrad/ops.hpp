@@ -337,16 +337,16 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 
 #pragma GCC visibility pop
 
-#include "tapegrad/activation_ops.hpp"    // elu, silu, mish, hardtanh, prelu, rrelu, ...
-#include "tapegrad/conv_ops.hpp"          // 3-D and transposed 1-D/3-D convolutions
-#include "tapegrad/distance_ops.hpp"      // bilinear, cosine_similarity, pairwise_distance, pdist
-#include "tapegrad/dropout_ops.hpp"       // alpha_dropout, feature_alpha_dropout
-#include "tapegrad/embedding_bag_ops.hpp" // embedding_bag
-#include "tapegrad/layer_ops.hpp"         // normalisation, embedding, attention, dropout
-#include "tapegrad/logical.hpp"           // comparisons and bool tensors, in a header of their own
-#include "tapegrad/losses.hpp"            // the losses, in a header of their own
-#include "tapegrad/norm_ops.hpp"          // instance norm, local response norm
-#include "tapegrad/pool_ops.hpp"          // 1-D and 3-D, adaptive, LP, fractional pooling and unpooling
-#include "tapegrad/resampling.hpp"        // pad and interpolate, in a header of their own
-#include "tapegrad/rnn_ops.hpp"           // the recurrent cells and layers, in a header of their own
-#include "tapegrad/sampling_ops.hpp"      // pixel shuffle, grid_sample, affine_grid
+#include "tapegrad/activation_ops.hpp"     // elu, silu, mish, hardtanh, prelu, rrelu, ...
+#include "tapegrad/conv_ops.hpp"           // 3-D and transposed 1-D/3-D convolutions
+#include "tapegrad/distance_ops.hpp"       // bilinear, cosine_similarity, pairwise_distance, pdist
+#include "tapegrad/dropout_ops.hpp"        // alpha_dropout, feature_alpha_dropout
+#include "tapegrad/embedding_bag_ops.hpp"  // embedding_bag
+#include "tapegrad/layer_ops.hpp"          // normalisation, embedding, attention, dropout
+#include "tapegrad/logical.hpp"            // comparisons and bool tensors, in a header of their own
+#include "tapegrad/losses.hpp"             // the losses, in a header of their own
+#include "tapegrad/norm_ops.hpp"           // instance norm, local response norm
+#include "tapegrad/pool_ops.hpp"      // 1-D and 3-D, adaptive, LP, fractional pooling and unpooling
+#include "tapegrad/resampling.hpp"    // pad and interpolate, in a header of their own
+#include "tapegrad/rnn_ops.hpp"       // the recurrent cells and layers, in a header of their own
+#include "tapegrad/sampling_ops.hpp"  // pixel shuffle, grid_sample, affine_grid

@@ -104,8 +104,8 @@ Tensor clamped_norm(const Tensor& x, int64_t dim, double eps) {
         record("norm", {&x}, y, [sx = save(x), sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get(), zero = zero_like_scalar(yy);
             const Tensor nonzero = gt(yy, 0);
-            return Grads{sx.get() * where(nonzero, dy / where(nonzero, yy, ones({}, yy.options())),
-                                          zero)};
+            return Grads{sx.get() *
+                         where(nonzero, dy / where(nonzero, yy, ones({}, yy.options())), zero)};
         });
     return y;
 }

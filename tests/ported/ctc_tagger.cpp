@@ -68,7 +68,8 @@ int main() {
     model->eval();
     torch::NoGradGuard no_grad;
     auto eval = model->forward(x).first;
-    std::printf("eval ctc %.9g\n", ctc(eval, targets, input_lengths, target_lengths).item<double>());
+    std::printf("eval ctc %.9g\n",
+                ctc(eval, targets, input_lengths, target_lengths).item<double>());
     model->train();
     auto sampled = model->forward(x).first;  // RReLU draws again
     torch::nn::KLDivLoss kl(torch::nn::KLDivLossOptions(torch::kBatchMean).log_target(true));
