@@ -25,6 +25,15 @@ namespace bench::cnn {
 
 constexpr int64_t kBatch = 128, kImage = 28 * 28;
 
+/// Products (multiply-adds x 2) of one training step per image: the convolutions as their
+/// im2col GEMMs and the linear layers; forward, each layer's weight gradient, and the input
+/// gradient of every layer but the first convolution (whose input needs none). 25.0 MFLOP.
+inline double step_flops_per_image() {
+    const double conv1 = 2.0 * 28 * 28 * 32 * (1 * 9), conv2 = 2.0 * 14 * 14 * 64 * (32 * 9);
+    const double fc1 = 2.0 * 3136 * 128, fc2 = 2.0 * 128 * 10;
+    return 2 * conv1 + 3 * (conv2 + fc1 + fc2);
+}
+
 struct Options {
     int threads = 2;        // OpenBLAS threads (tapegrad's kernels follow them)
     int torch_threads = 2;  // LibTorch intra-op threads

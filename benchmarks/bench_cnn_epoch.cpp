@@ -5,6 +5,8 @@
 ///   bench_cnn_epoch_tg     OPENBLAS_NUM_THREADS = the budget
 ///   bench_cnn_epoch_torch  torch::set_num_threads 1..budget x OPENBLAS_NUM_THREADS 1..budget x
 ///                          oneDNN on/off
+///   bench_peak             the host's SGEMM peak on the budget's threads (the epoch's products,
+///                          cnn::step_flops_per_image() per image, as a fraction of it)
 /// and compares tapegrad with LibTorch's fastest configuration of the budget (bar: <= 0.8).
 /// Writes --csv FILE, --md FILE and --plot FILE (one row per thread budget, for
 /// scripts/plot_bars.gp); --tag NAME names the host.
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cnn.hpp"
 #include "bench_common.hpp"
 #include "bench_driver.hpp"
 #include "bench_env.hpp"
@@ -37,17 +40,24 @@ int main(int argc, char** argv) {
         const double wall0 = now_s();
 
         Table table;
-        table.header = {"threads",      "side",
-                        "config",       "epoch_s",
-                        "images_per_s", "round_medians_s",
-                        "last_loss",    "ratio_vs_libtorch_best"};
+        table.header = {"threads",          "side",
+                        "config",           "epoch_s",
+                        "images_per_s",     "round_medians_s",
+                        "last_loss",        "gflops_equiv",
+                        "fraction_of_peak", "ratio_vs_libtorch_best"};
         Table plot;  // --plot: one row per thread budget (scripts/plot_bars.gp)
         plot.header = {"threads", "tapegrad", "LibTorch best"};
         Table csv;
-        csv.header = {"threads",   "side",
-                      "config",    "epoch_s",
-                      "min_s",     "round_medians_s",
-                      "last_loss", "ratio_vs_libtorch_best"};
+        csv.header = {"threads",
+                      "side",
+                      "config",
+                      "epoch_s",
+                      "min_s",
+                      "round_medians_s",
+                      "last_loss",
+                      "gflops_equiv",
+                      "fraction_of_peak",
+                      "ratio_vs_libtorch_best"};
         std::string summary, torch_version;
         const double images = std::stod(batches) * 128;
         for (double bd : budgets) {
@@ -69,8 +79,13 @@ int main(int argc, char** argv) {
                                 "/bench_cnn_epoch_torch --threads " + std::to_string(bb) +
                                 " --torch-threads " + std::to_string(tt) + " --mkldnn " +
                                 std::to_string(mk) + common);
+            cs.push_back(peak_config(T, dir));
             run_rounds(cs, rounds, "threads " + t, "epoch_ms", 1e-3, "s");
+            const Config pk = cs.back();
+            cs.pop_back();
+            const double flops = images * cnn::step_flops_per_image(), peak = pk.med("gflops");
             auto secs = [](const Config& c) { return c.med("epoch_ms") / 1e3; };
+            auto gflops = [&](const Config& c) { return flops / secs(c) * 1e-9; };
             auto round_meds = [](const Config& c) {
                 std::string s;
                 for (auto& r : c.rounds)
@@ -91,9 +106,11 @@ int main(int argc, char** argv) {
             for (auto& c : cs) {
                 const std::string ratio = &c == best ? "1 (best)" : fmt(secs(c) / secs(*best), 3);
                 table.add({t, c.side, c.variant, fmt(secs(c), 2), fmt(images / secs(c), 0),
-                           round_meds(c), c.get("loss"), ratio});
+                           round_meds(c), c.get("loss"), fmt(gflops(c), 1),
+                           fmt(gflops(c) / peak, 3), ratio});
                 csv.add({t, c.side, c.variant, fmt(secs(c), 3),
                          fmt(min_of(c.pooled("epoch_ms")) / 1e3, 3), round_meds(c), c.get("loss"),
+                         fmt(gflops(c), 2), fmt(gflops(c) / peak, 4),
                          fmt(secs(c) / secs(*best), 4)});
             }
             plot.add(
@@ -103,6 +120,10 @@ int main(int argc, char** argv) {
                        " s per epoch, LibTorch best " + fmt(secs(*best), 2) + " s (" +
                        best->variant + "): tapegrad/LibTorch = **" + fmt(ratio, 3) +
                        "** (bar <= 0.8: " + (ratio <= 0.8 ? "PASS" : "FAIL") + ")\n";
+            summary += "- " + t + " thread(s): SGEMM peak " + fmt(peak, 1) +
+                       " GFLOP/s (bench_peak); tapegrad's epoch **" + fmt(gflops(*tgc) / peak, 3) +
+                       "** of it (bar >= 0.55 at 2 threads, 0.50 at 1), LibTorch best's " +
+                       fmt(gflops(*best) / peak, 3) + "\n";
         }
         std::string md =
             "# bench_cnn_epoch: the example CNN's training epoch, tapegrad vs LibTorch\n\n";

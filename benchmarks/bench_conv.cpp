@@ -8,6 +8,8 @@
 ///   bench_conv_torch torch::set_num_threads 1..budget x OPENBLAS_NUM_THREADS 1..budget x oneDNN
 ///                    on/off (when LibTorch has it)
 ///   bench_conv_gemm  the step's GEMMs alone (the GEMM-equivalent limit)
+///   bench_peak       the host's SGEMM peak on the budget's threads (the yardstick: every step
+///                    is also reported as a fraction of it)
 /// with OPENBLAS_NUM_THREADS = the budget in the other children (tapegrad's kernels follow it).
 /// Times are medians over the timed steps of all rounds. Writes --csv FILE and --md FILE, and
 /// --plot FILE (one row per thread budget, for scripts/plot_bars.gp).
@@ -84,6 +86,7 @@ int main(int argc, char** argv) {
                                 std::to_string(mk) + common);
             add("gemm_limit", "step", "cblas_sgemm",
                 env + dir + "/bench_conv_gemm --threads " + t + common);
+            cs.push_back(peak_config(T, dir));
             run_rounds(cs, rounds, "threads " + t);
             per_budget.push_back(std::move(cs));
         }
@@ -125,6 +128,7 @@ int main(int argc, char** argv) {
                         "min_ms",
                         "round_medians_ms",
                         "gflops_equiv",
+                        "fraction_of_peak",
                         "ratio_vs_gemm_limit",
                         "ratio_vs_libtorch_best",
                         "loss",
@@ -148,6 +152,7 @@ int main(int argc, char** argv) {
                       "bwd_ms",
                       "gflop",
                       "gflops",
+                      "fraction_of_peak",
                       "ratio_vs_gemm_limit",
                       "ratio_vs_libtorch_best",
                       "check"};
@@ -155,7 +160,7 @@ int main(int argc, char** argv) {
         folds.header = {"threads", "kernel", "fold_ms", "min_ms", "round_medians_ms", "sum"};
         Table plot;  // --plot: one row per thread budget (scripts/plot_bars.gp)
         plot.header = {"threads", "tapegrad", "bare GEMM", "LibTorch best"};
-        std::map<int, double> tg_step, torch_best, limit, ig_gather, ig_scatter;
+        std::map<int, double> tg_step, torch_best, limit, ig_gather, ig_scatter, peak;
         std::map<int, double> fold_alone_gather, fold_alone_scatter;
         std::map<int, std::string> torch_best_cfg;
         std::string warnings;
@@ -165,7 +170,10 @@ int main(int argc, char** argv) {
             const Config* gemm = nullptr;
             const Config* tgs = nullptr;
             const Config* best = nullptr;
+            const Config* pk = nullptr;
             for (auto& c : cs) {
+                if (c.side == "peak")
+                    pk = &c;
                 if (c.side == "gemm_limit")
                     gemm = &c;
                 if (c.key == "tapegrad step gather")
@@ -174,6 +182,7 @@ int main(int argc, char** argv) {
                     best = &c;
             }
             limit[T] = gemm->med();
+            peak[T] = pk->med("gflops");
             tg_step[T] = tgs->med();
             torch_best[T] = best->med();
             torch_best_cfg[T] = best->variant + " (backend " + best->get("backend") + ")";
@@ -188,7 +197,8 @@ int main(int argc, char** argv) {
                     {std::to_string(T), c.side, c.variant, is_gemm ? "" : fmt(c.med("fwd_ms"), 2),
                      is_gemm ? "" : fmt(c.med("bwd_ms"), 2), fmt(st, 2),
                      fmt(min_of(c.pooled("step_ms")), 2), c.round_medians(),
-                     fmt(flops / (st * 1e-3) * 1e-9, 1), fmt(st / limit[T], 3),
+                     fmt(flops / (st * 1e-3) * 1e-9, 1), fmt(fraction_of_peak(flops, st, *pk), 3),
+                     fmt(st / limit[T], 3),
                      c.side == "libtorch" && &c == best ? "1 (best)" : fmt(st / torch_best[T], 3),
                      c.get("loss"), c.get("grad_sums")});
                 all.add(
@@ -196,7 +206,8 @@ int main(int argc, char** argv) {
                      fmt(min_of(c.pooled("step_ms")), 3), c.round_medians(),
                      is_gemm ? "" : fmt(c.med("fwd_ms"), 3), is_gemm ? "" : fmt(c.med("bwd_ms"), 3),
                      fmt(flops * 1e-9, 4), fmt(flops / (st * 1e-3) * 1e-9, 1),
-                     fmt(st / limit[T], 4), fmt(st / torch_best[T], 4),
+                     fmt(fraction_of_peak(flops, st, *pk), 4), fmt(st / limit[T], 4),
+                     fmt(st / torch_best[T], 4),
                      is_gemm ? "" : "loss " + c.get("loss") + " grad_sums " + c.get("grad_sums")});
                 if (c.side == "libtorch" &&
                     !close_to(c.get("grad_sums"), tgs->get("grad_sums"), 1e-3))
@@ -218,8 +229,8 @@ int main(int argc, char** argv) {
                 all.add({std::to_string(T), "gemm_limit", std::string("gemm_") + g.name,
                          "cblas_sgemm", fmt(ms, 3),
                          fmt(min_of(gemm->pooled(std::string(g.name) + "_ms")), 3), "", "", "",
-                         fmt(g.flops() * 1e-9, 4), fmt(g.flops() / (ms * 1e-3) * 1e-9, 1), "", "",
-                         ""});
+                         fmt(g.flops() * 1e-9, 4), fmt(g.flops() / (ms * 1e-3) * 1e-9, 1),
+                         fmt(fraction_of_peak(g.flops(), ms, *pk), 4), "", "", ""});
             }
             const double dx2 = gemm->med("dx2_ms");
             std::string gsum;
@@ -249,14 +260,14 @@ int main(int argc, char** argv) {
                                    c.get("grad_sum")});
                         all.add({std::to_string(T), "tapegrad", "fold_conv2", v, fmt(c.med(), 3),
                                  fmt(min_of(c.pooled("step_ms")), 3), c.round_medians(), "", "", "",
-                                 "", "", "", "sum " + c.get("grad_sum")});
+                                 "", "", "", "", "sum " + c.get("grad_sum")});
                     }
                 kern.add({std::to_string(T), v, fmt(m, 2), fmt(min_of(ig->pooled("step_ms")), 2),
                           ig->round_medians(), fmt(dx2, 2), fmt(m - dx2, 2), fmt(st->med(), 2),
                           ig->get("grad_sum")});
                 all.add({std::to_string(T), "tapegrad", "input_grad_conv2", v, fmt(m, 3),
                          fmt(min_of(ig->pooled("step_ms")), 3), ig->round_medians(), "", "", "", "",
-                         "", "",
+                         "", "", "",
                          "grad_sum " + ig->get("grad_sum") + " fold_ms_est " + fmt(m - dx2, 3)});
             }
         }
@@ -266,7 +277,9 @@ int main(int argc, char** argv) {
             "`config` of tapegrad: the input-gradient kernel (gather: default; scatter: "
             "TG_CONV_SCATTER=1). `gemm_limit`: the step's cblas_sgemm calls alone (table "
             "below). `ratio_vs_libtorch_best`: step_ms / the fastest LibTorch configuration "
-            "of the same thread budget.\n\n";
+            "of the same thread budget. `fraction_of_peak`: gflops_equiv / the host's SGEMM peak "
+            "on the same threads (bench_peak, a 2048x2048x2048 cblas_sgemm, run in the same "
+            "rounds as a process of its own).\n\n";
         md +=
             "## The GEMMs of the step (64 per shape, one per sample, as tapegrad calls them)\n\n" +
             gemms.markdown() + "\n";
@@ -294,6 +307,10 @@ int main(int argc, char** argv) {
                   "): tapegrad/LibTorch = **" + fmt(v / torch_best[T], 3) + "**; GEMM limit " +
                   fmt(limit[T], 2) + " ms: tapegrad/limit = **" + fmt(v / limit[T], 3) +
                   "**, LibTorch best/limit = " + fmt(torch_best[T] / limit[T], 3) + "\n";
+            md += "- " + std::to_string(T) + " thread(s): SGEMM peak " + fmt(peak[T], 1) +
+                  " GFLOP/s (bench_peak); tapegrad's step " +
+                  fmt(flops / (v * 1e-3) * 1e-9 / peak[T], 3) + " of it, LibTorch best's " +
+                  fmt(flops / (torch_best[T] * 1e-3) * 1e-9 / peak[T], 3) + "\n";
             md += "- " + std::to_string(T) + " thread(s): conv2 input gradient gather " +
                   fmt(ig_gather[T], 2) + " ms, scatter " + fmt(ig_scatter[T], 2) +
                   " ms (scatter/gather " + fmt(ig_scatter[T] / ig_gather[T], 3) + ")\n";

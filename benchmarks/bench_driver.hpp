@@ -108,8 +108,14 @@ inline void run_rounds(const std::vector<Config*>& cs, int rounds, const std::st
         for (size_t k = 0; k < cs.size(); ++k) {
             Config& c = *cs[(k + size_t(r)) % cs.size()];
             c.rounds.push_back(run_child(c.cmd));
-            std::fprintf(stderr, "%s round %d: %-60s %10.3f %s\n", label.c_str(), r, c.key.c_str(),
-                         scale * median(parse_list(c.rounds.back()[field])), unit);
+            const KV& kv = c.rounds.back();
+            if (kv.count(field) == 0 && kv.count("gflops"))  // peak_config's bench_peak
+                std::fprintf(stderr, "%s round %d: %-60s %10.1f GFLOP/s\n", label.c_str(), r,
+                             c.key.c_str(), median(parse_list(kv.at("gflops"))));
+            else
+                std::fprintf(
+                    stderr, "%s round %d: %-60s %10.3f %s\n", label.c_str(), r, c.key.c_str(),
+                    kv.count(field) ? scale * median(parse_list(kv.at(field))) : 0.0, unit);
         }
 }
 inline void run_rounds(std::vector<Config>& cs, int rounds, const std::string& label,
@@ -130,6 +136,25 @@ inline bool close_to(const std::string& a, const std::string& b, double rel) {
             rel * std::max(1.0, std::max(std::fabs(x[i]), std::fabs(y[i]))))
             return false;
     return true;
+}
+
+/// The host's SGEMM peak on `threads` OpenBLAS threads, as a configuration to run in the same
+/// rounds as the steps it is the yardstick of (bench_peak: a 2048² cblas_sgemm per call). Its
+/// med("gflops") is the peak; fraction_of_peak() divides a step's GFLOP/s by it.
+inline Config peak_config(int threads, const std::string& dir) {
+    const std::string t = std::to_string(threads);
+    return {"sgemm peak " + t,
+            "peak",
+            "sgemm",
+            "2048x2048x2048",
+            "env OPENBLAS_NUM_THREADS=" + t + " " + dir + "/bench_peak --threads " + t,
+            {}};
+}
+
+/// flops done in `ms` milliseconds as a fraction of the peak configuration's median rate.
+inline double fraction_of_peak(double flops, double ms, const Config& peak) {
+    const double gflops = flops / (ms * 1e-3) * 1e-9, p = peak.med("gflops");
+    return p > 0 ? gflops / p : 0;
 }
 
 }  // namespace bench

@@ -5,6 +5,7 @@
 ///   bench_gpt_tg     no checkpointing, and checkpointing per block
 ///   bench_gpt_torch  torch::set_num_threads 1..budget x OPENBLAS_NUM_THREADS 1..budget (the
 ///                    best one is the peer)
+///   bench_peak       the host's SGEMM peak on the budget's threads (steps as a fraction of it)
 /// with OPENBLAS_NUM_THREADS = the budget in tapegrad's children; with more than one thread, both
 /// also with OPENBLAS_THREAD_TIMEOUT=4 (OpenBLAS's idle threads sleep at once instead of spinning
 /// on sched_yield beside the other library's threads: the peer's best may need it). The bars
@@ -45,17 +46,23 @@ int main(int argc, char** argv) {
         const long long steal0 = host_steal_jiffies();
 
         Table steps, mem, all;
-        steps.header = {"threads",      "side",
-                        "config",       "step_ms",
-                        "min_ms",       "round_medians_ms",
-                        "gflops_equiv", "ratio_vs_libtorch_best",
-                        "loss",         "check_loss"};
+        steps.header = {"threads",
+                        "side",
+                        "config",
+                        "step_ms",
+                        "min_ms",
+                        "round_medians_ms",
+                        "gflops_equiv",
+                        "fraction_of_peak",
+                        "ratio_vs_libtorch_best",
+                        "loss",
+                        "check_loss"};
         mem.header = {"config",          "peak_live_mib", "peak_saved_mib",     "peak_rss_mib",
                       "rss_vs_libtorch", "budget_mib",    "predicted_peak_mib", "within_budget"};
         all.header = {"threads",    "side",          "config",         "mode",
                       "median_ms",  "peak_live_mib", "peak_saved_mib", "peak_rss_mib",
                       "budget_mib", "loss",          "check_loss"};
-        std::map<int, double> tg_plain, tg_ckpt, torch_best;
+        std::map<int, double> tg_plain, tg_ckpt, torch_best, peak;
         std::map<int, std::string> torch_best_cfg, torch_best_cmd;
         int top = 1;
         std::string torch_version, warnings;
@@ -98,8 +105,11 @@ int main(int argc, char** argv) {
                                 "/bench_gpt_torch --threads " + b + " --torch-threads " +
                                 std::to_string(tt) + common);
                     }
+            cs.push_back(peak_config(T, dir));
             run_rounds(cs, rounds, "threads " + t);
             const Config* best = nullptr;
+            const Config& pk = cs.back();
+            peak[T] = pk.med("gflops");
             for (const Config& c : cs)
                 if (c.side == "libtorch" && (!best || c.med() < best->med()))
                     best = &c;
@@ -108,6 +118,8 @@ int main(int argc, char** argv) {
             torch_best_cmd[T] = best->cmd;
             torch_version = best->get("torch_version");
             for (const Config& c : cs) {
+                if (c.side == "peak")
+                    continue;
                 if (c.key == "tapegrad plain")
                     tg_plain[T] = c.med();
                 if (c.key == "tapegrad per-block")
@@ -115,6 +127,7 @@ int main(int argc, char** argv) {
                 steps.add({t, c.side, c.variant, fmt(c.med(), 1),
                            fmt(min_of(c.pooled("step_ms")), 1), c.round_medians(),
                            fmt(step_flops() / (c.med() * 1e-3) * 1e-9, 1),
+                           fmt(fraction_of_peak(step_flops(), c.med(), pk), 3),
                            &c == best ? "1 (best)" : fmt(c.med() / torch_best[T], 3), c.get("loss"),
                            c.get("check_loss")});
                 all.add({t, c.side, c.variant, "step", fmt(c.med(), 2), "", "", "", "",
@@ -204,7 +217,12 @@ int main(int argc, char** argv) {
         for (auto& [T, ms] : tg_plain)
             md += "- " + std::to_string(T) + " thread(s): tapegrad " + fmt(ms, 1) +
                   " ms, LibTorch best (" + torch_best_cfg[T] + ") " + fmt(torch_best[T], 1) +
-                  " ms: ratio **" + fmt(ms / torch_best[T], 3) + "** (bar <= 0.8 at 2 threads)\n";
+                  " ms: ratio **" + fmt(ms / torch_best[T], 3) + "** (bar <= 0.8 at 2 threads)\n" +
+                  "- " + std::to_string(T) + " thread(s): SGEMM peak " + fmt(peak[T], 1) +
+                  " GFLOP/s (bench_peak); tapegrad's step **" +
+                  fmt(step_flops() / (ms * 1e-3) * 1e-9 / peak[T], 3) +
+                  "** of it (bar >= 0.50), LibTorch best's " +
+                  fmt(step_flops() / (torch_best[T] * 1e-3) * 1e-9 / peak[T], 3) + "\n";
         md += "- peak RSS of a step: tapegrad " + plain["peak_rss_mib"] + " MiB, LibTorch " +
               torch_mem["peak_rss_mib"] + " MiB: ratio **" +
               fmt(std::stod(plain["peak_rss_mib"]) / torch_rss, 3) + "** (bar <= 0.6)\n";

@@ -56,7 +56,16 @@ std::unique_ptr<Stepper> make_tg_mlp(const MlpSpec& s, const MlpInit& init);
 /// but the first): the limit no implementation can beat.
 std::unique_ptr<Stepper> make_gemm_mlp(const MlpSpec& s, const MlpInit& init);
 /// FLOPs of the GEMM-only step.
-double mlp_gemm_flops(const MlpSpec& s);
+inline double mlp_gemm_flops(const MlpSpec& s) {
+    double f = 0;
+    int64_t fan_in = s.in;
+    for (size_t i = 0; i < s.widths.size(); ++i) {
+        double layer = 2.0 * double(s.batch) * double(fan_in) * double(s.widths[i]);
+        f += layer * (i == 0 ? 2 : 3);  // forward, dW, and dX except for the first layer
+        fan_in = s.widths[i];
+    }
+    return f;
+}
 
 /// Sets OpenBLAS threads (and LibTorch's intra-op threads); returns a description.
 std::string set_blas_threads(int threads);

@@ -4,6 +4,8 @@
 /// configuration:
 ///   tapegrad          tg::set_num_threads(T)
 ///   bare GEMM         OpenBLAS on T threads (--what step only): the limit nobody beats
+///   bench_peak        the host's SGEMM peak on T threads (--what step only): steps are also
+///                     reported as a fraction of it
 ///   LibTorch          every intra-op threads t x OpenBLAS threads b with t, b in 1..T, and with
 ///                     T > 1 each also with OPENBLAS_THREAD_TIMEOUT=4 (OpenBLAS's idle threads
 ///                     sleep at once instead of spinning on sched_yield): the fastest is the peer;
@@ -70,8 +72,10 @@ int main(int argc, char** argv) {
         Table table, all, plot;
         table.header = {"threads",        "implementation", "configuration",
                         "median_" + unit, "min_" + unit,    "round_medians_" + unit};
-        if (step)
+        if (step) {
             table.header.push_back("ratio_vs_gemm");
+            table.header.push_back("fraction_of_peak");
+        }
         table.header.push_back("ratio_vs_libtorch_best");
         table.header.push_back("loss");
         all.header = {"threads",     "implementation",        "configuration", "median_" + unit,
@@ -134,7 +138,19 @@ int main(int argc, char** argv) {
             std::vector<Config*> configs;
             for (Run& r : runs)
                 configs.push_back(&r.c);
+            Config pk = peak_config(T, dir);
+            if (step)
+                configs.push_back(&pk);
             run_rounds(configs, rounds, what + " threads " + t, field, 1, unit.c_str());
+            MlpSpec spec;
+            if (seed) {  // the Neanderthal article's network (bench_mlp_side.cpp's run_step)
+                spec.batch = spec.in = 10000;
+                spec.widths = {5000, 1000, 10};
+            }
+            const double flops = mlp_gemm_flops(spec);
+            auto of_peak = [&](const Config& c) {
+                return fmt(fraction_of_peak(flops, c.med(field), pk), 3);
+            };
             const Run *best = nullptr, *dflt = nullptr, *tg = nullptr, *gemm = nullptr,
                       *mixed = nullptr;
             for (const Run& r : runs) {
@@ -155,7 +171,8 @@ int main(int argc, char** argv) {
                 for (const Run* r : {tg, gemm}) {
                     table.add({t, r->c.side, r->c.variant, fmt(r->c.med(field), 1),
                                fmt(min_of(r->c.pooled(field)), 1), r->c.round_medians(field),
-                               fmt(r->c.med(field) / gemm->c.med(field), 3), "", r->c.get("loss")});
+                               fmt(r->c.med(field) / gemm->c.med(field), 3), of_peak(r->c), "",
+                               r->c.get("loss")});
                     all.add({t, r->c.side, r->c.variant, fmt(r->c.med(field), 4),
                              fmt(min_of(r->c.pooled(field)), 4), r->c.round_medians(field),
                              r->c.get("loss")});
@@ -164,7 +181,9 @@ int main(int argc, char** argv) {
                 bars += "- " + t + " threads: tapegrad " + fmt(tgm, 0) + " ms per step, " +
                         fmt(tgm / gemm->c.med(field), 3) +
                         "x its bare GEMMs. The Neanderthal article reports 7.5 s per step for "
-                        "this network on an i7-4790k (4 cores, AVX2).\n";
+                        "this network on an i7-4790k (4 cores, AVX2). SGEMM peak " +
+                        fmt(pk.med("gflops"), 1) + " GFLOP/s: tapegrad's step " + of_peak(tg->c) +
+                        " of it.\n";
                 continue;
             }
             const double tb = best->c.med(field);
@@ -179,8 +198,10 @@ int main(int argc, char** argv) {
                                                 fmt(m, step ? 2 : 3),
                                                 fmt(min_of(c.pooled(field)), step ? 2 : 3),
                                                 c.round_medians(field)};
-                if (step)
+                if (step) {
                     row.push_back(fmt(m / gemm->c.med(field), 3));
+                    row.push_back(of_peak(c));
+                }
                 row.push_back(&r == best ? "1" : fmt(m / tb, 3));
                 row.push_back(c.get("loss"));
                 table.add(row);
@@ -200,6 +221,10 @@ int main(int argc, char** argv) {
                         "x LibTorch at its best** (" + best->c.variant + ", " + fmt(tb, 2) + " ms" +
                         (T == 2 ? "; bar <= 0.85: " + pass(rt <= 0.85) : "") + "); LibTorch's " +
                         "default " + fmt(dflt->c.med(field), 2) + " ms\n";
+                bars += "- " + t + " thread(s): SGEMM peak " + fmt(pk.med("gflops"), 1) +
+                        " GFLOP/s (bench_peak): tapegrad's step " + of_peak(tg->c) +
+                        " of it, its bare GEMMs " + of_peak(gemm->c) + ", LibTorch best's " +
+                        of_peak(best->c) + "\n";
             } else {
                 const double rt = tgm / tb, bar = T == 1 ? 1.0 : 0.8;
                 bars += "- " + t + " thread(s): tapegrad " + fmt(tgm, 3) + " s per epoch = **" +

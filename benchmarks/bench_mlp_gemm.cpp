@@ -26,17 +26,6 @@ MlpInit make_mlp_init(const MlpSpec& s, uint64_t seed, bool zero_target) {
     return init;
 }
 
-double mlp_gemm_flops(const MlpSpec& s) {
-    double f = 0;
-    int64_t fan_in = s.in;
-    for (size_t i = 0; i < s.widths.size(); ++i) {
-        double layer = 2.0 * double(s.batch) * double(fan_in) * double(s.widths[i]);
-        f += layer * (i == 0 ? 2 : 3);  // forward, dW, and dX except for the first layer
-        fan_in = s.widths[i];
-    }
-    return f;
-}
-
 std::string set_blas_threads(int threads) {
     openblas_set_num_threads(threads);
     return "OpenBLAS threads " + std::to_string(openblas_get_num_threads());
