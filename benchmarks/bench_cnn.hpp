@@ -24,6 +24,7 @@
 namespace bench::cnn {
 
 constexpr int64_t kBatch = 128, kImage = 28 * 28;
+constexpr int kProfileSteps = 20;  // the tapegrad side's profiled batches, after the timed epoch
 
 /// Products (multiply-adds x 2) of one training step per image: the convolutions as their
 /// im2col GEMMs and the linear layers; forward, each layer's weight gradient, and the input

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
                       "gflops_equiv",
                       "fraction_of_peak",
                       "ratio_vs_libtorch_best"};
-        std::string summary, torch_version;
+        std::string summary, torch_version, profiles;
         const double images = std::stod(batches) * 128;
         for (double bd : budgets) {
             const int T = int(bd);
@@ -115,6 +115,11 @@ int main(int argc, char** argv) {
             }
             plot.add(
                 {t + (T == 1 ? " thread" : " threads"), fmt(secs(*tgc), 3), fmt(secs(*best), 3)});
+            profiles +=
+                "\n## Where tapegrad's step goes (" + t +
+                " thread(s), tg::autograd::profiler over " + tgc->get("profile_steps") +
+                " batches after the timed epoch)\n\n" +
+                profile_table(tgc->get("profile"), std::stod(tgc->get("profile_steps"))).markdown();
             const double ratio = secs(*tgc) / secs(*best);
             summary += "- " + t + " thread(s): tapegrad " + fmt(secs(*tgc), 2) +
                        " s per epoch, LibTorch best " + fmt(secs(*best), 2) + " s (" +
@@ -147,7 +152,7 @@ int main(int argc, char** argv) {
               "\n`epoch_s`: median over the rounds; `last_loss`: the mean "
               "training loss of the first round's timed epoch (both sides should agree in the "
               "first digits).\n\n## Summary\n\n" +
-              summary;
+              summary + profiles;
         std::cout << md;
         if (!csv_path.empty())
             write_file(csv_path, csv.csv());

@@ -1,6 +1,7 @@
 /// bench_cnn_epoch's tapegrad side: the example CNN (bench_cnn.hpp) with tg::nn, as
 /// examples/fashion_mnist_cnn.cpp builds it, trained a batch at a time as the example does.
 #include "bench_cnn.hpp"
+#include "bench_profile.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
@@ -19,7 +20,7 @@ Timing run_side(const Options& o, const Data& d) {
     const tg::Tensor images =
         tg::tensor(d.images, tg::TensorOptions(tg::kFloat32)).reshape({d.n, 1, 28, 28});
     const tg::Tensor labels = tg::tensor(d.labels, tg::TensorOptions(tg::kInt64));
-    Timing t = time_epochs(o, d, [&](int64_t b) {
+    auto step = [&](int64_t b) {
         const tg::Tensor x = images.narrow(0, b * kBatch, kBatch);
         const tg::Tensor y = labels.narrow(0, b * kBatch, kBatch);
         tg::Tensor logits = net(x);
@@ -29,8 +30,12 @@ Timing run_side(const Options& o, const Data& d) {
         opt.step();
         (void)tg::eq(logits.detach().argmax(1), y).sum().item<int64_t>();
         return loss.item<double>();
-    });
-    t.info = {{"side", "tg"}};
+    };
+    Timing t = time_epochs(o, d, step);
+    int64_t b = 0;  // then kProfileSteps more batches under the op profiler (not timed above)
+    t.info = {{"side", "tg"},
+              {"profile_steps", std::to_string(kProfileSteps)},
+              {"profile", profile_steps(kProfileSteps, [&] { step(b++); })}};
     return t;
 }
 

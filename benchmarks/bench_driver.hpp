@@ -157,4 +157,42 @@ inline double fraction_of_peak(double flops, double ms, const Config& peak) {
     return p > 0 ? gflops / p : 0;
 }
 
+/// The op profile of a tapegrad child (bench_profile.hpp's profile_steps over `steps` steps) as
+/// a table per step: op, phase, calls, ms and share of the step; rows below 0.5% are summed.
+inline Table profile_table(const std::string& profile, double steps) {
+    struct Row {
+        std::string name, phase;
+        double calls, ms;
+    };
+    std::vector<Row> rows;
+    double total = 0;
+    std::istringstream is(profile);
+    std::string item;
+    while (std::getline(is, item, ';')) {
+        std::istringstream fs(item);
+        std::string name, phase, calls, ms;
+        if (!std::getline(fs, name, '|') || !std::getline(fs, phase, '|') ||
+            !std::getline(fs, calls, '|') || !std::getline(fs, ms, '|'))
+            continue;
+        rows.push_back(
+            {name, phase == "-" ? "" : phase, std::stod(calls) / steps, std::stod(ms) / steps});
+        total += rows.back().ms;
+    }
+    Table t;
+    t.header = {"op", "phase", "calls_per_step", "ms_per_step", "share"};
+    double rest = 0;
+    for (const Row& r : rows) {
+        if (total > 0 && r.ms < 0.005 * total) {
+            rest += r.ms;
+            continue;
+        }
+        t.add({"`" + r.name + "`", r.phase, fmt(r.calls, 1), fmt(r.ms, 3),
+               fmt(total > 0 ? 100 * r.ms / total : 0, 1) + "%"});
+    }
+    t.add({"(the rest, each < 0.5%)", "", "", fmt(rest, 3),
+           fmt(total > 0 ? 100 * rest / total : 0, 1) + "%"});
+    t.add({"total", "", "", fmt(total, 3), "100%"});
+    return t;
+}
+
 }  // namespace bench

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
                       "median_ms",  "peak_live_mib", "peak_saved_mib", "peak_rss_mib",
                       "budget_mib", "loss",          "check_loss"};
         std::map<int, double> tg_plain, tg_ckpt, torch_best, peak;
-        std::map<int, std::string> torch_best_cfg, torch_best_cmd;
+        std::map<int, std::string> torch_best_cfg, torch_best_cmd, profiles;
         int top = 1;
         std::string torch_version, warnings;
         for (double bd : budgets) {
@@ -120,8 +120,11 @@ int main(int argc, char** argv) {
             for (const Config& c : cs) {
                 if (c.side == "peak")
                     continue;
-                if (c.key == "tapegrad plain")
+                if (c.key == "tapegrad plain") {
                     tg_plain[T] = c.med();
+                    profiles[T] = profile_table(c.get("profile"), std::stod(c.get("profile_steps")))
+                                      .markdown();
+                }
                 if (c.key == "tapegrad per-block")
                     tg_ckpt[T] = c.med();
                 steps.add({t, c.side, c.variant, fmt(c.med(), 1),
@@ -233,6 +236,9 @@ int main(int argc, char** argv) {
         md += "- planner: measured peak <= budget for every feasible budget: **" +
               std::string(planner_ok ? "PASS" : "FAIL") + "**\n";
         md += warnings;
+        for (auto& [T, table] : profiles)
+            md += "\n## Where tapegrad's step goes (" + std::to_string(T) +
+                  " thread(s), tg::autograd::profiler, the plain step)\n\n" + table;
         std::printf("%s", md.c_str());
         write_file(md_path, md);
         write_file(csv_path, all.csv());

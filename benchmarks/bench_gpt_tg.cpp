@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_gpt.hpp"
+#include "bench_profile.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
 #include "tapegrad/tapegrad.hpp"
@@ -142,9 +143,13 @@ void run_side(const ChildOptions& o) {
         loss = step();
         ms.push_back(now_s() - t0);
     }
+    const int profiled = 3;  // then a few steps under the op profiler (not timed above)
+    const std::string profile = profile_steps(profiled, step);
     print_result({{"side", "tapegrad"},
                   {"checkpoint", std::to_string(o.checkpoint)},
                   {"step_ms", ms_list(ms)},
+                  {"profile_steps", std::to_string(profiled)},
+                  {"profile", profile},
                   {"loss", fmt(loss, 5)},
                   {"check_loss", fmt(check_loss, 6)}});
 }

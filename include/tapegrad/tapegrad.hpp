@@ -96,6 +96,7 @@
 #include "tapegrad/indexing.hpp"
 #include "tapegrad/memory.hpp"
 #include "tapegrad/ops.hpp"
+#include "tapegrad/profiler.hpp"
 #include "tapegrad/shape.hpp"
 #include "tapegrad/tensor.hpp"
 #include "tapegrad/threads.hpp"

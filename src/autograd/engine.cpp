@@ -227,6 +227,8 @@ void run(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, 
         t_current_node = n;
         t_in_place.clear();
         try {
+            detail::ProfileNode timed(
+                n->name_);  // Note [What the profile times] (tapegrad/profiler.hpp)
             dxs = n->apply(std::move(dys));
         } catch (const autograd_error& e) {
             t_current_node = prev_current;

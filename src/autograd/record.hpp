@@ -12,6 +12,7 @@
 
 #include "autograd/graph.hpp"
 #include "autograd/hooks.hpp"
+#include "autograd/profile_events.hpp"
 #include "autograd/saved.hpp"
 #include "core/pool.hpp"
 #include "tapegrad/autograd.hpp"
@@ -95,6 +96,8 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs, Tenso
     take_saved(*n);
     set_history(out, n, 0);
     check_forward_anomaly(name, out);
+    if (ProfileState* p = profile_slot())
+        profile_forward(*p, name);
 }
 
 /// Records an op over a list of inputs (cat, stack, checkpoint) with several outputs.
@@ -110,6 +113,8 @@ void record_list(const char* name, const std::vector<Tensor>& inputs, std::vecto
         set_history(*outs[i], n, i);
         check_forward_anomaly(name, *outs[i]);
     }
+    if (ProfileState* p = profile_slot())
+        profile_forward(*p, name);
 }
 
 /// Note [Node names]: Node::name() is PyTorch's name for a node, which depends on the call the

@@ -6,6 +6,7 @@
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/ops.hpp"
+#include "tapegrad/profiler.hpp"
 
 namespace tg::optim {
 
@@ -138,6 +139,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions defaults)
     : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
 
 Tensor Adam::step(LossClosure closure) {
+    autograd::profiler::RecordFunction timed("Optimizer.step#Adam.step");
     return adam_step<AdamOptions>(
         param_groups_, false, closure,
         [this](OptimizerParamGroup& g) -> AdamOptions& { return options_of<AdamOptions>(g); },
@@ -155,6 +157,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions defaults)
     : AdamW(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
 
 Tensor AdamW::step(LossClosure closure) {
+    autograd::profiler::RecordFunction timed("Optimizer.step#AdamW.step");
     return adam_step<AdamWOptions>(
         param_groups_, true, closure,
         [this](OptimizerParamGroup& g) -> AdamWOptions& { return options_of<AdamWOptions>(g); },

@@ -7,6 +7,7 @@
 #include "optim/check_options.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
+#include "tapegrad/profiler.hpp"
 
 namespace tg::optim {
 
@@ -86,6 +87,7 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
+    autograd::profiler::RecordFunction timed("Optimizer.zero_grad");
     NoGradGuard guard;
     for (auto& g : param_groups_)
         for (auto& p : g.params()) {

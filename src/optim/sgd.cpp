@@ -5,6 +5,7 @@
 #include "optim/check_options.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/ops.hpp"
+#include "tapegrad/profiler.hpp"
 
 namespace tg::optim {
 
@@ -33,6 +34,7 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions defaults)
 // Note [Optimizer updates are tensor ops] (optimizer.hpp). Without momentum and weight decay
 // the update is a single p.add_(grad, -lr): no temporary at all.
 Tensor SGD::step(LossClosure closure) {
+    autograd::profiler::RecordFunction timed("Optimizer.step#SGD.step");
     Tensor loss;
     if (closure) {
         AutoGradMode enable(true);
