@@ -177,26 +177,31 @@ std::string layer_norm(const Step& s, const nn::LayerNormImpl& ln) {
     const auto& shape = ln.options.normalized_shape();
     const int64_t axis = int64_t(s.in.size() - shape.size());
     const float eps = float(ln.options.eps());
+    const Dims normalized(shape.begin(), shape.end());
+    int64_t count = 1;
+    for (int64_t v : normalized)
+        count *= v;
+    const std::vector<float> ones(size_t(count), 1.0f);
     if (g.opset() >= 17) {
-        Dims n(shape.begin(), shape.end());
-        int64_t count = 1;
-        for (int64_t v : n)
-            count *= v;
         std::vector<std::string> in{s.x, ln.weight.defined()
                                              ? g.weight("weight", ln.weight)
-                                             : g.floats("weight", n, std::vector<float>(count, 1))};
+                                             : g.floats("weight", normalized, ones)};
         if (ln.bias.defined())
             in.push_back(g.weight("bias", ln.bias));
         return g.add("LayerNormalization", std::move(in),
                      {attr("axis", axis), attr("epsilon", eps)});
     }
-    // opset 13 to 16: (x - mean) / sqrt(var + eps) over the last dims, then weight and bias
+    // opset 13 to 16: (x - mean) / sqrt(var + eps) over the last dims, then weight and bias, as
+    // torch.onnx writes it (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add: the
+    // pattern runtimes fuse back into one layer norm, OpenCV from 4.7); pow(d, 2) is d·d
+    // correctly rounded
     Dims axes;
     for (int64_t a = axis; a < int64_t(s.in.size()); ++a)
-        axes.push_back(a);
+        axes.push_back(a - int64_t(s.in.size()));  // negative: counted from the end
     const std::string mean = g.add("ReduceMean", {s.x}, {attr("axes", axes)});
     const std::string d = g.add("Sub", {s.x, mean});
-    const std::string var = g.add("ReduceMean", {g.add("Mul", {d, d})}, {attr("axes", axes)});
+    const std::string sq = g.add("Pow", {d, g.floats("two", {}, {2.0f})});
+    const std::string var = g.add("ReduceMean", {sq}, {attr("axes", axes)});
     const std::string den = g.add("Sqrt", {g.add("Add", {var, g.floats("eps", {}, {eps})})});
     std::string y = g.add("Div", {d, den});
     if (ln.weight.defined())

@@ -26,16 +26,22 @@ inline nn::Sequential mlp() {
                           nn::Tanh(), nn::Linear(32, 10), nn::LogSoftmax(1));
 }
 
-/// Every activation with an emitter, one after another.
-inline nn::Sequential activations() {
-    return nn::Sequential(nn::Linear(6, 6), nn::GELU(), nn::Linear(6, 6),
-                          nn::GELU(nn::GELUOptions().approximate("tanh")), nn::SiLU(),
-                          nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
-                          nn::ELU(nn::ELUOptions().alpha(0.7)), nn::SELU(),
-                          nn::CELU(nn::CELUOptions().alpha(1.3)), nn::Sigmoid(), nn::Linear(6, 6),
-                          nn::Mish(), nn::Tanhshrink(), nn::Softsign(), nn::ReLU6(),
-                          nn::Hardtanh(nn::HardtanhOptions().min_val(-0.5).max_val(0.5)),
-                          nn::Softplus(), nn::Softmax(1));
+/// Every activation with an emitter, one after another; with_clip: ReLU6 and Hardtanh too (ONNX's
+/// Clip, whose opset-13 form OpenCV 4.6 cannot read).
+inline nn::Sequential activations(bool with_clip = true) {
+    nn::Sequential m(nn::Linear(6, 6), nn::GELU(), nn::Linear(6, 6),
+                     nn::GELU(nn::GELUOptions().approximate("tanh")), nn::SiLU(),
+                     nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+                     nn::ELU(nn::ELUOptions().alpha(0.7)), nn::SELU(),
+                     nn::CELU(nn::CELUOptions().alpha(1.3)), nn::Sigmoid(), nn::Linear(6, 6),
+                     nn::Mish(), nn::Tanhshrink(), nn::Softsign());
+    if (with_clip) {
+        m->push_back(nn::ReLU6());
+        m->push_back(nn::Hardtanh(nn::HardtanhOptions().min_val(-0.5).max_val(0.5)));
+    }
+    m->push_back(nn::Softplus());
+    m->push_back(nn::Softmax(1));
+    return m;
 }
 
 /// Convolutions and pooling with the options export maps: stride, dilation, groups, "same",
@@ -61,6 +67,12 @@ inline nn::Sequential conv1d_model() {
 inline nn::Sequential embedding_model() {
     return nn::Sequential(nn::Embedding(20, 8), nn::LayerNorm(nn::LayerNormOptions({8})),
                           nn::Linear(8, 16), nn::GELU(), nn::Linear(16, 5));
+}
+
+/// Linear on [N, T, E] (MatMul + Add) -> GELU -> Linear: what OpenCV 4.6 runs of
+/// embedding_model (it has no Gather of runtime indices and runs neither form of LayerNorm).
+inline nn::Sequential sequence_model() {
+    return nn::Sequential(nn::Linear(8, 16), nn::GELU(), nn::Linear(16, 5));
 }
 
 /// A few training-mode forwards so BatchNorm's running statistics are not 0 and 1.

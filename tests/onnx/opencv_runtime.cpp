@@ -81,3 +81,34 @@ BOOST_AUTO_TEST_CASE(mlp_in_opencv) {
     const Tensor x = tg::randn({4, 784});
     same_in_opencv("mlp", *m, x, x);
 }
+
+BOOST_AUTO_TEST_CASE(activations_in_opencv) {
+    tg::manual_seed(14);
+    auto m = activations(/*with_clip=*/false);  // OpenCV 4.6 reads only opset 6's Clip
+    const Tensor x = tg::randn({3, 6});
+    same_in_opencv("activations", *m, x, x);
+}
+
+BOOST_AUTO_TEST_CASE(conv_variants_in_opencv) {
+    tg::manual_seed(15);
+    auto m = conv_variants();
+    warm_up(*m, [] { return tg::randn({4, 3, 16, 16}); });
+    const Tensor x = tg::randn({2, 3, 16, 16});
+    same_in_opencv("conv_variants", *m, x, x);
+}
+
+BOOST_AUTO_TEST_CASE(conv1d_in_opencv) {
+    tg::manual_seed(16);
+    auto m = conv1d_model();
+    warm_up(*m, [] { return tg::randn({4, 2, 16}); });
+    const Tensor x = tg::randn({2, 2, 16});
+    same_in_opencv("conv1d", *m, x, x);
+}
+
+BOOST_AUTO_TEST_CASE(linear_on_3d_input_in_opencv) {
+    // MatMul + Add; OpenCV 4.6 runs neither LayerNorm form (docs/onnx.md)
+    tg::manual_seed(17);
+    auto m = sequence_model();
+    const Tensor x = tg::randn({2, 5, 8});
+    same_in_opencv("sequence", *m, x, x);
+}
