@@ -102,6 +102,24 @@ std::string export_to(const std::string& name, const std::shared_ptr<tg::nn::Mod
     return read_file(p);
 }
 
+void write_raw(const fs::path& p, const Tensor& t) {
+    const Tensor c = t.contiguous();
+    std::ofstream out(p, std::ios::binary);
+    const void* data = c.dtype() == tg::kInt64 ? static_cast<const void*>(c.data_ptr<int64_t>())
+                                               : static_cast<const void*>(c.data_ptr<float>());
+    out.write(static_cast<const char*>(data),
+              std::streamsize(c.numel() * int64_t(tg::element_size(c.dtype()))));
+}
+
+/// Writes x and m(x) in eval mode as <name>.input.bin and <name>.output.bin (raw little-endian)
+/// for check_models.py's numpy evaluation of the graph.
+void write_reference(const std::string& name, tg::nn::Module& m, const Tensor& x) {
+    tg::NoGradGuard no_grad;
+    m.eval();
+    write_raw(out_dir() / (name + ".input.bin"), x);
+    write_raw(out_dir() / (name + ".output.bin"), m(x));
+}
+
 // onnx.proto field numbers the checks read
 constexpr int kIrVersion = 1, kGraph = 7, kOpsetImport = 8, kNode = 1, kInitializer = 5,
               kInput = 11, kOutput = 12, kOpType = 4, kNodeInputs = 1, kName = 8, kDims = 1,
@@ -153,6 +171,7 @@ BOOST_AUTO_TEST_CASE(mlp_decodes_with_its_weights) {
     BOOST_REQUIRE_EQUAL(raw.size(), size_t(w.numel()) * 4);
     BOOST_TEST(std::memcmp(raw.data(), w.data_ptr<float>(), raw.size()) == 0);
     BOOST_TEST(str(inits[5], kName) == "5.bias");
+    write_reference("mlp", *m, tg::randn({4, 784}));
     // the first Gemm reads the graph input and the weights by name; the last writes the output
     const auto nodes = strs(graph, kNode);
     BOOST_TEST(
@@ -196,6 +215,11 @@ BOOST_AUTO_TEST_CASE(cnn_exports_in_eval_mode_and_keeps_the_modes) {
 BOOST_AUTO_TEST_CASE(layer_norm_is_one_node_at_17_and_decomposed_below) {
     tg::manual_seed(3);
     auto m = embedding_model();
+    {
+        tg::NoGradGuard no_grad;  // a LayerNorm weight and bias that are not ones and zeros
+        m->named_parameters()["1.weight"].uniform_(0.5, 1.5);
+        m->named_parameters()["1.bias"].uniform_(-0.5, 0.5);
+    }
     const Tensor idx = tg::randint(0, 20, {2, 5}, tg::kInt64);
     const std::string at13 = export_to("embedding13", m.ptr(), idx);
     BOOST_TEST(op_types(at13) ==
@@ -208,6 +232,8 @@ BOOST_AUTO_TEST_CASE(layer_norm_is_one_node_at_17_and_decomposed_below) {
     const std::string at17 = export_to("embedding17", m.ptr(), idx, o);
     BOOST_TEST(ints(at17, kIrVersion) == std::vector<int64_t>{8});
     BOOST_TEST(op_types(at17)[1] == "LayerNormalization");
+    write_reference("embedding13", *m, idx);
+    write_reference("embedding17", *m, idx);
     // the input is int64 indices: ValueInfoProto.type.tensor_type.elem_type
     BOOST_TEST(ints(str(str(str(str(at17, kGraph), kInput), 2), 1), 1) == std::vector<int64_t>{7});
 }
@@ -216,6 +242,7 @@ BOOST_AUTO_TEST_CASE(other_models_export) {
     tg::manual_seed(4);
     auto act = activations();
     BOOST_TEST(op_types(export_to("activations", act.ptr(), tg::randn({3, 6}))).size() > 20u);
+    write_reference("activations", *act, 3 * tg::randn({3, 6}));
     auto cv = conv_variants();
     warm_up(*cv, [] { return tg::randn({4, 3, 16, 16}); });
     BOOST_TEST(op_types(export_to("conv_variants", cv.ptr(), tg::randn({2, 3, 16, 16})))[6] ==
