@@ -193,7 +193,7 @@ std::string layer_norm(const Step& s, const nn::LayerNormImpl& ln) {
     }
     // opset 13 to 16: (x - mean) / sqrt(var + eps) over the last dims, then weight and bias, as
     // torch.onnx writes it (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add: the
-    // pattern runtimes fuse back into one layer norm, OpenCV from 4.7); pow(d, 2) is d·d
+    // pattern runtimes fuse back into one layer norm); pow(d, 2) is d·d
     // correctly rounded
     Dims axes;
     for (int64_t a = axis; a < int64_t(s.in.size()); ++a)
