@@ -252,6 +252,20 @@ BOOST_AUTO_TEST_CASE(other_models_export) {
     BOOST_TEST(op_types(export_to("conv1d", c1.ptr(), tg::randn({2, 2, 16})))[4] == "AveragePool");
 }
 
+BOOST_AUTO_TEST_CASE(transformer_encoder_layers_export) {
+    tg::manual_seed(5);
+    for (bool pre_norm : {true, false}) {
+        auto m = transformer_model(pre_norm);
+        const std::string name = pre_norm ? "transformer_pre" : "transformer_post";
+        const Tensor x = tg::randn({3, 5, 16});
+        const auto ops = op_types(export_to(name, m.ptr(), x));
+        BOOST_TEST(std::count(ops.begin(), ops.end(), "Softmax") == 2);
+        BOOST_TEST(std::count(ops.begin(), ops.end(), "Transpose") == (pre_norm ? 8 : 12));
+        BOOST_TEST(std::count(ops.begin(), ops.end(), "Erf") == (pre_norm ? 2 : 0));
+        write_reference(name, *m, x);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(what_cannot_be_exported_is_a_typed_error) {
     namespace nn = tg::nn;
     const fs::path p = out_dir() / "refused.onnx";
@@ -284,6 +298,10 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_exported_is_a_typed_error) {
             tg::randn({1, 2, 5, 5}), "padding_mode");
     refused(nn::Sequential(nn::Flatten(0, -1)).ptr(), tg::randn({2, 3}),
             "flattens the batch dimension", {13, true, "input", "output"});
+    refused(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(4, 2).activation(
+                                            [](const Tensor& x) { return tg::sigmoid(x); }))
+                .ptr(),
+            tg::randn({3, 2, 4}), "has a function as its activation");
     refused(nn::Linear(3, 3).ptr(), tg::randn({2, 3}), "opset 12 is not supported",
             {12, false, "input", "output"});
     refused(nn::Linear(3, 3).ptr(), tg::randn({2, 3}), "must be non-empty and different",

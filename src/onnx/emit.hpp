@@ -28,6 +28,29 @@ struct Step {
 std::optional<std::string> emit_layer(const Step& s);
 /// The activation modules.
 std::optional<std::string> emit_activation(const Step& s);
+/// TransformerEncoderLayer (emit_transformer.cpp).
+std::optional<std::string> emit_transformer(const Step& s);
+
+/// The pieces the transformer layer reuses: Linear and LayerNorm on an input of `rank` dims
+/// (weights named after g.scope()), and GELU ("none": erf, or "tanh").
+std::string emit_linear(Graph& g, const nn::Module& linear, const std::string& x, size_t rank);
+std::string emit_layer_norm(Graph& g, const nn::Module& norm, const std::string& x, size_t rank);
+std::string emit_gelu(Graph& g, const std::string& x, const std::string& approximate);
+
+/// Sets g's scope for its lifetime (the path of a submodule), then restores it.
+class ScopeGuard {
+public:
+    ScopeGuard(Graph& g, const std::string& scope) : g_(g), saved_(g.scope()) {
+        g.set_scope(scope);
+    }
+    ~ScopeGuard() { g_.set_scope(saved_); }
+    ScopeGuard(const ScopeGuard&) = delete;
+    ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+private:
+    Graph& g_;
+    std::string saved_;
+};
 
 /// value_error("onnx::export_model: <Type> '<label>' <why>").
 [[noreturn]] void unsupported(const nn::Module& m, const std::string& why);

@@ -14,9 +14,9 @@ std::string scalar(Graph& g, const char* name, double v) {
     return g.floats(name, {}, {float(v)});
 }
 
-std::string gelu(const Step& s, const std::string& approximate) {
-    Graph& g = s.graph;
-    const std::string& x = s.x;
+}  // namespace
+
+std::string emit_gelu(Graph& g, const std::string& x, const std::string& approximate) {
     std::string inner;
     if (approximate == "tanh") {  // 1 + tanh(sqrt(2/pi)·(x + 0.044715·x³))
         const std::string x3 = g.add("Mul", {x, g.add("Mul", {x, x})});
@@ -28,6 +28,8 @@ std::string gelu(const Step& s, const std::string& approximate) {
     const std::string one_plus = g.add("Add", {inner, scalar(g, "one", 1.0)});
     return g.add("Mul", {g.add("Mul", {x, one_plus}), scalar(g, "half", 0.5)});
 }
+
+namespace {
 
 std::string clip(const Step& s, double lo, double hi) {
     return s.graph.add("Clip", {s.x, scalar(s.graph, "min", lo), scalar(s.graph, "max", hi)});
@@ -51,7 +53,7 @@ std::optional<std::string> emit_activation(const Step& s) {
     if (const auto* a = m.as<nn::GELUImpl>()) {
         if (a->options.approximate() != "none" && a->options.approximate() != "tanh")
             unsupported(m, "has approximate '" + a->options.approximate() + "'");
-        return gelu(s, a->options.approximate());
+        return emit_gelu(g, s.x, a->options.approximate());
     }
     if (m.as<nn::SiLUImpl>())
         return g.add("Mul", {s.x, g.add("Sigmoid", {s.x})});

@@ -42,18 +42,22 @@ void need_batched(const Step& s, size_t D, const char* what) {
                                   " exports for [N, C, ...] inputs only");
 }
 
-std::string linear(const Step& s, const nn::LinearImpl& l) {
-    Graph& g = s.graph;
-    if (s.in.size() == 2) {  // Gemm: y = x·Wᵀ + b, W as stored
-        std::vector<std::string> in{s.x, g.weight("weight", l.weight)};
+}  // namespace
+
+std::string emit_linear(Graph& g, const nn::Module& m, const std::string& x, size_t rank) {
+    const auto& l = dynamic_cast<const nn::LinearImpl&>(m);
+    if (rank == 2) {  // Gemm: y = x·Wᵀ + b, W as stored
+        std::vector<std::string> in{x, g.weight("weight", l.weight)};
         if (l.bias.defined())
             in.push_back(g.weight("bias", l.bias));
         return g.add("Gemm", std::move(in), {attr("transB", int64_t(1))});
     }
     // any other rank: MatMul with Wᵀ (stored transposed), then Add
-    std::string y = g.add("MatMul", {s.x, g.weight("weight_t", l.weight.t())});
+    std::string y = g.add("MatMul", {x, g.weight("weight_t", l.weight.t())});
     return l.bias.defined() ? g.add("Add", {y, g.weight("bias", l.bias)}) : y;
 }
+
+namespace {
 
 template <size_t D, class Impl>
 std::string conv(const Step& s, const Impl& c) {
@@ -172,10 +176,12 @@ std::string batch_norm(const Step& s, const nn::BatchNormBase& bn) {
                  {attr("epsilon", float(bn.options.eps()))});
 }
 
-std::string layer_norm(const Step& s, const nn::LayerNormImpl& ln) {
-    Graph& g = s.graph;
+}  // namespace
+
+std::string emit_layer_norm(Graph& g, const nn::Module& m, const std::string& x, size_t rank) {
+    const auto& ln = dynamic_cast<const nn::LayerNormImpl&>(m);
     const auto& shape = ln.options.normalized_shape();
-    const int64_t axis = int64_t(s.in.size() - shape.size());
+    const int64_t axis = int64_t(rank - shape.size());
     const float eps = float(ln.options.eps());
     const Dims normalized(shape.begin(), shape.end());
     int64_t count = 1;
@@ -183,9 +189,8 @@ std::string layer_norm(const Step& s, const nn::LayerNormImpl& ln) {
         count *= v;
     const std::vector<float> ones(size_t(count), 1.0f);
     if (g.opset() >= 17) {
-        std::vector<std::string> in{s.x, ln.weight.defined()
-                                             ? g.weight("weight", ln.weight)
-                                             : g.floats("weight", normalized, ones)};
+        std::vector<std::string> in{x, ln.weight.defined() ? g.weight("weight", ln.weight)
+                                                           : g.floats("weight", normalized, ones)};
         if (ln.bias.defined())
             in.push_back(g.weight("bias", ln.bias));
         return g.add("LayerNormalization", std::move(in),
@@ -196,10 +201,10 @@ std::string layer_norm(const Step& s, const nn::LayerNormImpl& ln) {
     // pattern runtimes fuse back into one layer norm); pow(d, 2) is d·d
     // correctly rounded
     Dims axes;
-    for (int64_t a = axis; a < int64_t(s.in.size()); ++a)
-        axes.push_back(a - int64_t(s.in.size()));  // negative: counted from the end
-    const std::string mean = g.add("ReduceMean", {s.x}, {attr("axes", axes)});
-    const std::string d = g.add("Sub", {s.x, mean});
+    for (int64_t a = axis; a < int64_t(rank); ++a)
+        axes.push_back(a - int64_t(rank));  // negative: counted from the end
+    const std::string mean = g.add("ReduceMean", {x}, {attr("axes", axes)});
+    const std::string d = g.add("Sub", {x, mean});
     const std::string sq = g.add("Pow", {d, g.floats("two", {}, {2.0f})});
     const std::string var = g.add("ReduceMean", {sq}, {attr("axes", axes)});
     const std::string den = g.add("Sqrt", {g.add("Add", {var, g.floats("eps", {}, {eps})})});
@@ -210,6 +215,8 @@ std::string layer_norm(const Step& s, const nn::LayerNormImpl& ln) {
         y = g.add("Add", {y, g.weight("bias", ln.bias)});
     return y;
 }
+
+namespace {
 
 std::string flatten(const Step& s, const nn::FlattenImpl& f) {
     const int64_t r = int64_t(s.in.size());
@@ -242,8 +249,8 @@ std::optional<std::string> emit_layer(const Step& s) {
     if (is_any<nn::IdentityImpl, nn::DropoutImpl, nn::Dropout2dImpl, nn::Dropout3dImpl,
                nn::AlphaDropoutImpl, nn::FeatureAlphaDropoutImpl>(m))
         return s.graph.add("Identity", {s.x});  // eval mode: dropout is the identity
-    if (const auto* l = m.as<nn::LinearImpl>())
-        return linear(s, *l);
+    if (m.as<nn::LinearImpl>())
+        return emit_linear(s.graph, m, s.x, s.in.size());
     if (const auto* c = m.as<nn::Conv1dImpl>())
         return conv<1>(s, *c);
     if (const auto* c = m.as<nn::Conv2dImpl>())
@@ -258,8 +265,8 @@ std::optional<std::string> emit_layer(const Step& s) {
         return y;
     if (const auto* bn = m.as<nn::BatchNormBase>())
         return batch_norm(s, *bn);
-    if (const auto* ln = m.as<nn::LayerNormImpl>())
-        return layer_norm(s, *ln);
+    if (m.as<nn::LayerNormImpl>())
+        return emit_layer_norm(s.graph, m, s.x, s.in.size());
     if (const auto* f = m.as<nn::FlattenImpl>())
         return flatten(s, *f);
     if (const auto* e = m.as<nn::EmbeddingImpl>())

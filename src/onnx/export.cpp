@@ -94,6 +94,8 @@ public:
         if (!r)
             r = detail::emit_activation(s);
         if (!r)
+            r = detail::emit_transformer(s);
+        if (!r)
             detail::unsupported(m,
                                 "has no ONNX emitter (export walks Sequential and "
                                 "ModuleList chains of the modules docs/onnx.md lists)");

@@ -1,5 +1,6 @@
 """onnx.checker (Debian's python3-onnx) on the models tests/test_onnx_export.cpp writes, and a
-numpy evaluation of the graphs OpenCV 4.6 cannot run (Clip, Gather, LayerNorm's two forms).
+numpy evaluation of the graphs OpenCV 4.6 cannot run (Clip, Gather, LayerNorm's two forms, the
+transformer layers).
 
 Usage: check_models.py DIR NAME...   checks DIR/NAME.onnx for every NAME with
 onnx.checker.check_model(path, full_check=True), which also runs ONNX's shape inference and
@@ -44,6 +45,10 @@ def run_node(op, x, a):
     if op in binary:
         return binary[op](x[0], x[1])
     v = x[0]
+    if op == "Transpose":
+        return np.transpose(v, a["perm"])
+    if op == "Reshape":  # 0 copies the input's dim
+        return v.reshape([v.shape[i] if d == 0 else d for i, d in enumerate(x[1])])
     if op == "Gemm":
         b = x[1].T if a.get("transB", 0) else x[1]
         return v @ b + (x[2] if len(x) > 2 else 0)

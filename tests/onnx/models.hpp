@@ -75,6 +75,20 @@ inline nn::Sequential sequence_model() {
     return nn::Sequential(nn::Linear(8, 16), nn::GELU(), nn::Linear(16, 5));
 }
 
+/// Linear, then two TransformerEncoderLayers on [N, T, 16] (4 heads): examples/char_gpt.cpp's
+/// block (pre-norm, GELU, batch first) with pre_norm, else PyTorch's default layer (post-norm,
+/// ReLU, [T, N, E]).
+inline nn::Sequential transformer_model(bool pre_norm) {
+    auto layer = [&] {
+        return nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(16, 4)
+                                               .dim_feedforward(32)
+                                               .activation(pre_norm ? tg::kGELU : tg::kReLU)
+                                               .norm_first(pre_norm)
+                                               .batch_first(pre_norm));
+    };
+    return nn::Sequential(nn::Linear(16, 16), layer(), layer());
+}
+
 /// A few training-mode forwards so BatchNorm's running statistics are not 0 and 1.
 inline void warm_up(nn::Module& m, const std::function<tg::Tensor()>& input) {
     tg::NoGradGuard no_grad;
