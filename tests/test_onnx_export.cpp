@@ -247,6 +247,9 @@ BOOST_AUTO_TEST_CASE(other_models_export) {
     warm_up(*cv, [] { return tg::randn({4, 3, 16, 16}); });
     BOOST_TEST(op_types(export_to("conv_variants", cv.ptr(), tg::randn({2, 3, 16, 16})))[6] ==
                "GlobalAveragePool");
+    auto up = upsampling_model();
+    BOOST_TEST(op_types(export_to("upsampling", up.ptr(), tg::randn({2, 3, 6, 6})))[2] ==
+               "ConvTranspose");
     auto c1 = conv1d_model();
     warm_up(*c1, [] { return tg::randn({4, 2, 16}); });
     BOOST_TEST(op_types(export_to("conv1d", c1.ptr(), tg::randn({2, 2, 16})))[4] == "AveragePool");
@@ -288,8 +291,8 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_exported_is_a_typed_error) {
     nn::Sequential seq(nn::Linear(3, 3));
     seq->push_back(std::make_shared<CustomImpl>());
     refused(seq.ptr(), tg::randn({2, 3}), "Custom 'Custom[1]' has no ONNX emitter");
-    refused(nn::Sequential(nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 2, 3))).ptr(),
-            tg::randn({1, 2, 5, 5}), "ConvTranspose2d 'ConvTranspose2d[0]' has no ONNX emitter");
+    refused(nn::Sequential(nn::Unflatten(nn::UnflattenOptions(1, {2, 2}))).ptr(), tg::randn({3, 4}),
+            "Unflatten 'Unflatten[0]' has no ONNX emitter");
     refused(nn::Sequential(nn::AdaptiveAvgPool2d(3)).ptr(), tg::randn({1, 2, 8, 8}),
             "AdaptiveAvgPool2d 'AdaptiveAvgPool2d[0]' pools 8 to 3");
     refused(nn::BatchNorm2d(nn::BatchNormOptions(2).track_running_stats(false)).ptr(),

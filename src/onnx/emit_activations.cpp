@@ -75,6 +75,14 @@ std::optional<std::string> emit_activation(const Step& s) {
         return g.add("Softmax", {s.x}, {attr("axis", a->options.dim())});
     if (const auto* a = m.as<nn::LogSoftmaxImpl>())
         return g.add("LogSoftmax", {s.x}, {attr("axis", a->options.dim())});
+    if (const auto* a = m.as<nn::PReLUImpl>()) {
+        // ONNX broadcasts the slope from the right: [C] becomes [C, 1, ...] for dim 1
+        const int64_t n = a->weight.numel();
+        Shape shape{n};
+        for (size_t i = 2; n > 1 && i < s.in.size(); ++i)
+            shape.push_back(1);
+        return g.add("PRelu", {s.x, g.weight("weight", a->weight.reshape(shape))});
+    }
     if (const auto* a = m.as<nn::SoftplusImpl>()) {
         // ONNX's Softplus is log(1 + exp(x)): beta 1 only; PyTorch's threshold (x above it
         // gives x) differs from it by less than exp(-threshold)

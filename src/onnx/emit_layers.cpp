@@ -88,6 +88,26 @@ std::string conv(const Step& s, const Impl& c) {
                   attr("dilations", dil), attr("group", o.groups())});
 }
 
+template <size_t D, class Impl>
+std::string conv_transpose(const Step& s, const Impl& c) {
+    const auto& o = c.options;
+    need_batched(s, D, "ConvTranspose");
+    const Dims k = expand(o.kernel_size(), D), st = expand(o.stride(), D),
+               dil = expand(o.dilation(), D), p = expand(o.padding(), D),
+               out_pad = expand(o.output_padding(), D);
+    Dims pads = p;
+    pads.insert(pads.end(), p.begin(), p.end());
+    Graph& g = s.graph;  // the weight [in, out / groups, k...] is ONNX's layout too
+    std::vector<std::string> in{s.x, g.weight("weight", c.weight)};
+    if (c.bias.defined())
+        in.push_back(g.weight("bias", c.bias));
+    std::vector<Attribute> a{attr("kernel_shape", k), attr("strides", st), attr("pads", pads),
+                             attr("dilations", dil), attr("group", o.groups())};
+    if (out_pad != Dims(D, 0))
+        a.push_back(attr("output_padding", out_pad));
+    return g.add("ConvTranspose", std::move(in), std::move(a));
+}
+
 /// ONNX's pooled size (opset 13): floor or ceil of (in + pads - dil·(k-1) - 1) / stride + 1.
 /// With ceil_mode, LibTorch drops a last window that would start in the right padding, ONNX
 /// does not: where they differ the export is refused.
@@ -257,6 +277,12 @@ std::optional<std::string> emit_layer(const Step& s) {
         return conv<2>(s, *c);
     if (const auto* c = m.as<nn::Conv3dImpl>())
         return conv<3>(s, *c);
+    if (const auto* c = m.as<nn::ConvTranspose1dImpl>())
+        return conv_transpose<1>(s, *c);
+    if (const auto* c = m.as<nn::ConvTranspose2dImpl>())
+        return conv_transpose<2>(s, *c);
+    if (const auto* c = m.as<nn::ConvTranspose3dImpl>())
+        return conv_transpose<3>(s, *c);
     if (auto y = pooling<1>(s))
         return y;
     if (auto y = pooling<2>(s))

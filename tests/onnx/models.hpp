@@ -56,6 +56,17 @@ inline nn::Sequential conv_variants() {
         nn::Sequential(nn::Flatten(), nn::Linear(8, 4)));
 }
 
+/// Upsampling: Conv2d, PReLU per channel, ConvTranspose2d with stride and output_padding, PReLU
+/// with one slope, a grouped ConvTranspose2d.
+inline nn::Sequential upsampling_model() {
+    return nn::Sequential(
+        nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)),
+        nn::PReLU(nn::PReLUOptions().num_parameters(8).init(0.1)),
+        nn::ConvTranspose2d(
+            nn::ConvTranspose2dOptions(8, 4, 3).stride(2).padding(1).output_padding(1)),
+        nn::PReLU(), nn::ConvTranspose2d(nn::ConvTranspose2dOptions(4, 4, 2).stride(2).groups(2)));
+}
+
 /// A 1-D model: Conv1d, BatchNorm1d, AvgPool1d, AdaptiveAvgPool1d to a divisor, Flatten.
 inline nn::Sequential conv1d_model() {
     return nn::Sequential(nn::Conv1d(nn::Conv1dOptions(2, 4, 3).padding(1)), nn::BatchNorm1d(4),

@@ -97,6 +97,13 @@ BOOST_AUTO_TEST_CASE(conv_variants_in_opencv) {
     same_in_opencv("conv_variants", *m, x, x);
 }
 
+BOOST_AUTO_TEST_CASE(upsampling_in_opencv) {
+    tg::manual_seed(18);
+    auto m = upsampling_model();
+    const Tensor x = tg::randn({2, 3, 6, 6});
+    same_in_opencv("upsampling", *m, x, x);
+}
+
 BOOST_AUTO_TEST_CASE(conv1d_in_opencv) {
     tg::manual_seed(16);
     auto m = conv1d_model();
