@@ -31,7 +31,7 @@ namespace tg::onnx {
 /// What export_model writes (a plain aggregate: C++20's designated initializers work on it).
 struct ExportOptions {
     /// The ONNX operator set: 13 to 17 (what Debian's onnx 1.12 knows). LayerNorm is one
-    /// LayerNormalization node at 17, ReduceMean/Sub/Mul/Sqrt/Div/Mul/Add below.
+    /// LayerNormalization node at 17, ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add below.
     int64_t opset = 13;
     /// Declares the input's and output's first dimension as the symbolic "batch" instead of the
     /// example's size, so a runtime accepts any batch size.
