@@ -13,6 +13,7 @@
 #include "tapegrad/io.hpp"
 #include "tapegrad/io_safetensors.hpp"
 #include "tapegrad/nn.hpp"
+#include "tapegrad/onnx.hpp"
 #include "tapegrad/optim.hpp"
 
 using tgtest::check_table;
@@ -45,6 +46,15 @@ struct Fixtures {
         ++it;
         return *it;
     }
+    /// export_model's options at opset 12
+    static tg::onnx::ExportOptions opset12() {
+        tg::onnx::ExportOptions o;
+        o.opset = 12;
+        return o;
+    }
+    std::shared_ptr<nn::Module> none;
+    /// a float32 [2, 3] input for fc
+    static tg::Tensor u3() { return tg::ones({2, 3}); }
     data::Example<> default_iterator() const { return *data::DataLoader::Iterator(); }
     void load_into(nn::Linear m, const std::string& path) const { tg::load(m, path); }
     void load_into(tg::optim::Optimizer& o, const std::string& path) const { tg::load(o, path); }
@@ -138,5 +148,26 @@ BOOST_FIXTURE_TEST_CASE(state_dicts_and_safetensors, Fixtures) {
                    "load_safetensors", "/nonexistent.safetensors", "cannot open"),
             TG_BAD(tg::io::load_safetensors(model_file), io_error, model_file, "header length",
                    "above 100 MB"),
+        });
+}
+
+BOOST_FIXTURE_TEST_CASE(onnx_export, Fixtures) {
+    check_table(
+        "ONNX export",
+        {
+            TG_BAD(
+                tg::onnx::export_model(
+                    nn::Sequential(nn::Unflatten(nn::UnflattenOptions(1, {1, 3}))), u3(), "m.onnx"),
+                value_error, "onnx::export_model", "Unflatten 'Unflatten[0]'", "no ONNX emitter"),
+            TG_BAD(tg::onnx::export_model(fc, u3(), "m.onnx", opset12()), value_error,
+                   "onnx::export_model", "opset 12", "13 to 17"),
+            TG_BAD(tg::onnx::export_model(fc, u3().to(tg::kFloat64), "m.onnx"), dtype_error,
+                   "onnx::export_model", "example input", "float64"),
+            TG_BAD(tg::onnx::export_model(fc, tg::Tensor(), "m.onnx"), value_error,
+                   "onnx::export_model", "undefined example input"),
+            TG_BAD(tg::onnx::export_model(none, u3(), "m.onnx"), value_error, "onnx::export_model",
+                   "null module"),
+            TG_BAD(tg::onnx::export_model(fc, u3(), "/nonexistent/dir/m.onnx"), io_error,
+                   "onnx::export_model", "/nonexistent/dir/m.onnx"),
         });
 }

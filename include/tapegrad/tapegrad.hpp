@@ -107,4 +107,5 @@
 #include "tapegrad/io_safetensors.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/nn/distributed_data_parallel.hpp"
+#include "tapegrad/onnx.hpp"
 #include "tapegrad/optim.hpp"

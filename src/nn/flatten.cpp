@@ -8,11 +8,11 @@
 namespace tg::nn {
 
 Tensor FlattenImpl::forward(const Tensor& x) {
-    return flatten(x, start_, end_);
+    return flatten(x, options.start_dim(), options.end_dim());
 }
 
 void FlattenImpl::pretty_print(std::ostream& os) const {
-    os << "Flatten(start_dim=" << start_ << ", end_dim=" << end_ << ")";
+    os << "Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
 }
 
 namespace {

@@ -20,16 +20,13 @@ struct FlattenOptions {
 class FlattenImpl : public Module {
 public:
     using Options = FlattenOptions;
-    explicit FlattenImpl(const FlattenOptions& options = {})
-        : Module("Flatten"), start_(options.start_dim()), end_(options.end_dim()) {}
+    explicit FlattenImpl(const FlattenOptions& o = {}) : Module("Flatten"), options(o) {}
     FlattenImpl(int64_t start_dim, int64_t end_dim = -1)
         : FlattenImpl(FlattenOptions().start_dim(start_dim).end_dim(end_dim)) {}
     /// tg::flatten(x, start_dim, end_dim).
     Tensor forward(const Tensor& x) override;
     void pretty_print(std::ostream& os) const override;
-
-private:
-    int64_t start_, end_;
+    FlattenOptions options;  // public, as LibTorch's
 };
 TG_MODULE(Flatten);
 
