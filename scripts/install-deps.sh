@@ -2,7 +2,8 @@
 # Installs what tapegrad needs from Debian's packages. Usage: scripts/install-deps.sh [run|test|bench]
 #   run   - build deps + the Fashion-MNIST data set (dataset-fashion-mnist) and the fortunes
 #           texts the GPT example trains on (fortunes)
-#   test  - build deps + clang and libFuzzer for scripts/fuzz.sh (default)
+#   test  - build deps + clang and libFuzzer for scripts/fuzz.sh, PyTorch (python3-torch) for
+#           test_io_pt (default)
 #   bench - build deps + LibTorch (libtorch-dev) and the data set, for benchmarks/
 set -euo pipefail
 what=${1:-test}
@@ -13,7 +14,8 @@ pkgs=(cmake make g++ pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxs
 case "$what" in
   run) pkgs+=(dataset-fashion-mnist fortunes) ;;
   bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;
-  test) pkgs+=(clang-14 libclang-rt-14-dev) ;;  # scripts/fuzz.sh
+  test) pkgs+=(clang-14 libclang-rt-14-dev  # scripts/fuzz.sh
+             python3-torch) ;;  # test_io_pt: the .pt round trip with real PyTorch
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
 esac
 missing=()

@@ -92,6 +92,7 @@ void save_state_dict(const StateDict& sd, const std::string& path) {
     };
     std::vector<Stored> stored;
     std::map<std::pair<const Storage*, int>, size_t> shared;  // (CPU storage, dtype) -> index
+    std::vector<Tensor> held;  // host copies stay alive, so no storage address is reused
     io_detail::PickleWriter p;
     p.global("collections", "OrderedDict");
     p.op(')');
@@ -102,6 +103,7 @@ void save_state_dict(const StateDict& sd, const std::string& path) {
             throw value_error(where + ": tensor \"" + name + "\" is undefined");
         const char* type = io_detail::storage_name(value.dtype());
         Tensor t = value.device().is_cpu() ? value.detach() : value.detach().to(Device::cpu());
+        held.push_back(t);
         const Storage* s = t.impl()->storage.get();
         const size_t width = element_size(t.dtype());
         auto [it, fresh] = shared.emplace(std::make_pair(s, int(t.dtype())), stored.size());
