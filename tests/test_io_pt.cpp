@@ -360,6 +360,34 @@ nn::Sequential torch_cnn() {  // examples/fashion_mnist_cnn.cpp
                           nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Linear(128, 10));
 }
 
+/// examples/char_gpt.cpp's model, small (its Python twin is pt_roundtrip.py's Gpt).
+struct GptImpl : nn::Module {
+    GptImpl() : Module("Gpt") {
+        tok = register_module("tok", nn::Embedding(11, 16));
+        pos = register_module("pos", nn::Embedding(8, 16));
+        blocks = register_module("blocks", nn::ModuleList());
+        for (int i = 0; i < 2; ++i)
+            blocks->push_back(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(16, 4)
+                                                              .dim_feedforward(64)
+                                                              .activation(tg::kGELU)
+                                                              .norm_first(true)
+                                                              .batch_first(true)));
+        ln_f = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({16})));
+        head = register_module("head", nn::Linear(16, 11));
+    }
+    Tensor forward(const Tensor& ids) {
+        Tensor h = tok(ids) + pos(tg::arange(ids.size(1), tg::kInt64));
+        for (size_t i = 0; i < blocks->size(); ++i)
+            h = blocks->at<nn::TransformerEncoderLayerImpl>(i).forward(h, {}, {}, true);
+        return head(ln_f(h));
+    }
+    nn::Embedding tok{nullptr}, pos{nullptr};
+    nn::ModuleList blocks{nullptr};
+    nn::LayerNorm ln_f{nullptr};
+    nn::Linear head{nullptr};
+};
+TG_MODULE(Gpt);
+
 int run_script(const std::string& mode, const std::string& dir) {
     return std::system(
         (std::string(TG_TORCH_PYTHON) + " " + TG_PT_SCRIPT + " " + mode + " " + dir).c_str());
@@ -407,6 +435,20 @@ BOOST_AUTO_TEST_CASE(pytorch_round_trip) {
             out.insert("y", y.detach());
             tg::io::save_state_dict(out, dir.file("tg_" + name + "_out.pt"));
         }
+    }
+    {  // char_gpt's blocks: attention's in_proj, pre-norm, GELU, causal
+        Gpt gpt;
+        const tg::StateDict sd = tg::io::load_state_dict(dir.file("gpt.pt"));
+        BOOST_TEST(sd.keys() == gpt->state_dict().keys(), boost::test_tools::per_element());
+        gpt->load_state_dict(sd);
+        gpt->eval();
+        const tg::StateDict io = tg::io::load_state_dict(dir.file("gpt_io.pt"));
+        const Tensor y = gpt->forward(io["x"]);
+        BOOST_TEST(max_abs_diff(y, io["y"]) <= 1e-6);
+        tg::io::save_state_dict(gpt->state_dict(), dir.file("tg_gpt.pt"));
+        tg::StateDict out;
+        out.insert("y", y.detach());
+        tg::io::save_state_dict(out, dir.file("tg_gpt_out.pt"));
     }
     const tg::StateDict ckpt = tg::io::load_state_dict(dir.file("cnn_ckpt.pt"), "model");
     BOOST_TEST(ckpt.keys() == torch_cnn()->state_dict().keys(), boost::test_tools::per_element());

@@ -2,6 +2,7 @@
 
   pt_roundtrip.py make DIR   writes state dicts PyTorch made (an MLP, the Fashion-MNIST CNN of
                              examples/fashion_mnist_cnn.cpp with trained batch-norm statistics,
+                             a small char_gpt of examples/char_gpt.cpp,
                              a PyTorch-trained MLP to fine-tune, tensors sharing storage), inputs
                              and PyTorch's outputs, all with torch.save
   pt_roundtrip.py check DIR  reads what tapegrad saved with torch.load (weights_only=True, the
@@ -24,6 +25,26 @@ def cnn():  # examples/fashion_mnist_cnn.cpp
         nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Dropout(0.25), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+class Gpt(nn.Module):  # examples/char_gpt.cpp, small: pre-norm causal blocks, GELU
+    def __init__(self, vocab=11, d=16, heads=4, context=8, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(context, d)
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.1, activation="gelu",
+                                       batch_first=True, norm_first=True) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        h = self.tok(ids) + self.pos(torch.arange(t))
+        causal = torch.triu(torch.full((t, t), float("-inf")), 1)  # 1.13 has no is_causal
+        for b in self.blocks:
+            h = b(h, src_mask=causal)
+        return self.head(self.ln_f(h))
 
 
 def fine_tune_data():
@@ -49,6 +70,12 @@ def make(d):
     torch.save({"x": x, "y": c(x).detach()}, f"{d}/cnn_io.pt")
     torch.save({"model": c.state_dict(), "epoch": 3, "lr": 0.01, "note": "nested",
                 "history": [1.5, 0.75]}, f"{d}/cnn_ckpt.pt")
+
+    g = Gpt().eval()
+    ids = torch.randint(0, 11, (2, 8))
+    torch.save(g.state_dict(), f"{d}/gpt.pt")
+    with torch.no_grad():
+        torch.save({"x": ids, "y": g(ids)}, f"{d}/gpt_io.pt")
 
     # a checkpoint PyTorch trained a little, and the data to go on with
     t = mlp()
@@ -96,7 +123,7 @@ def load(path):
 
 
 def check(d):
-    for name, make_model in (("mlp", mlp), ("cnn", cnn)):
+    for name, make_model in (("mlp", mlp), ("cnn", cnn), ("gpt", Gpt)):
         orig = torch.load(f"{d}/{name}.pt")
         sd = load(f"{d}/tg_{name}.pt")
         if list(sd) != list(orig):
@@ -108,7 +135,8 @@ def check(d):
         m.load_state_dict(sd)
         x = torch.load(f"{d}/{name}_io.pt")["x"]
         y_tg = load(f"{d}/tg_{name}_out.pt")["y"]
-        err = (m(x) - y_tg).abs().max().item()
+        with torch.no_grad():
+            err = (m(x) - y_tg).abs().max().item()
         if err > 1e-6:
             fail(f"{name}: tapegrad's output differs from PyTorch's by {err}")
 
