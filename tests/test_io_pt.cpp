@@ -294,6 +294,11 @@ BOOST_AUTO_TEST_CASE(hostile_files_are_io_errors) {
                                     huge + "K\x01\x86"s)),
               kSixFloats),
         "overflows 64-bit sizes");
+    // 2^61 float32 elements (a stride-0 view): 2^63 bytes, past int64
+    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x00"s,
+                                    "\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x20\x85"s, "K\x00\x85"s)),
+              kSixFloats),
+        "overflows 64-bit sizes");
     has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "J\xff\xff\xff\xff"s, "K\x01\x85"s,
                                     "K\x01\x85"s)),
               kSixFloats),

@@ -167,7 +167,7 @@ private:
         if (offset < 0)
             r.fail("a negative storage offset");
         for (size_t i = 0; i < sizes.size() && !empty; ++i) {
-            if (numel > kMax / sizes[i] ||
+            if (numel > kMax / int64_t(element_size(s->dtype)) / sizes[i] ||
                 (sizes[i] > 1 && strides[i] > (kMax - last) / (sizes[i] - 1)))
                 r.fail("tensor of size " + shape_str(sizes) + " and stride " + shape_str(strides) +
                        " overflows 64-bit sizes");

@@ -65,6 +65,9 @@ std::vector<uint8_t> bytes_of(const tg::Tensor& t) {
 }
 
 void round_trip(const tg::StateDict& sd, const std::string& copy) {
+    for (auto& [name, t] : sd)
+        if (t.numel() > (int64_t(1) << 22))  // a stride-0 view of a small storage (PyTorch's
+            return;  // files may hold one): its contiguous copy would pass -rss_limit_mb
     tg::nn::Sequential model = fuzz::make_model();
     try {
         (void)model->load_state_dict(sd, false);
