@@ -128,7 +128,7 @@ BOOST_AUTO_TEST_CASE(every_dtype_strides_and_shared_storage_round_trip) {
     sd.insert("row", w.select(0, 1));  // offset 4
     sd.insert("f", tg::tensor({1.5f, -2.0f}));
     sd.insert("h", tg::tensor({0.5f, -3.0f}).to(tg::kFloat16));
-    sd.insert("bf", tg::tensor({0.25f}).to(tg::kBFloat16));
+    sd.insert("bf", tg::tensor({0.25f, -8.0f}).to(tg::kBFloat16));
     sd.insert("l", tg::tensor(std::vector<int64_t>{-(int64_t(1) << 40), 7}));
     sd.insert("i", tg::tensor({-3, 9}).to(tg::kInt32));
     sd.insert("s", tg::tensor({-300, 2}).to(tg::kInt16));
