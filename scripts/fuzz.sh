@@ -4,9 +4,8 @@
 # each corpus once more with UBSan halting on the first report. Any finding fails the script,
 # and the crashing input is printed (hex) so that it can be reproduced:
 #   build/fuzz/fuzz_<target> crash-file
-# scripts/test.sh runs it unless TG_SKIP_FUZZ=1. About 4 min on 2 cores with the default 33 s per
-# target (TG_FUZZ_SECONDS; 4 targets, the 135 s that 3 x 45 s were): the build takes most of the
-# rest.
+# scripts/test.sh runs it unless TG_SKIP_FUZZ=1. About 4.5 min on 2 cores with the default 33 s
+# per target (TG_FUZZ_SECONDS; 5 targets, 165 s): the build takes most of the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TG_JOBS:-2}
@@ -27,7 +26,7 @@ rm -rf "$out/seeds"
 "$out/fuzz_seeds" "$out/seeds" >/dev/null
 
 failed=0
-for target in idx load_module load_optimizer load_safetensors; do
+for target in idx load_module load_optimizer load_safetensors load_pt; do
   corpus=$out/corpus/$target artifacts=$out/artifacts/$target
   rm -rf "$artifacts"
   mkdir -p "$corpus" "$artifacts"
@@ -35,6 +34,7 @@ for target in idx load_module load_optimizer load_safetensors; do
   case $target in
     load_module | load_optimizer) dict=(-dict=tests/fuzz/tgsv.dict) ;;
     load_safetensors) dict=(-dict=tests/fuzz/safetensors.dict) ;;
+    load_pt) dict=(-dict=tests/fuzz/pt.dict) ;;
   esac
   step "$target: fuzz for $seconds s"
   # -timeout: one input taking 10 s is a finding (a reader stuck in a loop); -rss_limit_mb also

@@ -3,7 +3,8 @@
 #   run   - build deps + the Fashion-MNIST data set (dataset-fashion-mnist) and the fortunes
 #           texts the GPT example trains on (fortunes)
 #   test  - build deps + clang and libFuzzer for scripts/fuzz.sh (default), python3-onnx and
-#           libopencv-dnn-dev (tests/onnx: onnx.checker and OpenCV run the exported models)
+#           libopencv-dnn-dev (tests/onnx: onnx.checker and OpenCV run the exported models),
+#           PyTorch (python3-torch) for test_io_pt's round trip with real PyTorch
 #   bench - build deps + LibTorch (libtorch-dev) and the data set, for benchmarks/
 set -euo pipefail
 what=${1:-test}
@@ -15,7 +16,8 @@ case "$what" in
   run) pkgs+=(dataset-fashion-mnist fortunes) ;;
   bench) pkgs+=(dataset-fashion-mnist libtorch-dev gnuplot-nox) ;;
   test) pkgs+=(clang-14 libclang-rt-14-dev  # scripts/fuzz.sh
-             python3-onnx libopencv-dnn-dev) ;;  # onnx.checker and OpenCV DNN run exported models
+             python3-onnx libopencv-dnn-dev  # onnx.checker and OpenCV DNN run exported models
+             python3-torch) ;;  # test_io_pt: the .pt round trip with real PyTorch
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
 esac
 missing=()

@@ -11,6 +11,7 @@
 #include "bad_inputs.hpp"
 #include "tapegrad/data.hpp"
 #include "tapegrad/io.hpp"
+#include "tapegrad/io_pt.hpp"
 #include "tapegrad/io_safetensors.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/onnx.hpp"
@@ -131,7 +132,7 @@ BOOST_FIXTURE_TEST_CASE(save_and_load, Fixtures) {
 
 BOOST_FIXTURE_TEST_CASE(state_dicts_and_safetensors, Fixtures) {
     check_table(
-        "State dicts and safetensors",
+        "State dicts, safetensors and .pt files",
         {
             TG_BAD(fc->load_state_dict(without_bias()), value_error,
                    "Error(s) in loading state_dict for Linear", "Missing key(s)", "\"bias\""),
@@ -148,6 +149,14 @@ BOOST_FIXTURE_TEST_CASE(state_dicts_and_safetensors, Fixtures) {
                    "load_safetensors", "/nonexistent.safetensors", "cannot open"),
             TG_BAD(tg::io::load_safetensors(model_file), io_error, model_file, "header length",
                    "above 100 MB"),
+            TG_BAD(tg::io::save_state_dict(undefined_weight(), "m.pt"), value_error,
+                   "save_state_dict", "\"weight\"", "undefined"),
+            TG_BAD(tg::io::save_state_dict(fc->state_dict(), "/nonexistent/dir/m.pt"), io_error,
+                   "save_state_dict", "/nonexistent/dir/m.pt"),
+            TG_BAD(tg::io::load_state_dict("/nonexistent.pt"), io_error, "load_state_dict",
+                   "/nonexistent.pt", "cannot open"),
+            TG_BAD(tg::io::load_state_dict(model_file), io_error, model_file,
+                   "not a readable zip archive"),
         });
 }
 

@@ -104,6 +104,7 @@
 // the rest of the library, as <torch/torch.h> has it
 #include "tapegrad/data.hpp"
 #include "tapegrad/io.hpp"
+#include "tapegrad/io_pt.hpp"
 #include "tapegrad/io_safetensors.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/nn/distributed_data_parallel.hpp"

@@ -2,8 +2,11 @@
 // written as the format describes): valid files for the model and optimizers fuzz_common.hpp
 // builds, and a few near misses (other shapes, float64, other kinds). TGSV seeds start with the
 // flag byte of Note [Fuzzing past the checksum] in fuzz_common.hpp.
-// safetensors seeds are files save_safetensors writes (no flag byte).
+// safetensors seeds are files save_safetensors writes (no flag byte); .pt seeds files
+// save_state_dict writes after the same flag byte as TGSV seeds (fuzz_load_pt reads its bit 0 as
+// "fix the CRC-32s").
 //   fuzz_seeds DIR   ->   DIR/idx/  DIR/load_module/  DIR/load_optimizer/  DIR/load_safetensors/
+//                         DIR/load_pt/
 #include <zlib.h>
 
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include <limits>
 
 #include "fuzz_common.hpp"
+#include "tapegrad/io_pt.hpp"
 #include "tapegrad/io_safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -59,7 +63,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path root = argv[1];
-    for (const char* d : {"idx", "load_module", "load_optimizer", "load_safetensors"})
+    for (const char* d : {"idx", "load_module", "load_optimizer", "load_safetensors", "load_pt"})
         fs::create_directories(root / d);
 
     write_idx(root / "idx" / "labels", {10}, false);
@@ -119,6 +123,26 @@ int main(int argc, char** argv) {
                                  {{"k", "v"}, {"\u00fc", "\t"}});
     }
     tg::io::save_safetensors(tg::StateDict(), (st / "empty.safetensors").string());
+
+    const fs::path pt = root / "load_pt";
+    tg::io::save_state_dict(fuzz::make_model()->state_dict(), (pt / "model.pt").string());
+    {  // every dtype, an empty tensor, a scalar, views sharing a storage
+        tg::StateDict all;
+        const tg::Tensor base = tg::tensor({0.0, 1.5, -2.0, 3.0});
+        for (tg::Dtype d : {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64,
+                            tg::kInt32, tg::kInt16, tg::kInt8, tg::kUInt8, tg::kBool})
+            all.insert(tg::dtype_name(d), (d == tg::kUInt8 ? base.abs() : base).to(d));
+        all.insert("empty", tg::zeros({0, 3}));
+        all.insert("scalar", tg::scalar_tensor(2.5, tg::kFloat64));
+        const tg::Tensor w = base.reshape({2, 2});
+        all.insert("w", w);
+        all.insert("wt", w.t());
+        all.insert("row", w.select(0, 1));
+        tg::io::save_state_dict(all, (pt / "dtypes.pt").string());
+    }
+    tg::io::save_state_dict(tg::StateDict(), (pt / "empty.pt").string());
+    for (auto& e : fs::directory_iterator(pt))
+        to_input(e.path());  // its flag's bit 0 fixes the CRC-32s
     std::cout << "fuzz seeds written to " << root << "\n";
     return 0;
 }

@@ -1,0 +1,167 @@
+"""PyTorch's side of tests/test_io_pt.cpp (the .pt round trip with real PyTorch).
+
+  pt_roundtrip.py make DIR   writes state dicts PyTorch made (an MLP, the Fashion-MNIST CNN of
+                             examples/fashion_mnist_cnn.cpp with trained batch-norm statistics,
+                             a small char_gpt of examples/char_gpt.cpp,
+                             a PyTorch-trained MLP to fine-tune, tensors sharing storage), inputs
+                             and PyTorch's outputs, all with torch.save
+  pt_roundtrip.py check DIR  reads what tapegrad saved with torch.load (weights_only=True, the
+                             loader that executes nothing) and checks values and outputs
+Exits non-zero with a message on any mismatch.
+"""
+import sys
+import zipfile
+
+import torch
+from torch import nn
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+def cnn():  # examples/fashion_mnist_cnn.cpp
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(0.25), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+class Gpt(nn.Module):  # examples/char_gpt.cpp, small: pre-norm causal blocks, GELU
+    def __init__(self, vocab=11, d=16, heads=4, context=8, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(context, d)
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.1, activation="gelu",
+                                       batch_first=True, norm_first=True) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        h = self.tok(ids) + self.pos(torch.arange(t))
+        causal = torch.triu(torch.full((t, t), float("-inf")), 1)  # 1.13 has no is_causal
+        for b in self.blocks:
+            h = b(h, src_mask=causal)
+        return self.head(self.ln_f(h))
+
+
+def fine_tune_data():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(32, 8, generator=g)
+    return x, (x[:, :4] * 2 - x[:, 4:]).sum(1).remainder(4).long()
+
+
+def make(d):
+    torch.manual_seed(0)
+    m = mlp().eval()
+    x = torch.randn(5, 8)
+    torch.save(m.state_dict(), f"{d}/mlp.pt")
+    torch.save({"x": x, "y": m(x).detach()}, f"{d}/mlp_io.pt")
+
+    c = cnn()
+    with torch.no_grad():  # batch-norm statistics that are not the initial ones
+        for _ in range(3):
+            c(torch.randn(8, 1, 28, 28) * 2 + 0.5)
+    c.eval()
+    x = torch.randn(4, 1, 28, 28)
+    torch.save(c.state_dict(), f"{d}/cnn.pt")
+    torch.save({"x": x, "y": c(x).detach()}, f"{d}/cnn_io.pt")
+    torch.save({"model": c.state_dict(), "epoch": 3, "lr": 0.01, "note": "nested",
+                "history": [1.5, 0.75]}, f"{d}/cnn_ckpt.pt")
+
+    g = Gpt().eval()
+    ids = torch.randint(0, 11, (2, 8))
+    torch.save(g.state_dict(), f"{d}/gpt.pt")
+    with torch.no_grad():
+        torch.save({"x": ids, "y": g(ids)}, f"{d}/gpt_io.pt")
+
+    # a checkpoint PyTorch trained a little, and the data to go on with
+    t = mlp()
+    opt = torch.optim.SGD(t.parameters(), lr=0.05)
+    x, y = fine_tune_data()
+    for _ in range(5):
+        opt.zero_grad()
+        nn.functional.cross_entropy(t(x), y).backward()
+        opt.step()
+    torch.save(t.state_dict(), f"{d}/trained.pt")
+    torch.save({"x": x, "y": y,
+                "loss": nn.functional.cross_entropy(t(x), y).detach()}, f"{d}/trained_io.pt")
+
+    # tensors sharing one storage: a tensor, its transpose, a row slice (an offset), a half
+    w = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    torch.save({"w": w, "wt": w.t(), "row": w[1], "col": w[:, 2],
+                "h": torch.tensor([1.5, -2.0], dtype=torch.float16),
+                "b": torch.tensor([True, False]), "i": torch.tensor([-3, 7], dtype=torch.int32),
+                "bf": torch.tensor([0.5], dtype=torch.bfloat16)}, f"{d}/shared.pt")
+
+
+def fail(msg):
+    print("pt_roundtrip.py:", msg)
+    sys.exit(1)
+
+
+def aligned(path):
+    with zipfile.ZipFile(path) as z:
+        for i in z.infolist():
+            if i.compress_type != zipfile.ZIP_STORED:
+                fail(f"{path}: {i.filename} is compressed")
+        with open(path, "rb") as f:
+            raw = f.read()
+        for i in z.infolist():
+            o = i.header_offset
+            start = o + 30 + int.from_bytes(raw[o + 26:o + 28], "little") + \
+                int.from_bytes(raw[o + 28:o + 30], "little")
+            if i.filename.split("/")[1] == "data" and start % 64:
+                fail(f"{path}: {i.filename}'s data starts at {start}, not a multiple of 64")
+
+
+def load(path):
+    aligned(path)
+    return torch.load(path, weights_only=True)
+
+
+def check(d):
+    for name, make_model in (("mlp", mlp), ("cnn", cnn), ("gpt", Gpt)):
+        orig = torch.load(f"{d}/{name}.pt")
+        sd = load(f"{d}/tg_{name}.pt")
+        if list(sd) != list(orig):
+            fail(f"tg_{name}.pt: keys {list(sd)}, PyTorch's {list(orig)}")
+        for k in orig:
+            if sd[k].dtype != orig[k].dtype or not torch.equal(sd[k], orig[k]):
+                fail(f"tg_{name}.pt: {k} differs from what PyTorch saved")
+        m = make_model().eval()
+        m.load_state_dict(sd)
+        x = torch.load(f"{d}/{name}_io.pt")["x"]
+        y_tg = load(f"{d}/tg_{name}_out.pt")["y"]
+        with torch.no_grad():
+            err = (m(x) - y_tg).abs().max().item()
+        if err > 1e-6:
+            fail(f"{name}: tapegrad's output differs from PyTorch's by {err}")
+
+    # the checkpoint tapegrad fine-tuned: PyTorch reads it and finds the loss lower
+    io = torch.load(f"{d}/trained_io.pt")
+    t = mlp()
+    t.load_state_dict(load(f"{d}/tg_tuned.pt"))
+    loss = nn.functional.cross_entropy(t(io["x"]), io["y"]).item()
+    if not loss < io["loss"].item():
+        fail(f"fine-tuned in tapegrad, the loss is {loss}, PyTorch's was {io['loss'].item()}")
+
+    # storages tapegrad shared stay shared; every dtype comes back
+    s = load(f"{d}/tg_shared.pt")
+    orig = torch.load(f"{d}/shared.pt")
+    for k in orig:
+        if s[k].dtype != orig[k].dtype or not torch.equal(s[k], orig[k]):
+            fail(f"tg_shared.pt: {k} is {s[k]}, PyTorch saved {orig[k]}")
+    base = s["w"].storage().data_ptr()
+    for k in ("wt", "row", "col"):
+        if s[k].storage().data_ptr() != base:
+            fail(f"tg_shared.pt: {k} does not share w's storage")
+    if s["row"].storage_offset() != 4 or s["wt"].stride() != (1, 4):
+        fail("tg_shared.pt: offsets or strides changed")
+    print("pt_roundtrip.py: ok")
+
+
+if __name__ == "__main__":
+    {"make": make, "check": check}[sys.argv[1]](sys.argv[2])
