@@ -96,6 +96,7 @@
 #include "tapegrad/indexing.hpp"
 #include "tapegrad/memory.hpp"
 #include "tapegrad/ops.hpp"
+#include "tapegrad/saved_hooks.hpp"
 #include "tapegrad/shape.hpp"
 #include "tapegrad/tensor.hpp"
 #include "tapegrad/threads.hpp"
