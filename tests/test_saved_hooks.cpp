@@ -104,6 +104,14 @@ BOOST_AUTO_TEST_CASE(pack_sees_every_saved_tensor) {
     BOOST_TEST(given[0].requires_grad());  // an input as it is
     BOOST_TEST(!given[2].requires_grad());
     BOOST_TEST((given[2].to_vector<double>() == y.to_vector<double>()));
+    // cross_entropy keeps an intermediate (the log-softmax) and its input
+    given.clear();
+    const Tensor logits = tg::randn({4, 5}, tg::kFloat64).requires_grad_();
+    (void)tg::cross_entropy(logits, tg::tensor({0, 3, 1, 4}, tg::kInt64));
+    BOOST_TEST_REQUIRE(given.size() == 2u);
+    BOOST_TEST(
+        (given[0].to_vector<double>() == tg::log_softmax(logits.detach(), 1).to_vector<double>()));
+    BOOST_TEST(given[1].impl() == logits.impl());
 }
 
 BOOST_AUTO_TEST_CASE(hooks_that_keep_clone_or_index_give_plain_gradients) {
