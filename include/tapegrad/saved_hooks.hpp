@@ -33,8 +33,9 @@ struct UserSavedHooks;
 ///   - pack gets an op's input as it is, an output or an intermediate as a detached alias (its
 ///     history is the node that saves it), and must not modify it in place (autograd_error);
 ///   - unpack must return a tensor of the saved tensor's size, dtype and device (else
-///     shape_error, dtype_error, device_error naming the op); a create_graph backward gives it
-///     the saved tensor's history back, so double backward works through hooks;
+///     shape_error, dtype_error, device_error naming the op); the unpacked tensor gets the
+///     saved tensor's history back, so a reentrant checkpoint's replay and create_graph
+///     (double backward) work through hooks;
 ///   - an exception from pack or unpack propagates unchanged; the hooks stay installed until
 ///     the scope ends.
 /// Unlike PyTorch, an unpacked tensor that is the saved buffer itself (identity hooks) is still
