@@ -280,3 +280,4 @@ BOOST_AUTO_TEST_CASE(anomaly_check_on_device, *boost::unit_test::precondition(Ne
 #include "backend_device_checkpoint.hpp"
 #include "backend_device_engine.hpp"
 #include "backend_device_nn.hpp"
+#include "backend_device_saved_hooks.hpp"

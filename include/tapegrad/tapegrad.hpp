@@ -97,6 +97,7 @@
 #include "tapegrad/memory.hpp"
 #include "tapegrad/ops.hpp"
 #include "tapegrad/profiler.hpp"
+#include "tapegrad/saved_hooks.hpp"
 #include "tapegrad/shape.hpp"
 #include "tapegrad/tensor.hpp"
 #include "tapegrad/threads.hpp"

@@ -14,10 +14,10 @@ namespace tg::autograd::detail {
 
 // Note [Saved tensor hooks]: while a SavedHooks is installed on a thread (SavedHooksScope; the
 // innermost wins), every Saved of an activation (Note [Activation memory] in saved.cpp) made on
-// that thread is offered to its pack(). A non-null handle then stands for the tensor, and
-// Saved::get() asks the handle for it (unpack). Copies of a Saved share the handle, so the
-// handle lives exactly as long as something may still read the tensor. pack and unpack run with
-// the hooks disabled, so what a hook saves for itself is plain. This is PyTorch's
+// that thread is offered to its pack() (every Saved, if it asks: all_saved). A non-null handle then
+// stands for the tensor, and Saved::get() asks the handle for it (unpack). Copies of a Saved share
+// the handle, so the handle lives exactly as long as something may still read the tensor. pack and
+// unpack run with the hooks disabled, so what a hook saves for itself is plain. This is PyTorch's
 // saved_tensors_hooks, which its non-reentrant checkpoint is built on too.
 enum class SavedKind : uint8_t { Input, Output, Intermediate };
 
@@ -29,6 +29,8 @@ struct PackedSaved {
 
 struct SavedHooks {
     virtual ~SavedHooks() = default;
+    /// Offered every Saved, leaves too (the public hooks, as PyTorch's), not only activations.
+    bool all_saved = false;
     /// A handle that stands for t from now on, or null to save t as usual.
     virtual std::shared_ptr<PackedSaved> pack(const Tensor& t, SavedKind kind) = 0;
 };

@@ -74,14 +74,15 @@ void note_unrecorded(std::initializer_list<const Tensor*> inputs) {
 // views of parameters (w.t()), whose storage requires_grad_ marks (Storage::grad_leaf). Each
 // buffer counts once however many Saved hold it (Storage::saved_refs), from the first Saved that
 // takes it to the release of the last. Recording is single-threaded per graph, like the version
-// counter, so saved_refs is a plain integer. Activations are what saved-tensor hooks are offered.
+// counter, so saved_refs is a plain integer. Activations are what saved-tensor hooks are offered
+// (the public ones, every Saved: Note [Public saved-tensor hooks] in saved_hooks.cpp).
 Saved::Saved(const Tensor& t, SavedKind kind) : is_output_(kind == SavedKind::Output) {
     if (!t.defined())
         return;
     const bool activation = (kind != SavedKind::Input || t.grad_fn() != nullptr) &&
                             !t.impl()->storage->grad_leaf.load(std::memory_order_relaxed);
-    if (activation)
-        if (SavedHooks* hooks = current_saved_hooks()) {
+    if (SavedHooks* hooks = current_saved_hooks())
+        if (activation || hooks->all_saved) {
             SavedHooksDisabled plain;  // what the hook saves for itself is plain
             packed_ = hooks->pack(t, kind);
             if (packed_)
