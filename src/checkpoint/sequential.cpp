@@ -3,9 +3,11 @@
 // in planner.cpp), and profile_stages, the planner's per-stage measurements
 // (docs/checkpointing.md).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <unordered_set>
 
+#include "backend/registry.hpp"
 #include "checkpoint/recomputing.hpp"
 #include "core/random.hpp"
 #include "tapegrad/autograd.hpp"
@@ -47,6 +49,26 @@ void check_plan(size_t n, const CheckpointPlan& plan) {
     if (at != n)
         throw value_error("checkpoint_sequential: plan covers " + std::to_string(at) +
                           " layers, the chain has " + std::to_string(n));
+}
+
+/// The median of a few timed unrecorded runs of a stage: what recomputing it costs. The first
+/// run (the memory measurement) has warmed the allocator's cache; a device's queue is drained
+/// around each run, so the time is the work's, not its enqueueing.
+double median_forward_seconds(const Stage& st, const Tensor& x) {
+    constexpr int kRuns = 3;
+    backend::Backend& dev = backend::get(x.device());
+    std::vector<double> t;
+    for (int r = 0; r < kRuns; ++r) {
+        dev.synchronize();
+        const auto t0 = std::chrono::steady_clock::now();
+        {
+            Tensor y = st.fn(x);
+            dev.synchronize();
+        }
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(t.begin(), t.begin() + kRuns / 2, t.end());
+    return t[kRuns / 2];
 }
 
 }  // namespace
@@ -106,6 +128,7 @@ SequentialProfile profile_stages(const std::vector<Stage>& stages,
                 memory::reset_peak(dev);
                 { Tensor y0 = st.fn(d); }
                 l.nograd_peak = peak() - c0;
+                l.forward_seconds = median_forward_seconds(st, d);
             }
             tg::detail::restore(layer_rng);
             int64_t c0 = cur();

@@ -4,9 +4,10 @@
 ///
 ///     // √n segments, each run through tg::checkpoint except the last
 ///     tg::Tensor y = tg::nn::checkpoint_sequential(net, 0, x);
-///     // the fewest recomputed layers whose step fits in 64 MB of activations and workspace
+///     // the least recompute time (measured per layer) whose step fits in 64 MB of activations
+///     // and workspace
 ///     auto plan = tg::nn::plan_checkpoints(net, x, tg::MemoryBudget{64 << 20});
-///     std::cout << plan;                                  // boundaries, predicted peak, cost
+///     std::cout << plan;                          // boundaries, predicted peak, recompute time
 ///     tg::Tensor y2 = tg::nn::checkpoint_sequential(net, plan, x);
 ///
 /// The same for a ModuleList of blocks (each called through Module::operator()), or for any
@@ -54,14 +55,15 @@ std::vector<Stage> stages(const ModuleListImpl& list);
 
 /// What one layer of a Sequential costs, measured once on an example input.
 struct LayerProfile {
-    std::string name;           // the module's label ("Linear[0]")
-    int64_t out_bytes = 0;      // bytes of its output (the next segment boundary)
-    bool saves_input = false;   // its backward keeps its input alive
-    bool saves_output = false;  // its backward keeps its output alive
-    int64_t saved_bytes = 0;    // other bytes its backward keeps (parameters excluded)
-    int64_t forward_peak = 0;   // peak above the live input during a recorded forward
-    int64_t nograd_peak = 0;    // the same, unrecorded (a checkpointed forward)
-    int64_t backward_peak = 0;  // peak above everything live when its backward starts
+    std::string name;            // the module's label ("Linear[0]")
+    int64_t out_bytes = 0;       // bytes of its output (the next segment boundary)
+    bool saves_input = false;    // its backward keeps its input alive
+    bool saves_output = false;   // its backward keeps its output alive
+    int64_t saved_bytes = 0;     // other bytes its backward keeps (parameters excluded)
+    int64_t forward_peak = 0;    // peak above the live input during a recorded forward
+    int64_t nograd_peak = 0;     // the same, unrecorded (a checkpointed forward)
+    int64_t backward_peak = 0;   // peak above everything live when its backward starts
+    double forward_seconds = 0;  // median time of an unrecorded forward (what recomputing costs)
 };
 
 /// Per-layer profile of a Sequential on one input: the planner's data.
@@ -80,11 +82,13 @@ struct CheckpointPlan {
         bool checkpointed = false;
     };
     std::vector<Segment> segments;
-    int64_t budget_bytes = 0;           // the budget it was planned for (0: none)
-    int64_t predicted_peak_bytes = 0;   // predicted step peak above the starting live bytes
-    int64_t predicted_saved_bytes = 0;  // peak of kept + recomputed saved activations alone
-    int64_t unplanned_peak_bytes = 0;   // predicted step peak without checkpointing
-    int64_t recomputed_layers = 0;      // extra forward cost: layers run twice
+    int64_t budget_bytes = 0;                // the budget it was planned for (0: none)
+    int64_t predicted_peak_bytes = 0;        // predicted step peak above the starting live bytes
+    int64_t predicted_saved_bytes = 0;       // peak of kept + recomputed saved activations alone
+    int64_t unplanned_peak_bytes = 0;        // predicted step peak without checkpointing
+    int64_t recomputed_layers = 0;           // extra forward cost: layers run twice
+    double predicted_recompute_seconds = 0;  // the same in the profile's forward_seconds
+    double forward_seconds = 0;              // one forward of every layer (the profile's sum)
     size_t num_layers = 0;
     /// Extra forward cost as a fraction of one forward, counted in layers.
     double recompute_fraction() const;
@@ -117,7 +121,8 @@ Tensor checkpoint_sequential(const Sequential& seq, const Tensor& input, MemoryB
 /// gradients and the random generator are left as they were.
 SequentialProfile profile_sequential(const Sequential& seq, const Tensor& example_input);
 
-/// The segmentation with the fewest recomputed layers whose predicted step peak fits the
+/// The segmentation with the least recompute time (the profile's forward_seconds of the
+/// checkpointed layers; ties: the fewest recomputed layers) whose predicted step peak fits the
 /// budget (an exact dynamic program over segmentations; docs/checkpointing.md). Throws
 /// value_error naming the smallest feasible budget if none fits.
 CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget);
