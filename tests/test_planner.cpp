@@ -229,11 +229,17 @@ BOOST_AUTO_TEST_CASE(dynamic_program_matches_brute_force) {
         for (const auto& p : all)
             if (p.predicted_peak_bytes <= budget && (best < 0 || p.recomputed_layers < best))
                 best = p.recomputed_layers;
-        const auto plan = nn::plan_checkpoints(prof, tg::MemoryBudget{budget});
+        const auto plan = nn::plan_checkpoints(prof, tg::MemoryBudget{budget}, /*levels=*/1);
         BOOST_TEST(plan.recomputed_layers == best);
         BOOST_TEST(plan.predicted_peak_bytes <= budget);
+        // nested plans include these: never dearer
+        const auto nested = nn::plan_checkpoints(prof, tg::MemoryBudget{budget});
+        BOOST_TEST(nested.recomputed_layers <= best);
+        BOOST_TEST(nested.predicted_peak_bytes <= budget);
     }
-    BOOST_CHECK_THROW(nn::plan_checkpoints(prof, tg::MemoryBudget{lo - 1}), tg::error);
+    BOOST_CHECK_THROW(nn::plan_checkpoints(prof, tg::MemoryBudget{lo - 1}, 1), tg::error);
+    BOOST_TEST(nn::min_checkpoint_budget(prof, 1) == lo);
+    BOOST_TEST(nn::min_checkpoint_budget(prof) <= lo);
 }
 
 /// The planner over a ModuleList of transformer blocks and over a chain of callables (causal

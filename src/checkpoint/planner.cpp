@@ -65,7 +65,7 @@ int64_t Model::forward_local(size_t b, size_t e) const {
 
 int64_t Model::backward_local(size_t b, size_t e, const std::vector<Segment>& inner) const {
     if (inner.empty())
-        return run({Segment{b, e, false}}, State{0, true}, false, dy(e)).peak;
+        return run({Segment{b, e, false, {}}}, State{0, true}, false, dy(e)).peak;
     return run(inner, State{0, true}, false, dy(e)).peak;
 }
 
@@ -74,7 +74,7 @@ Step Model::run(const std::vector<Segment>& segs, State s, bool top, int64_t fwd
     for (const Segment& seg : segs) {
         if (seg.checkpointed) {
             const Step st = checkpointed(seg.begin, s, fwd_extra, forward_local(seg.begin, seg.end),
-                                         backward_local(seg.begin, seg.end, {}));
+                                         backward_local(seg.begin, seg.end, seg.inner));
             peak = std::max(peak, st.peak);
             s = st.next;
             continue;
@@ -106,17 +106,42 @@ std::string mb(int64_t bytes) {
 }
 
 std::vector<CheckpointPlan::Segment> whole(size_t n) {
-    return {CheckpointPlan::Segment{0, n, false}};
+    return {CheckpointPlan::Segment{0, n, false, {}}};
 }
 
+/// A checkpointed segment's layers run once more in backward, and an inner plan's checkpointed
+/// segments once more again within that.
 void add_costs(const SequentialProfile& p, const std::vector<CheckpointPlan::Segment>& segs,
                CheckpointPlan& plan) {
     for (const auto& s : segs)
-        if (s.checkpointed)
+        if (s.checkpointed) {
             for (size_t i = s.begin; i < s.end; ++i) {
                 plan.recomputed_layers += 1;
                 plan.predicted_recompute_seconds += p.layers[i].forward_seconds;
             }
+            add_costs(p, s.inner, plan);
+        }
+}
+
+int depth(const std::vector<CheckpointPlan::Segment>& segs) {
+    int d = 0;
+    for (const auto& s : segs)
+        if (s.checkpointed)
+            d = std::max(d, 1 + depth(s.inner));
+    return d;
+}
+
+void print(std::ostream& os, const std::vector<CheckpointPlan::Segment>& segs) {
+    for (size_t k = 0; k < segs.size(); ++k) {
+        const auto& s = segs[k];
+        os << (k ? " " : "") << "[" << s.begin << "," << s.end << ")"
+           << (s.checkpointed ? "ckpt" : "plain");
+        if (!s.inner.empty()) {
+            os << "{";
+            print(os, s.inner);
+            os << "}";
+        }
+    }
 }
 
 }  // namespace
@@ -127,6 +152,10 @@ int64_t SequentialProfile::saved_bytes_total() const {
 
 double CheckpointPlan::recompute_fraction() const {
     return num_layers == 0 ? 0.0 : double(recomputed_layers) / double(num_layers);
+}
+
+int CheckpointPlan::levels() const {
+    return depth(segments);
 }
 
 std::vector<size_t> CheckpointPlan::boundaries() const {
@@ -140,9 +169,10 @@ std::ostream& operator<<(std::ostream& os, const CheckpointPlan& p) {
     os << "CheckpointPlan: " << p.num_layers << " layers in " << p.segments.size() << " segments";
     if (p.budget_bytes > 0)
         os << ", budget " << mb(p.budget_bytes);
-    os << "\n  segments:";
-    for (const auto& s : p.segments)
-        os << " [" << s.begin << "," << s.end << ")" << (s.checkpointed ? "ckpt" : "plain");
+    if (p.levels() > 1)
+        os << ", " << p.levels() << " levels";
+    os << "\n  segments: ";
+    print(os, p.segments);
     os << "\n  predicted peak " << mb(p.predicted_peak_bytes) << " (saved activations "
        << mb(p.predicted_saved_bytes) << "); without checkpointing " << mb(p.unplanned_peak_bytes)
        << "\n  recomputed layers " << p.recomputed_layers << " (" << std::setprecision(3)
@@ -165,11 +195,14 @@ CheckpointPlan predict(const SequentialProfile& profile, CheckpointPlan plan) {
     return plan;
 }
 
-int64_t min_checkpoint_budget(const SequentialProfile& profile) {
+int64_t min_checkpoint_budget(const SequentialProfile& profile, int levels) {
     if (profile.layers.empty())
         throw value_error("min_checkpoint_budget: empty profile");
+    if (levels < 0)
+        throw value_error("min_checkpoint_budget: levels must be >= 0 (0: any), got " +
+                          std::to_string(levels));
     const Model m(profile, true);
-    planner::Solver solver(m, 1);
+    planner::Solver solver(m, levels);
     // bisection on the feasibility DP (no cost dimension)
     int64_t lo = 0, hi = predict(profile, sqrt_plan(profile, 0)).predicted_peak_bytes;
     while (!solver.solve(hi, false).ok)
@@ -181,13 +214,16 @@ int64_t min_checkpoint_budget(const SequentialProfile& profile) {
     return hi;
 }
 
-CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget) {
+CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget, int levels) {
     if (profile.layers.empty())
         throw value_error("plan_checkpoints: empty profile");
+    if (levels < 0)
+        throw value_error("plan_checkpoints: levels must be >= 0 (0: any), got " +
+                          std::to_string(levels));
     const Model m(profile, true);
-    planner::Solution sol = planner::Solver(m, 1).solve(budget.bytes, true);
+    planner::Solution sol = planner::Solver(m, levels).solve(budget.bytes, true);
     if (!sol.ok) {
-        const int64_t need = min_checkpoint_budget(profile);
+        const int64_t need = min_checkpoint_budget(profile, levels);
         throw value_error("plan_checkpoints: budget of " + std::to_string(budget.bytes) +
                           " bytes (" + mb(budget.bytes) + ") is infeasible for these " +
                           std::to_string(profile.layers.size()) +
