@@ -11,6 +11,12 @@
 //   - a checkpointed segment [b,e) keeps x_b only; its backward recomputes it as plain layers on
 //     top of kept(< b) + x_b + dy_e, then backpropagates them as plain layers, dy_e and the
 //     recomputed output x_e' being freed with the segment's last layer (Note [Roots released]);
+//   - a checkpointed segment with an inner plan recomputes by running that plan on top of
+//     kept(< b) + x_b, with dy_e alive during its forward events only: the same simulation,
+//     recursively (Model::run with top=false). Its inner checkpointed segments keep their own
+//     first boundary and recompute in the inner backward, when dy_e has been freed; a recomputed
+//     output is counted as kept while the layer that saves it lives (the caller does not hold
+//     it, unlike x_n at the top);
 //   - x_0 is the caller's (not counted), x_n is held by the caller's loss (counted).
 // A buffer kept by two layers (a tanh output that the next linear saves as its input) is counted
 // once; it is freed with the earlier of its two keepers, which is what the state flag tracks.
