@@ -39,7 +39,8 @@ CheckpointPlan equal_plan(size_t n, int64_t segments) {
 }
 
 /// Throws unless segs cover layers [from, to) in order, and inner plans cover their segments.
-void check_segments(const std::vector<CheckpointPlan::Segment>& segs, size_t from, size_t to) {
+void check_segments(const std::vector<CheckpointPlan::Segment>& segs, size_t from, size_t to,
+                    bool top) {
     size_t at = from;
     for (const auto& s : segs) {
         if (s.begin != at || s.end <= s.begin)
@@ -51,14 +52,17 @@ void check_segments(const std::vector<CheckpointPlan::Segment>& segs, size_t fro
                 throw value_error("checkpoint_sequential: plain segment [" +
                                   std::to_string(s.begin) + "," + std::to_string(s.end) +
                                   ") has an inner plan (only a checkpointed one can)");
-            check_segments(s.inner, s.begin, s.end);
+            check_segments(s.inner, s.begin, s.end, false);
         }
         at = s.end;
     }
+    if (at != to && from == 0 && top)
+        throw value_error("checkpoint_sequential: plan covers " + std::to_string(at) +
+                          " layers, the chain has " + std::to_string(to));
     if (at != to)
-        throw value_error("checkpoint_sequential: plan covers layers [" + std::to_string(from) +
-                          "," + std::to_string(at) + "), expected [" + std::to_string(from) + "," +
-                          std::to_string(to) + ")");
+        throw value_error("checkpoint_sequential: the inner plan of segment [" +
+                          std::to_string(from) + "," + std::to_string(to) + ") covers layers [" +
+                          std::to_string(from) + "," + std::to_string(at) + ")");
 }
 
 /// Runs the stages of `segs` on x; a checkpointed segment runs its inner plan (or its stages)
@@ -238,7 +242,7 @@ CheckpointPlan plan_checkpoints(const std::vector<Stage>& st, const std::vector<
 
 Tensor checkpoint_stages(const std::vector<Stage>& st, const CheckpointPlan& plan, const Tensor& x,
                          bool use_reentrant) {
-    check_segments(plan.segments, 0, st.size());
+    check_segments(plan.segments, 0, st.size(), true);
     return run_segments(std::make_shared<const std::vector<Stage>>(st), plan.segments, x,
                         use_reentrant);
 }

@@ -94,7 +94,7 @@ struct CheckpointPlan {
     int64_t predicted_peak_bytes = 0;        // predicted step peak above the starting live bytes
     int64_t predicted_saved_bytes = 0;       // peak of kept + recomputed saved activations alone
     int64_t unplanned_peak_bytes = 0;        // predicted step peak without checkpointing
-    int64_t recomputed_layers = 0;           // extra forward cost: layers run twice
+    int64_t recomputed_layers = 0;           // extra forward cost: layer runs beyond the first
     double predicted_recompute_seconds = 0;  // the same in the profile's forward_seconds
     double forward_seconds = 0;              // one forward of every layer (the profile's sum)
     size_t num_layers = 0;
