@@ -197,7 +197,11 @@ BOOST_AUTO_TEST_CASE(infeasible_budget_names_the_smallest_feasible_one) {
 
 BOOST_AUTO_TEST_CASE(dynamic_program_matches_brute_force) {
     auto s = mlp(3, 32, 0.1, tg::kFloat32);  // 9 modules
-    const auto prof = nn::profile_sequential(s, tg::randn({32, 32}));
+    auto prof = nn::profile_sequential(s, tg::randn({32, 32}));
+    // equal layer times: the least recompute time is the fewest layers (not timing-dependent;
+    // measured times are planned in test_planner_optimal.cpp)
+    for (auto& l : prof.layers)
+        l.forward_seconds = 1e-3;
     const size_t n = prof.layers.size();
     // every segmentation with every choice of checkpointed segments
     std::vector<nn::CheckpointPlan> all;
@@ -225,11 +229,17 @@ BOOST_AUTO_TEST_CASE(dynamic_program_matches_brute_force) {
         for (const auto& p : all)
             if (p.predicted_peak_bytes <= budget && (best < 0 || p.recomputed_layers < best))
                 best = p.recomputed_layers;
-        const auto plan = nn::plan_checkpoints(prof, tg::MemoryBudget{budget});
+        const auto plan = nn::plan_checkpoints(prof, tg::MemoryBudget{budget}, /*levels=*/1);
         BOOST_TEST(plan.recomputed_layers == best);
         BOOST_TEST(plan.predicted_peak_bytes <= budget);
+        // nested plans include these: never dearer
+        const auto nested = nn::plan_checkpoints(prof, tg::MemoryBudget{budget});
+        BOOST_TEST(nested.recomputed_layers <= best);
+        BOOST_TEST(nested.predicted_peak_bytes <= budget);
     }
-    BOOST_CHECK_THROW(nn::plan_checkpoints(prof, tg::MemoryBudget{lo - 1}), tg::error);
+    BOOST_CHECK_THROW(nn::plan_checkpoints(prof, tg::MemoryBudget{lo - 1}, 1), tg::error);
+    BOOST_TEST(nn::min_checkpoint_budget(prof, 1) == lo);
+    BOOST_TEST(nn::min_checkpoint_budget(prof) <= lo);
 }
 
 /// The planner over a ModuleList of transformer blocks and over a chain of callables (causal

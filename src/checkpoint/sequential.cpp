@@ -3,9 +3,12 @@
 // in planner.cpp), and profile_stages, the planner's per-stage measurements
 // (docs/checkpointing.md).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <memory>
 #include <unordered_set>
 
+#include "backend/registry.hpp"
 #include "checkpoint/recomputing.hpp"
 #include "core/random.hpp"
 #include "tapegrad/autograd.hpp"
@@ -35,18 +38,76 @@ CheckpointPlan equal_plan(size_t n, int64_t segments) {
     return plan;
 }
 
-void check_plan(size_t n, const CheckpointPlan& plan) {
-    size_t at = 0;
-    for (const auto& s : plan.segments) {
+/// Throws unless segs cover layers [from, to) in order, and inner plans cover their segments.
+void check_segments(const std::vector<CheckpointPlan::Segment>& segs, size_t from, size_t to,
+                    bool top) {
+    size_t at = from;
+    for (const auto& s : segs) {
         if (s.begin != at || s.end <= s.begin)
             throw value_error("checkpoint_sequential: plan segment [" + std::to_string(s.begin) +
                               "," + std::to_string(s.end) + ") does not start at layer " +
                               std::to_string(at));
+        if (!s.inner.empty()) {
+            if (!s.checkpointed)
+                throw value_error("checkpoint_sequential: plain segment [" +
+                                  std::to_string(s.begin) + "," + std::to_string(s.end) +
+                                  ") has an inner plan (only a checkpointed one can)");
+            check_segments(s.inner, s.begin, s.end, false);
+        }
         at = s.end;
     }
-    if (at != n)
+    if (at != to && from == 0 && top)
         throw value_error("checkpoint_sequential: plan covers " + std::to_string(at) +
-                          " layers, the chain has " + std::to_string(n));
+                          " layers, the chain has " + std::to_string(to));
+    if (at != to)
+        throw value_error("checkpoint_sequential: the inner plan of segment [" +
+                          std::to_string(from) + "," + std::to_string(to) + ") covers layers [" +
+                          std::to_string(from) + "," + std::to_string(at) + ")");
+}
+
+/// Runs the stages of `segs` on x; a checkpointed segment runs its inner plan (or its stages)
+/// inside tg::checkpoint, so its recomputation in backward checkpoints again (nested).
+using Stages = std::shared_ptr<const std::vector<Stage>>;
+Tensor run_segments(const Stages& st, const std::vector<CheckpointPlan::Segment>& segs,
+                    const Tensor& x, bool use_reentrant) {
+    Tensor h = x;
+    for (const auto& seg : segs) {
+        if (!seg.checkpointed) {
+            for (size_t i = seg.begin; i < seg.end; ++i)
+                h = (*st)[i].fn(h);
+            continue;
+        }
+        const std::vector<CheckpointPlan::Segment> inner =
+            seg.inner.empty()
+                ? std::vector<CheckpointPlan::Segment>{{seg.begin, seg.end, false, {}}}
+                : seg.inner;
+        // the checkpoint keeps run until its backward: it owns what it needs
+        auto run = [st, inner, use_reentrant](const std::vector<Tensor>& in) {
+            return run_segments(st, inner, in[0], use_reentrant);
+        };
+        h = checkpoint(run, {h}, use_reentrant);
+    }
+    return h;
+}
+
+/// The median of a few timed unrecorded runs of a stage: what recomputing it costs. The first
+/// run (the memory measurement) has warmed the allocator's cache; a device's queue is drained
+/// around each run, so the time is the work's, not its enqueueing.
+double median_forward_seconds(const Stage& st, const Tensor& x) {
+    constexpr int kRuns = 3;
+    backend::Backend& dev = backend::get(x.device());
+    std::vector<double> t;
+    for (int r = 0; r < kRuns; ++r) {
+        dev.synchronize();
+        const auto t0 = std::chrono::steady_clock::now();
+        {
+            Tensor y = st.fn(x);
+            dev.synchronize();
+        }
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(t.begin(), t.begin() + kRuns / 2, t.end());
+    return t[kRuns / 2];
 }
 
 }  // namespace
@@ -106,6 +167,7 @@ SequentialProfile profile_stages(const std::vector<Stage>& stages,
                 memory::reset_peak(dev);
                 { Tensor y0 = st.fn(d); }
                 l.nograd_peak = peak() - c0;
+                l.forward_seconds = median_forward_seconds(st, d);
             }
             tg::detail::restore(layer_rng);
             int64_t c0 = cur();
@@ -180,19 +242,9 @@ CheckpointPlan plan_checkpoints(const std::vector<Stage>& st, const std::vector<
 
 Tensor checkpoint_stages(const std::vector<Stage>& st, const CheckpointPlan& plan, const Tensor& x,
                          bool use_reentrant) {
-    check_plan(st.size(), plan);
-    Tensor h = x;
-    for (const auto& seg : plan.segments) {
-        std::vector<Stage> part(st.begin() + long(seg.begin), st.begin() + long(seg.end));
-        auto run = [part](const std::vector<Tensor>& in) {
-            Tensor y = in[0];
-            for (const Stage& s : part)
-                y = s.fn(y);
-            return y;
-        };
-        h = seg.checkpointed ? checkpoint(run, {h}, use_reentrant) : run({h});
-    }
-    return h;
+    check_segments(plan.segments, 0, st.size(), true);
+    return run_segments(std::make_shared<const std::vector<Stage>>(st), plan.segments, x,
+                        use_reentrant);
 }
 
 Tensor checkpoint_stages(const std::vector<Stage>& st, int64_t segments, const Tensor& x,

@@ -4,9 +4,10 @@
 ///
 ///     // √n segments, each run through tg::checkpoint except the last
 ///     tg::Tensor y = tg::nn::checkpoint_sequential(net, 0, x);
-///     // the fewest recomputed layers whose step fits in 64 MB of activations and workspace
+///     // the least recompute time (measured per layer) whose step fits in 64 MB of activations
+///     // and workspace
 ///     auto plan = tg::nn::plan_checkpoints(net, x, tg::MemoryBudget{64 << 20});
-///     std::cout << plan;                                  // boundaries, predicted peak, cost
+///     std::cout << plan;                          // boundaries, predicted peak, recompute time
 ///     tg::Tensor y2 = tg::nn::checkpoint_sequential(net, plan, x);
 ///
 /// The same for a ModuleList of blocks (each called through Module::operator()), or for any
@@ -28,6 +29,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/nn/sequential.hpp"
@@ -54,14 +56,15 @@ std::vector<Stage> stages(const ModuleListImpl& list);
 
 /// What one layer of a Sequential costs, measured once on an example input.
 struct LayerProfile {
-    std::string name;           // the module's label ("Linear[0]")
-    int64_t out_bytes = 0;      // bytes of its output (the next segment boundary)
-    bool saves_input = false;   // its backward keeps its input alive
-    bool saves_output = false;  // its backward keeps its output alive
-    int64_t saved_bytes = 0;    // other bytes its backward keeps (parameters excluded)
-    int64_t forward_peak = 0;   // peak above the live input during a recorded forward
-    int64_t nograd_peak = 0;    // the same, unrecorded (a checkpointed forward)
-    int64_t backward_peak = 0;  // peak above everything live when its backward starts
+    std::string name;            // the module's label ("Linear[0]")
+    int64_t out_bytes = 0;       // bytes of its output (the next segment boundary)
+    bool saves_input = false;    // its backward keeps its input alive
+    bool saves_output = false;   // its backward keeps its output alive
+    int64_t saved_bytes = 0;     // other bytes its backward keeps (parameters excluded)
+    int64_t forward_peak = 0;    // peak above the live input during a recorded forward
+    int64_t nograd_peak = 0;     // the same, unrecorded (a checkpointed forward)
+    int64_t backward_peak = 0;   // peak above everything live when its backward starts
+    double forward_seconds = 0;  // median time of an unrecorded forward (what recomputing costs)
 };
 
 /// Per-layer profile of a Sequential on one input: the planner's data.
@@ -73,23 +76,34 @@ struct SequentialProfile {
     int64_t saved_bytes_total() const;
 };
 
-/// A segmentation of a Sequential: half-open layer ranges, each run plainly or checkpointed.
+/// A segmentation of a Sequential: half-open layer ranges, each run plainly or checkpointed. A
+/// checkpointed segment may have a plan of its own (`inner`, segments of [begin, end)) for its
+/// recomputation in backward: nested (multi-level) checkpointing, which keeps fewer boundaries
+/// alive at once for more recomputation.
 struct CheckpointPlan {
     struct Segment {
         size_t begin = 0, end = 0;  // layers [begin, end)
         bool checkpointed = false;
+        std::vector<Segment> inner;  // checkpointed: how it is recomputed (empty: plainly)
+        Segment() = default;
+        Segment(size_t b, size_t e, bool ckpt, std::vector<Segment> in = {})
+            : begin(b), end(e), checkpointed(ckpt), inner(std::move(in)) {}
     };
     std::vector<Segment> segments;
-    int64_t budget_bytes = 0;           // the budget it was planned for (0: none)
-    int64_t predicted_peak_bytes = 0;   // predicted step peak above the starting live bytes
-    int64_t predicted_saved_bytes = 0;  // peak of kept + recomputed saved activations alone
-    int64_t unplanned_peak_bytes = 0;   // predicted step peak without checkpointing
-    int64_t recomputed_layers = 0;      // extra forward cost: layers run twice
+    int64_t budget_bytes = 0;                // the budget it was planned for (0: none)
+    int64_t predicted_peak_bytes = 0;        // predicted step peak above the starting live bytes
+    int64_t predicted_saved_bytes = 0;       // peak of kept + recomputed saved activations alone
+    int64_t unplanned_peak_bytes = 0;        // predicted step peak without checkpointing
+    int64_t recomputed_layers = 0;           // extra forward cost: layer runs beyond the first
+    double predicted_recompute_seconds = 0;  // the same in the profile's forward_seconds
+    double forward_seconds = 0;              // one forward of every layer (the profile's sum)
     size_t num_layers = 0;
     /// Extra forward cost as a fraction of one forward, counted in layers.
     double recompute_fraction() const;
-    /// Layer indices where a segment starts (the boundaries).
+    /// Layer indices where a segment starts (the boundaries of the outermost level).
     std::vector<size_t> boundaries() const;
+    /// Levels of checkpoints: 0 none, 1 single-level, 2 when a segment has an inner plan, ...
+    int levels() const;
 };
 std::ostream& operator<<(std::ostream& os, const CheckpointPlan& plan);
 
@@ -103,8 +117,9 @@ std::ostream& operator<<(std::ostream& os, const CheckpointPlan& plan);
 Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& input,
                              bool use_reentrant = true);
 
-/// Runs seq on input following `plan` (from plan_checkpoints or sqrt_plan); throws value_error if
-/// the plan does not cover seq's layers. The plan's predictions are for use_reentrant=true.
+/// Runs seq on input following `plan` (from plan_checkpoints or sqrt_plan; a segment with an inner
+/// plan runs it inside its checkpoint); throws value_error if the plan (or an inner plan) does
+/// not cover its layers. The plan's predictions are for use_reentrant=true.
 Tensor checkpoint_sequential(const Sequential& seq, const CheckpointPlan& plan, const Tensor& input,
                              bool use_reentrant = true);
 
@@ -117,12 +132,16 @@ Tensor checkpoint_sequential(const Sequential& seq, const Tensor& input, MemoryB
 /// gradients and the random generator are left as they were.
 SequentialProfile profile_sequential(const Sequential& seq, const Tensor& example_input);
 
-/// The segmentation with the fewest recomputed layers whose predicted step peak fits the
-/// budget (an exact dynamic program over segmentations; docs/checkpointing.md). Throws
+/// The plan with the least recompute time (the profile's forward_seconds of the recomputed
+/// layers, counted once per recomputation; ties: the fewest) whose predicted step peak fits the
+/// budget, with at most `levels` levels of checkpoints (0: any; 1: single-level segments). An
+/// exact dynamic program (docs/checkpointing.md): a nested plan is returned only where it is
+/// cheaper or the only one that fits, so it is never worse than the single-level plan. Throws
 /// value_error naming the smallest feasible budget if none fits.
-CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget);
-/// The smallest budget plan_checkpoints accepts for this profile (one level of segments).
-int64_t min_checkpoint_budget(const SequentialProfile& profile);
+CheckpointPlan plan_checkpoints(const SequentialProfile& profile, MemoryBudget budget,
+                                int levels = 0);
+/// The smallest budget plan_checkpoints accepts for this profile with at most `levels` levels.
+int64_t min_checkpoint_budget(const SequentialProfile& profile, int levels = 0);
 /// profile_sequential then plan_checkpoints.
 CheckpointPlan plan_checkpoints(const Sequential& seq, const Tensor& example_input,
                                 MemoryBudget budget);
