@@ -8,6 +8,8 @@
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "planner_plans.hpp"
+
 using tg::Tensor;
 namespace nn = tg::nn;
 
@@ -202,22 +204,8 @@ BOOST_AUTO_TEST_CASE(dynamic_program_matches_brute_force) {
     // measured times are planned in test_planner_optimal.cpp)
     for (auto& l : prof.layers)
         l.forward_seconds = 1e-3;
-    const size_t n = prof.layers.size();
     // every segmentation with every choice of checkpointed segments
-    std::vector<nn::CheckpointPlan> all;
-    std::function<void(size_t, nn::CheckpointPlan)> rec = [&](size_t at, nn::CheckpointPlan p) {
-        if (at == n) {
-            all.push_back(nn::predict(prof, p));
-            return;
-        }
-        for (size_t e = at + 1; e <= n; ++e)
-            for (bool ck : {false, true}) {
-                auto q = p;
-                q.segments.push_back({at, e, ck});
-                rec(e, q);
-            }
-    };
-    rec(0, {});
+    const std::vector<nn::CheckpointPlan> all = planner_test::all_plans(prof);
     int64_t lo = all[0].predicted_peak_bytes, hi = lo;
     for (const auto& p : all) {
         lo = std::min(lo, p.predicted_peak_bytes);

@@ -8,6 +8,8 @@
 #include <tapegrad/nn.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "planner_plans.hpp"
+
 using tg::Tensor;
 namespace nn = tg::nn;
 
@@ -32,25 +34,7 @@ nn::SequentialProfile synthetic(const std::vector<double>& secs,
     return p;
 }
 
-/// Every single-level plan of an n-layer chain, predicted.
-std::vector<nn::CheckpointPlan> all_plans(const nn::SequentialProfile& prof) {
-    const size_t n = prof.layers.size();
-    std::vector<nn::CheckpointPlan> all;
-    std::function<void(size_t, nn::CheckpointPlan)> rec = [&](size_t at, nn::CheckpointPlan p) {
-        if (at == n) {
-            all.push_back(nn::predict(prof, p));
-            return;
-        }
-        for (size_t e = at + 1; e <= n; ++e)
-            for (bool ck : {false, true}) {
-                auto q = p;
-                q.segments.push_back({at, e, ck});
-                rec(e, q);
-            }
-    };
-    rec(0, {});
-    return all;
-}
+using planner_test::all_plans;
 
 }  // namespace
 

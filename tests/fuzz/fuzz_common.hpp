@@ -133,4 +133,27 @@ private:
     std::string path_;
 };
 
+/// A CPU tensor's bytes, any dtype.
+inline std::vector<uint8_t> bytes_of(const tg::Tensor& t) {
+    const tg::Tensor c = t.contiguous();
+    std::vector<uint8_t> out(size_t(c.numel()) * tg::element_size(c.dtype()));
+    tg::dispatch_all(c.dtype(), [&](auto tag) {
+        if (!out.empty())
+            std::memcpy(out.data(), c.data_ptr<decltype(tag)>(), out.size());
+    });
+    return out;
+}
+
+/// A finding unless `back` (a state dict saved and loaded again) has sd's names, dtypes, sizes
+/// and bytes.
+inline void check_round_trip(const tg::StateDict& sd, const tg::StateDict& back) {
+    if (back.size() != sd.size())
+        finding("a round trip changed the number of tensors");
+    for (auto& [name, t] : sd) {
+        const tg::Tensor* b = back.find(name);
+        if (!b || b->dtype() != t.dtype() || b->sizes() != t.sizes() || bytes_of(*b) != bytes_of(t))
+            finding("a round trip changed tensor \"" + name + "\"");
+    }
+}
+
 }  // namespace fuzz
