@@ -3,7 +3,8 @@
 // byte (a stored zip and a hand-written pickle), each an io_error naming the file and the
 // problem; and, with Debian's python3-torch, the round trip with real PyTorch
 // (tests/python/pt_roundtrip.py): PyTorch's MLP and Fashion-MNIST CNN load and give PyTorch's
-// outputs, what tapegrad saves torch.load reads, a PyTorch-trained checkpoint fine-tunes here.
+// outputs, what tapegrad saves torch.load reads, a PyTorch-trained checkpoint fine-tunes here,
+// and the CNN's safetensors file goes both ways (written and read in Python by the format).
 #define BOOST_TEST_MODULE io_pt
 #include <zlib.h>
 
@@ -454,6 +455,17 @@ BOOST_AUTO_TEST_CASE(pytorch_round_trip) {
         tg::StateDict out;
         out.insert("y", y.detach());
         tg::io::save_state_dict(out, dir.file("tg_gpt_out.pt"));
+    }
+    {  // safetensors both ways: PyTorch's CNN written by the format loads and gives its output
+        nn::Sequential model = torch_cnn();
+        const tg::StateDict sd = tg::io::load_safetensors(dir.file("cnn.safetensors"));
+        BOOST_TEST(sd.keys() == model->state_dict().keys(), boost::test_tools::per_element());
+        model->load_state_dict(sd);
+        model->eval();
+        const tg::StateDict io = tg::io::load_state_dict(dir.file("cnn_io.pt"));
+        BOOST_TEST(max_abs_diff(model->forward(io["x"]), io["y"]) <= 1e-6);
+        tg::io::save_safetensors(model->state_dict(), dir.file("tg_cnn.safetensors"),
+                                 {{"format", "pt"}});
     }
     const tg::StateDict ckpt = tg::io::load_state_dict(dir.file("cnn_ckpt.pt"), "model");
     BOOST_TEST(ckpt.keys() == torch_cnn()->state_dict().keys(), boost::test_tools::per_element());

@@ -5,10 +5,15 @@
                              a small char_gpt of examples/char_gpt.cpp,
                              a PyTorch-trained MLP to fine-tune, tensors sharing storage), inputs
                              and PyTorch's outputs, all with torch.save
+                             (and the CNN's state dict as a safetensors file too, written by
+                             the format's specification with the writer below)
   pt_roundtrip.py check DIR  reads what tapegrad saved with torch.load (weights_only=True, the
-                             loader that executes nothing) and checks values and outputs
+                             loader that executes nothing) and its safetensors file with the
+                             reader below, and checks values and outputs
 Exits non-zero with a message on any mismatch.
 """
+import json
+import struct
 import sys
 import zipfile
 
@@ -47,6 +52,43 @@ class Gpt(nn.Module):  # examples/char_gpt.cpp, small: pre-norm causal blocks, G
         return self.head(self.ln_f(h))
 
 
+# safetensors by the format (Note [safetensors format] in include/tapegrad/io_safetensors.hpp):
+# u64 header length, the JSON header, then each tensor's little-endian bytes
+ST_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16",
+             torch.bfloat16: "BF16", torch.int64: "I64", torch.int32: "I32", torch.int16: "I16",
+             torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
+
+
+def save_safetensors(sd, path):
+    header, blobs, at = {}, [], 0
+    for k, t in sd.items():
+        raw = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[k] = {"dtype": ST_DTYPES[t.dtype], "shape": list(t.shape),
+                     "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def load_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    by_name = {v: k for k, v in ST_DTYPES.items()}
+    out = {}
+    for k, v in header.items():
+        b, e = v["data_offsets"]
+        buf = bytearray(raw[8 + n + b:8 + n + e])
+        t = torch.frombuffer(buf, dtype=torch.uint8) if buf else torch.empty(0, dtype=torch.uint8)
+        out[k] = t.view(by_name[v["dtype"]]).reshape(v["shape"])
+    return out
+
+
 def fine_tune_data():
     g = torch.Generator().manual_seed(5)
     x = torch.randn(32, 8, generator=g)
@@ -67,6 +109,7 @@ def make(d):
     c.eval()
     x = torch.randn(4, 1, 28, 28)
     torch.save(c.state_dict(), f"{d}/cnn.pt")
+    save_safetensors(c.state_dict(), f"{d}/cnn.safetensors")
     torch.save({"x": x, "y": c(x).detach()}, f"{d}/cnn_io.pt")
     torch.save({"model": c.state_dict(), "epoch": 3, "lr": 0.01, "note": "nested",
                 "history": [1.5, 0.75]}, f"{d}/cnn_ckpt.pt")
@@ -139,6 +182,22 @@ def check(d):
             err = (m(x) - y_tg).abs().max().item()
         if err > 1e-6:
             fail(f"{name}: tapegrad's output differs from PyTorch's by {err}")
+
+    # the CNN's safetensors file tapegrad wrote, read by the format: PyTorch's values and outputs
+    orig = torch.load(f"{d}/cnn.pt")
+    st = load_safetensors(f"{d}/tg_cnn.safetensors")
+    if sorted(st) != sorted(orig):
+        fail(f"tg_cnn.safetensors: keys {sorted(st)}, PyTorch's {sorted(orig)}")
+    for k in orig:
+        if st[k].dtype != orig[k].dtype or not torch.equal(st[k], orig[k]):
+            fail(f"tg_cnn.safetensors: {k} differs from what PyTorch saved")
+    m = cnn().eval()
+    m.load_state_dict(st)
+    io = torch.load(f"{d}/cnn_io.pt")
+    with torch.no_grad():
+        err = (m(io["x"]) - io["y"]).abs().max().item()
+    if err > 1e-6:
+        fail(f"tg_cnn.safetensors: the CNN's output differs from PyTorch's by {err}")
 
     # the checkpoint tapegrad fine-tuned: PyTorch reads it and finds the loss lower
     io = torch.load(f"{d}/trained_io.pt")
