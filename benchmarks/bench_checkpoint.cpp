@@ -177,30 +177,14 @@ struct Bench {
 Args parse(int argc, char** argv, bool& child) {
     Args a;
     child = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string s = argv[i];
-        auto next = [&] {
-            if (i + 1 >= argc)
-                throw std::runtime_error("missing value after " + s);
-            return std::string(argv[++i]);
-        };
-        if (s == "--torch-child")
-            child = true;
-        else if (s == "--layers")
-            a.layers = std::stoi(next());
-        else if (s == "--width")
-            a.width = std::stoi(next());
-        else if (s == "--batch")
-            a.batch = std::stoi(next());
-        else if (s == "--reps")
-            a.reps = std::stoi(next());
-        else if (s == "--out")
-            a.out = next();
-        else if (s == "--tag")
-            a.name = "checkpoint_" + next();
-        else
-            throw std::runtime_error("unknown option " + s);
-    }
+    bench::parse_args(argc, argv,
+                      {{"--layers", [&](const std::string& v) { a.layers = std::stoi(v); }},
+                       {"--width", [&](const std::string& v) { a.width = std::stoi(v); }},
+                       {"--batch", [&](const std::string& v) { a.batch = std::stoi(v); }},
+                       {"--reps", [&](const std::string& v) { a.reps = std::stoi(v); }},
+                       {"--out", [&](const std::string& v) { a.out = v; }},
+                       {"--tag", [&](const std::string& v) { a.name = "checkpoint_" + v; }}},
+                      {{"--torch-child", [&] { child = true; }}});
     return a;
 }
 

@@ -8,7 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -175,6 +178,26 @@ inline bool has_flag(int argc, char** argv, const std::string& flag) {
         if (flag == argv[i])
             return true;
     return false;
+}
+
+/// Parses argv strictly: each "--flag value" calls its handler in `with_value` with the value,
+/// each bare "--switch" its handler in `switches`; an unknown flag or a missing value throws.
+inline void parse_args(
+    int argc, char** argv,
+    const std::map<std::string, std::function<void(const std::string&)>>& with_value,
+    const std::map<std::string, std::function<void()>>& switches = {}) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string s = argv[i];
+        if (auto sw = switches.find(s); sw != switches.end()) {
+            sw->second();
+        } else if (auto v = with_value.find(s); v != with_value.end()) {
+            if (i + 1 >= argc)
+                throw std::runtime_error("missing value after " + s);
+            v->second(argv[++i]);
+        } else {
+            throw std::runtime_error("unknown option " + s);
+        }
+    }
 }
 
 /// A deterministic generator for the benchmark's inputs and initial weights (xorshift64*),

@@ -58,26 +58,12 @@ struct Row {
 
 int main(int argc, char** argv) {
     Args a;
-    for (int i = 1; i < argc; ++i) {
-        const std::string s = argv[i];
-        auto next = [&] {
-            if (i + 1 >= argc)
-                throw std::runtime_error("missing value after " + s);
-            return std::string(argv[++i]);
-        };
-        if (s == "--blocks")
-            a.blocks = std::stoi(next());
-        else if (s == "--batch")
-            a.batch = std::stoi(next());
-        else if (s == "--reps")
-            a.reps = std::stoi(next());
-        else if (s == "--out")
-            a.out = next();
-        else if (s == "--tag")
-            a.name = "planner_" + next();
-        else
-            throw std::runtime_error("unknown option " + s);
-    }
+    bench::parse_args(argc, argv,
+                      {{"--blocks", [&](const std::string& v) { a.blocks = std::stoi(v); }},
+                       {"--batch", [&](const std::string& v) { a.batch = std::stoi(v); }},
+                       {"--reps", [&](const std::string& v) { a.reps = std::stoi(v); }},
+                       {"--out", [&](const std::string& v) { a.out = v; }},
+                       {"--tag", [&](const std::string& v) { a.name = "planner_" + v; }}});
     tg::set_num_threads(1);
     tg::manual_seed(0);
     const int widths[] = {256, 1024, 512, 2048};

@@ -230,6 +230,14 @@ BOOST_AUTO_TEST_CASE(hostile_files_are_io_errors) {
         BOOST_TEST(m.find(what) != std::string::npos,
                    "\"" << m << "\" should say \"" << what << "\"");
     };
+    // a FloatStorage tensor (numel, offset, sizes, strides as pickle ops) over six floats
+    auto has_floats = [&](const std::string& numel, const std::string& offset,
+                          const std::string& sizes, const std::string& strides,
+                          const std::string& what) {
+        has(pt_of(one_tensor(tensor_pkl("FloatStorage", numel, offset, sizes, strides)),
+                  kSixFloats),
+            what);
+    };
     const std::string good = one_tensor(kFloat6);
     BOOST_TEST(load_error(dir, pt_of(good, kSixFloats)).empty());  // the base case loads
     // the archive
@@ -270,44 +278,25 @@ BOOST_AUTO_TEST_CASE(hostile_files_are_io_errors) {
     has(pt_of(one_tensor("K\x05"s), kSixFloats), "\"x\" is an int, not a tensor");
     has(pt_of("\x80\x02]."s, kSixFloats), "is a list, not a dict of tensors");
     // storages and tensors
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x00"s, "K\x03K\x03\x86"s,
-                                    "K\x03K\x01\x86"s)),
-              kSixFloats),
-        "a storage shorter than its tensor");
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x01"s, "K\x02K\x03\x86"s,
-                                    "K\x03K\x01\x86"s)),
-              kSixFloats),
-        "reach element 6 of storage \"0\", which has 6");
-    has(pt_of(
-            one_tensor(tensor_pkl("FloatStorage", "K\x07"s, "K\x00"s, "K\x07\x85"s, "K\x01\x85"s)),
-            kSixFloats),
-        "7 float32 elements, but its entry has 24 bytes");
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f"s,
-                                    "K\x00"s, "K\x01\x85"s, "K\x01\x85"s)),
-              kSixFloats),
-        "but its entry has 24 bytes");
+    has_floats("K\x06"s, "K\x00"s, "K\x03K\x03\x86"s, "K\x03K\x01\x86"s,
+               "a storage shorter than its tensor");
+    has_floats("K\x06"s, "K\x01"s, "K\x02K\x03\x86"s, "K\x03K\x01\x86"s,
+               "reach element 6 of storage \"0\", which has 6");
+    has_floats("K\x07"s, "K\x00"s, "K\x07\x85"s, "K\x01\x85"s,
+               "7 float32 elements, but its entry has 24 bytes");
+    has_floats("\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f"s, "K\x00"s, "K\x01\x85"s, "K\x01\x85"s,
+               "but its entry has 24 bytes");
     const std::string huge = "\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x40"s;  // 2^62
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x00"s, huge + "K\x04\x86"s,
-                                    "K\x04K\x01\x86"s)),
-              kSixFloats),
-        "overflows 64-bit sizes");
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x00"s, "K\x04K\x02\x86"s,
-                                    huge + "K\x01\x86"s)),
-              kSixFloats),
-        "overflows 64-bit sizes");
+    has_floats("K\x06"s, "K\x00"s, huge + "K\x04\x86"s, "K\x04K\x01\x86"s,
+               "overflows 64-bit sizes");
+    has_floats("K\x06"s, "K\x00"s, "K\x04K\x02\x86"s, huge + "K\x01\x86"s,
+               "overflows 64-bit sizes");
     // 2^61 float32 elements (a stride-0 view): 2^63 bytes, past int64
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x00"s,
-                                    "\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x20\x85"s, "K\x00\x85"s)),
-              kSixFloats),
-        "overflows 64-bit sizes");
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "J\xff\xff\xff\xff"s, "K\x01\x85"s,
-                                    "K\x01\x85"s)),
-              kSixFloats),
-        "a negative storage offset");
-    has(pt_of(one_tensor(tensor_pkl("FloatStorage", "K\x06"s, "K\x00"s, "J\xfe\xff\xff\xff\x85"s,
-                                    "K\x01\x85"s)),
-              kSixFloats),
-        "non-negative ints");
+    has_floats("K\x06"s, "K\x00"s, "\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x20\x85"s, "K\x00\x85"s,
+               "overflows 64-bit sizes");
+    has_floats("K\x06"s, "J\xff\xff\xff\xff"s, "K\x01\x85"s, "K\x01\x85"s,
+               "a negative storage offset");
+    has_floats("K\x06"s, "K\x00"s, "J\xfe\xff\xff\xff\x85"s, "K\x01\x85"s, "non-negative ints");
     has(pt_of(one_tensor(tensor_pkl("ComplexFloatStorage", "K\x06"s, "K\x00"s, "K\x01\x85"s,
                                     "K\x01\x85"s)),
               kSixFloats),

@@ -142,34 +142,38 @@ std::string Graph::weight(const std::string& name, const Tensor& t) {
     return floats(name, std::move(dims), v);
 }
 
-std::string Graph::floats(const std::string& name, std::vector<int64_t> dims,
-                          const std::vector<float>& v) {
+std::string Graph::add_initializer(const std::string& name, int elem_type,
+                                   std::vector<int64_t> dims, std::string raw) {
     Initializer t;
     t.name = unique(scope_.empty() ? name : scope_ + "." + name);
-    t.elem_type = kFloatType;
+    t.elem_type = elem_type;
     t.dims = std::move(dims);
-    t.raw.reserve(v.size() * 4);
-    for (float f : v) {
-        uint32_t u = 0;
-        std::memcpy(&u, &f, 4);
-        put_u32(t.raw, u);
-    }
+    t.raw = std::move(raw);
     initializers_.push_back(std::move(t));
     return initializers_.back().name;
 }
 
+std::string Graph::floats(const std::string& name, std::vector<int64_t> dims,
+                          const std::vector<float>& v) {
+    std::string raw;
+    raw.reserve(v.size() * 4);
+    for (float f : v) {
+        uint32_t u = 0;
+        std::memcpy(&u, &f, 4);
+        put_u32(raw, u);
+    }
+    return add_initializer(name, kFloatType, std::move(dims), std::move(raw));
+}
+
 std::string Graph::int64s(const std::string& name, std::vector<int64_t> dims,
                           const std::vector<int64_t>& v) {
-    Initializer t;
-    t.name = unique(scope_.empty() ? name : scope_ + "." + name);
-    t.elem_type = kInt64Type;
-    t.dims = std::move(dims);
+    std::string raw;
+    raw.reserve(v.size() * 8);
     for (int64_t i : v) {
-        put_u32(t.raw, uint32_t(uint64_t(i) & 0xffffffffu));
-        put_u32(t.raw, uint32_t(uint64_t(i) >> 32));
+        put_u32(raw, uint32_t(uint64_t(i) & 0xffffffffu));
+        put_u32(raw, uint32_t(uint64_t(i) >> 32));
     }
-    initializers_.push_back(std::move(t));
-    return initializers_.back().name;
+    return add_initializer(name, kInt64Type, std::move(dims), std::move(raw));
 }
 
 std::string Graph::add(const std::string& op, std::vector<std::string> inputs,

@@ -81,6 +81,9 @@ public:
 
 private:
     std::string unique(const std::string& base);
+    /// An initializer named "<scope>.<name>" holding raw little-endian values.
+    std::string add_initializer(const std::string& name, int elem_type, std::vector<int64_t> dims,
+                                std::string raw);
 
     int64_t opset_;
     std::string scope_;

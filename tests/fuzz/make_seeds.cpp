@@ -55,6 +55,18 @@ void to_input(const fs::path& path) {
         .write(b.data(), std::streamsize(b.size()));
 }
 
+/// One tensor of every dtype (named by it), an empty tensor and a scalar.
+tg::StateDict every_dtype() {
+    tg::StateDict all;
+    const tg::Tensor base = tg::tensor({0.0, 1.5, -2.0, 3.0});
+    for (tg::Dtype d : {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64,
+                        tg::kInt32, tg::kInt16, tg::kInt8, tg::kUInt8, tg::kBool})
+        all.insert(tg::dtype_name(d), (d == tg::kUInt8 ? base.abs() : base).to(d));
+    all.insert("empty", tg::zeros({0, 3}));
+    all.insert("scalar", tg::scalar_tensor(2.5, tg::kFloat64));
+    return all;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,13 +123,7 @@ int main(int argc, char** argv) {
     tg::io::save_safetensors(fuzz::make_model()->state_dict(), (st / "model.safetensors").string(),
                              {{"format", "pt"}});
     {  // every dtype, an empty tensor, a scalar, a name with escapes
-        tg::StateDict all;
-        const tg::Tensor base = tg::tensor({0.0, 1.5, -2.0, 3.0});
-        for (tg::Dtype d : {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64,
-                            tg::kInt32, tg::kInt16, tg::kInt8, tg::kUInt8, tg::kBool})
-            all.insert(tg::dtype_name(d), (d == tg::kUInt8 ? base.abs() : base).to(d));
-        all.insert("empty", tg::zeros({0, 3}));
-        all.insert("scalar", tg::scalar_tensor(2.5, tg::kFloat64));
+        tg::StateDict all = every_dtype();
         all.insert("q\"\u00e9\n", tg::ones({1, 1}));
         tg::io::save_safetensors(all, (st / "dtypes.safetensors").string(),
                                  {{"k", "v"}, {"\u00fc", "\t"}});
@@ -127,14 +133,8 @@ int main(int argc, char** argv) {
     const fs::path pt = root / "load_pt";
     tg::io::save_state_dict(fuzz::make_model()->state_dict(), (pt / "model.pt").string());
     {  // every dtype, an empty tensor, a scalar, views sharing a storage
-        tg::StateDict all;
-        const tg::Tensor base = tg::tensor({0.0, 1.5, -2.0, 3.0});
-        for (tg::Dtype d : {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64,
-                            tg::kInt32, tg::kInt16, tg::kInt8, tg::kUInt8, tg::kBool})
-            all.insert(tg::dtype_name(d), (d == tg::kUInt8 ? base.abs() : base).to(d));
-        all.insert("empty", tg::zeros({0, 3}));
-        all.insert("scalar", tg::scalar_tensor(2.5, tg::kFloat64));
-        const tg::Tensor w = base.reshape({2, 2});
+        tg::StateDict all = every_dtype();
+        const tg::Tensor w = tg::tensor({0.0, 1.5, -2.0, 3.0}).reshape({2, 2});
         all.insert("w", w);
         all.insert("wt", w.t());
         all.insert("row", w.select(0, 1));

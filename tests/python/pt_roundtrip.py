@@ -165,37 +165,35 @@ def load(path):
     return torch.load(path, weights_only=True)
 
 
+def same_state_dict(got, orig, what, ordered=True):
+    keys, want = (list(got), list(orig)) if ordered else (sorted(got), sorted(orig))
+    if keys != want:
+        fail(f"{what}: keys {keys}, PyTorch's {want}")
+    for k in orig:
+        if got[k].dtype != orig[k].dtype or not torch.equal(got[k], orig[k]):
+            fail(f"{what}: {k} is {got[k]}, PyTorch saved {orig[k]}")
+
+
+def output_error(model, sd, x, y):
+    model.eval().load_state_dict(sd)
+    with torch.no_grad():
+        return (model(x) - y).abs().max().item()
+
+
 def check(d):
     for name, make_model in (("mlp", mlp), ("cnn", cnn), ("gpt", Gpt)):
-        orig = torch.load(f"{d}/{name}.pt")
         sd = load(f"{d}/tg_{name}.pt")
-        if list(sd) != list(orig):
-            fail(f"tg_{name}.pt: keys {list(sd)}, PyTorch's {list(orig)}")
-        for k in orig:
-            if sd[k].dtype != orig[k].dtype or not torch.equal(sd[k], orig[k]):
-                fail(f"tg_{name}.pt: {k} differs from what PyTorch saved")
-        m = make_model().eval()
-        m.load_state_dict(sd)
+        same_state_dict(sd, torch.load(f"{d}/{name}.pt"), f"tg_{name}.pt")
         x = torch.load(f"{d}/{name}_io.pt")["x"]
-        y_tg = load(f"{d}/tg_{name}_out.pt")["y"]
-        with torch.no_grad():
-            err = (m(x) - y_tg).abs().max().item()
+        err = output_error(make_model(), sd, x, load(f"{d}/tg_{name}_out.pt")["y"])
         if err > 1e-6:
             fail(f"{name}: tapegrad's output differs from PyTorch's by {err}")
 
     # the CNN's safetensors file tapegrad wrote, read by the format: PyTorch's values and outputs
-    orig = torch.load(f"{d}/cnn.pt")
     st = load_safetensors(f"{d}/tg_cnn.safetensors")
-    if sorted(st) != sorted(orig):
-        fail(f"tg_cnn.safetensors: keys {sorted(st)}, PyTorch's {sorted(orig)}")
-    for k in orig:
-        if st[k].dtype != orig[k].dtype or not torch.equal(st[k], orig[k]):
-            fail(f"tg_cnn.safetensors: {k} differs from what PyTorch saved")
-    m = cnn().eval()
-    m.load_state_dict(st)
+    same_state_dict(st, torch.load(f"{d}/cnn.pt"), "tg_cnn.safetensors", ordered=False)
     io = torch.load(f"{d}/cnn_io.pt")
-    with torch.no_grad():
-        err = (m(io["x"]) - io["y"]).abs().max().item()
+    err = output_error(cnn(), st, io["x"], io["y"])
     if err > 1e-6:
         fail(f"tg_cnn.safetensors: the CNN's output differs from PyTorch's by {err}")
 
@@ -209,10 +207,7 @@ def check(d):
 
     # storages tapegrad shared stay shared; every dtype comes back
     s = load(f"{d}/tg_shared.pt")
-    orig = torch.load(f"{d}/shared.pt")
-    for k in orig:
-        if s[k].dtype != orig[k].dtype or not torch.equal(s[k], orig[k]):
-            fail(f"tg_shared.pt: {k} is {s[k]}, PyTorch saved {orig[k]}")
+    same_state_dict(s, torch.load(f"{d}/shared.pt"), "tg_shared.pt", ordered=False)
     base = s["w"].storage().data_ptr()
     for k in ("wt", "row", "col"):
         if s[k].storage().data_ptr() != base:
