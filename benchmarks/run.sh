@@ -222,6 +222,20 @@ for w in $WHAT; do
     esac
 done
 
+# peak_<host>: every compute benchmark of this host that has results, as a fraction of the
+# host's SGEMM peak on the same threads (the "SGEMM peak" lines of their "## Bars"), tapegrad
+# beside LibTorch at its best: one table and one PNG for the README (issue 31).
+tag=$(host_tag)
+{
+    echo "benchmark,tapegrad,LibTorch best"
+    for b in "gpt:GPT step" "cnn_epoch:CNN epoch" "conv:conv step" "mlp_step:MLP step"; do
+        f=$RES/${b%%:*}_$tag.md
+        [ -f "$f" ] || continue
+        sed -n "s/^- \([0-9]*\) thread(s): SGEMM peak .*tapegrad's [a-z]* \**\([0-9.]*\)\**.*LibTorch best's \([0-9.]*\).*/${b#*:} \1 thr,\2,\3/p" "$f"
+    done
+} > "$RES/peak_$tag.plot.csv"
+bars "peak_$tag" "Fraction of the SGEMM peak on the same threads ($tag)" "fraction of peak"
+
 # mlp_<host>.md: the deep-MLP memory sections (bench_mlp_memory, bench_mlp_rss) of this host that
 # exist, behind one machine header (rewritten only when one was run).
 case " $WHAT " in
