@@ -4,10 +4,12 @@
 // what cannot be exported is a typed error naming the module. The models are also written to
 // TG_ONNX_OUT_DIR for tests/onnx/check_models.py (onnx.checker) and runtime tests.
 #define BOOST_TEST_MODULE onnx_export
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "onnx/models.hpp"
@@ -317,4 +319,76 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_exported_is_a_typed_error) {
         tg::onnx::export_model(nn::Linear(3, 3), tg::randn({2, 3}).to(tg::kFloat64), p.string()),
         tg::dtype_error);
     BOOST_TEST(!fs::exists(p));
+}
+
+namespace {
+
+/// A module export does not know: y = relu(fc(x)) + x·scale, scale a buffer.
+struct ResidualImpl : tg::nn::Module {
+    tg::nn::Linear fc{nullptr};
+    Tensor scale;
+    explicit ResidualImpl(int64_t d) : Module("Residual") {
+        fc = register_module("fc", tg::nn::Linear(d, d));
+        scale = register_buffer("scale", tg::full({d}, 0.5));
+    }
+    Tensor forward(const Tensor& x) override { return tg::relu(fc(x)) + x * scale; }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_registered_emitter_exports_a_custom_module) {
+    namespace nn = tg::nn;
+    tg::manual_seed(6);
+    nn::Sequential m(nn::Linear(4, 6), std::make_shared<ResidualImpl>(6), nn::Tanh());
+    const Tensor x = tg::randn({3, 4});
+    const fs::path p = out_dir() / "custom_refused.onnx";
+    BOOST_CHECK_THROW(tg::onnx::export_model(m, x, p.string()), tg::value_error);  // unknown
+    std::vector<std::string> seen;  // what the emitter was told
+    tg::onnx::register_emitter<ResidualImpl>([&](ResidualImpl& r, tg::onnx::Emitter& e) {
+        seen = {e.path(), e.input(), tg::shape_str(e.example_output().sizes())};
+        Tensor ex = e.example_input();
+        const std::string h = e.add("Relu", {e.module(*r.fc, "fc", e.input(), ex)});
+        BOOST_TEST(tg::shape_str(ex.sizes()) == "[3,6]");  // the child's output
+        return e.add("Add", {h, e.add("Mul", {e.input(), e.weight("scale", r.scale)})});
+    });
+    const std::string model = export_to("custom_residual", m.ptr(), x);
+    write_reference("custom_residual", *m, x);
+    BOOST_TEST(seen.size() == 3u);
+    BOOST_TEST(seen[0] == "1");
+    BOOST_TEST(seen[2] == "[3,6]");
+    const auto ops = op_types(model);
+    BOOST_TEST(ops == (std::vector<std::string>{"Gemm", "Gemm", "Relu", "Mul", "Add", "Tanh"}),
+               boost::test_tools::per_element());
+    std::vector<std::string> inits;
+    for (const auto& t : strs(str(model, kGraph), kInitializer))
+        inits.push_back(str(t, kName));
+    for (const char* k : {"0.weight", "1.fc.weight", "1.fc.bias", "1.scale"})
+        BOOST_TEST((std::find(inits.begin(), inits.end(), k) != inits.end()), k);
+
+    // an emitter's mistakes are value_errors naming the module, and nothing is written
+    fs::remove(p);
+    auto refused = [&](const std::function<std::string(tg::onnx::Emitter&)>& body,
+                       const std::string& words) {
+        tg::onnx::register_emitter<ResidualImpl>(
+            [&](ResidualImpl&, tg::onnx::Emitter& e) { return body(e); });
+        try {
+            tg::onnx::export_model(m, x, p.string());
+            BOOST_ERROR("no error for " << words);
+        } catch (const tg::value_error& e) {
+            BOOST_TEST_INFO(e.what());
+            BOOST_TEST(std::string(e.what()).find(words) != std::string::npos);
+        }
+        BOOST_TEST(!fs::exists(p));
+    };
+    refused([](tg::onnx::Emitter&) { return std::string("nowhere"); },
+            "Residual 'Residual[1]' has a registered emitter that returned 'nowhere'");
+    refused([](tg::onnx::Emitter& e) { return e.add("Relu", {"ghost"}); },
+            "Relu's input 'ghost' is not a value of the graph (module '1')");
+    refused(
+        [](tg::onnx::Emitter& e) {
+            return e.floats("c", {2, 2}, {1.0f});
+        },
+        "'c' has dims holding 4 values but 1 were given");
+    tg::onnx::register_emitter(typeid(ResidualImpl), nullptr);  // removed: refused again
+    BOOST_CHECK_THROW(tg::onnx::export_model(m, x, p.string()), tg::value_error);
 }

@@ -1,9 +1,11 @@
 // tg::onnx::export_model: the module walk (include/tapegrad/onnx.hpp, docs/onnx.md).
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "io/posix_file.hpp"
+#include "onnx/custom.hpp"
 #include "onnx/emit.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
@@ -80,6 +82,8 @@ public:
     /// Emits m (a chain container: each of its children in turn) for input x named `name`;
     /// x becomes m's output and the returned name its value's.
     std::string emit(nn::Module& m, const std::string& path, Tensor& x, std::string name) {
+        if (EmitFn fn = detail::registered_emitter(typeid(m)))
+            return emit_registered(fn, m, path, x, name);
         if (m.as<nn::ModuleList>()) {  // Sequential too: a ModuleList with a forward
             for (const auto& item : m.named_children())
                 name = emit(*item.value(), path.empty() ? item.key() : path + "." + item.key(), x,
@@ -104,6 +108,28 @@ public:
     }
 
 private:
+    /// m through the emitter the user registered for its type (Emitter in onnx.hpp).
+    std::string emit_registered(const EmitFn& fn, nn::Module& m, const std::string& path, Tensor& x,
+                                const std::string& name) {
+        Tensor y = m(x);
+        Emitter::Impl impl{g_,
+                           name,
+                           x,
+                           y,
+                           path,
+                           dynamic_batch_,
+                           [this](nn::Module& c, const std::string& p, Tensor& ex, std::string n) {
+                               return emit(c, p, ex, std::move(n));
+                           }};
+        Emitter e(impl);
+        std::string r = fn(m, e);
+        if (!g_.has_value(r))
+            detail::unsupported(m, "has a registered emitter that returned '" + r +
+                                       "', which is not a value of the graph");
+        x = y;
+        return r;
+    }
+
     detail::Graph& g_;
     bool dynamic_batch_;
 };
@@ -121,6 +147,7 @@ void export_model(const std::shared_ptr<nn::Module>& module, const Tensor& examp
         module->eval();  // torch.onnx.export's TrainingMode.EVAL
         NoGradGuard no_grad;
         detail::Graph g(options.opset);
+        g.declare_input(options.input_name);
         Tensor x = example_input;
         Walk(g, options.dynamic_batch).emit(*module, "", x, options.input_name);
         if (g.nodes().empty())  // an empty chain: the output is the input

@@ -8,6 +8,31 @@
 #include "onnx/proto_writer.hpp"
 #include "tapegrad/error.hpp"
 
+namespace tg::onnx {
+
+Attribute attr(const std::string& name, int64_t v) {
+    Attribute a;
+    a.name = name, a.kind = Attribute::kInt, a.i = v;
+    return a;
+}
+Attribute attr(const std::string& name, float v) {
+    Attribute a;
+    a.name = name, a.kind = Attribute::kFloat, a.f = v;
+    return a;
+}
+Attribute attr(const std::string& name, std::vector<int64_t> v) {
+    Attribute a;
+    a.name = name, a.kind = Attribute::kInts, a.ints = std::move(v);
+    return a;
+}
+Attribute attr(const std::string& name, const std::string& v) {
+    Attribute a;
+    a.name = name, a.kind = Attribute::kString, a.s = v;
+    return a;
+}
+
+}  // namespace tg::onnx
+
 namespace tg::onnx::detail {
 namespace {
 
@@ -107,27 +132,6 @@ ProtoWriter write_value_info(const ValueInfo& v) {
 
 }  // namespace
 
-Attribute attr(const std::string& name, int64_t v) {
-    Attribute a;
-    a.name = name, a.kind = Attribute::kInt, a.i = v;
-    return a;
-}
-Attribute attr(const std::string& name, float v) {
-    Attribute a;
-    a.name = name, a.kind = Attribute::kFloat, a.f = v;
-    return a;
-}
-Attribute attr(const std::string& name, std::vector<int64_t> v) {
-    Attribute a;
-    a.name = name, a.kind = Attribute::kInts, a.ints = std::move(v);
-    return a;
-}
-Attribute attr(const std::string& name, const std::string& v) {
-    Attribute a;
-    a.name = name, a.kind = Attribute::kString, a.s = v;
-    return a;
-}
-
 std::string Graph::unique(const std::string& base) {
     int& n = taken_[base];
     return n++ == 0 ? base : base + "_" + std::to_string(n - 1);
@@ -149,6 +153,7 @@ std::string Graph::add_initializer(const std::string& name, int elem_type,
     t.elem_type = elem_type;
     t.dims = std::move(dims);
     t.raw = std::move(raw);
+    values_.insert(t.name);
     initializers_.push_back(std::move(t));
     return initializers_.back().name;
 }
@@ -184,6 +189,7 @@ std::string Graph::add(const std::string& op, std::vector<std::string> inputs,
     n.inputs = std::move(inputs);
     n.outputs = {n.name + "_output"};
     n.attributes = std::move(attributes);
+    values_.insert(n.outputs[0]);
     nodes_.push_back(std::move(n));
     return nodes_.back().outputs[0];
 }

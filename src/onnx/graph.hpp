@@ -3,10 +3,12 @@
 // serialization as a ModelProto (graph.cpp, Note [Writing ONNX without protobuf]).
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tapegrad/nn/module.hpp"
+#include "tapegrad/onnx.hpp"
 #include "tapegrad/tensor.hpp"
 
 namespace tg::onnx::detail {
@@ -15,21 +17,8 @@ namespace tg::onnx::detail {
 constexpr int kFloatType = 1;
 constexpr int kInt64Type = 7;
 
-struct Attribute {
-    /// onnx.proto's AttributeProto.AttributeType values.
-    enum Kind { kFloat = 1, kInt = 2, kString = 3, kFloats = 6, kInts = 7 };
-    std::string name;
-    Kind kind = kInt;
-    float f = 0;
-    int64_t i = 0;
-    std::string s;
-    std::vector<float> floats;
-    std::vector<int64_t> ints;
-};
-Attribute attr(const std::string& name, int64_t v);
-Attribute attr(const std::string& name, float v);
-Attribute attr(const std::string& name, std::vector<int64_t> v);
-Attribute attr(const std::string& name, const std::string& v);
+using tg::onnx::attr;
+using tg::onnx::Attribute;
 
 struct Node {
     std::string op_type, name;
@@ -76,6 +65,11 @@ public:
     /// The ModelProto with this graph between `input` and `output`.
     std::string serialize(const ValueInfo& input, const ValueInfo& output) const;
 
+    /// Makes `name` (the graph's input) a value of the graph.
+    void declare_input(const std::string& name) { values_.insert(name); }
+    /// Whether `name` is the graph's input, an initializer or a node's output.
+    bool has_value(const std::string& name) const { return values_.count(name) > 0; }
+
     /// The model's nodes so far (the last node's output is renamed to the graph's output).
     std::vector<Node>& nodes() { return nodes_; }
 
@@ -90,6 +84,7 @@ private:
     std::vector<Node> nodes_;
     std::vector<Initializer> initializers_;
     std::map<std::string, int> taken_;
+    std::set<std::string> values_;
 };
 
 }  // namespace tg::onnx::detail
