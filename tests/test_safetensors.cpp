@@ -4,6 +4,8 @@
 // from the format with the standard library only.
 #define BOOST_TEST_MODULE safetensors
 #include <boost/test/unit_test.hpp>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -245,6 +247,78 @@ BOOST_AUTO_TEST_CASE(json_escapes_and_whitespace_are_read) {
     BOOST_TEST(values(sd["ab"]) == std::vector<double>{7}, boost::test_tools::per_element());
     auto meta = tg::io::load_safetensors_metadata(path);
     BOOST_TEST(meta["k/\t"] == "\u00e9\U0001F600\"");
+}
+
+BOOST_AUTO_TEST_CASE(tensors_view_the_mapped_file_and_writes_stay_private) {
+    tgtest::TempDir dir;
+    const std::string path = dir.file("big.safetensors");
+    tg::StateDict sd;
+    sd.insert("a", tg::arange(1 << 18, tg::kFloat32));  // 1 MiB
+    sd.insert("b", tg::arange(6, tg::kFloat64));
+    tg::io::save_safetensors(sd, path);
+    const int64_t before = tg::memory::stats().current_bytes;
+    Tensor a, b;
+    {
+        auto loaded = tg::io::load_safetensors(path);
+        a = loaded["a"];
+        b = loaded["b"];
+    }
+    // zero-copy: no tapegrad allocation of a's MiB, and both are views of one mapping, as far
+    // apart as the file puts them (F64 first: the writer sorts the widest dtypes first)
+    BOOST_TEST(tg::memory::stats().current_bytes - before < (1 << 18));
+    BOOST_TEST(reinterpret_cast<const char*>(a.data_ptr<float>()) -
+                   reinterpret_cast<const char*>(b.data_ptr<double>()) ==
+               6 * 8);
+    std::remove(path.c_str());  // the mapping outlives the file's name
+    BOOST_TEST(a[12345].item<double>() == 12345);
+    BOOST_TEST(values(b) == values(sd["b"]), boost::test_tools::per_element());
+    // an in-place write changes the tensor, not the file
+    tg::io::save_safetensors(sd, path);
+    auto again = tg::io::load_safetensors(path);
+    again["a"].mul_(2);
+    BOOST_TEST(again["a"][3].item<double>() == 6);
+    BOOST_TEST(tg::io::load_safetensors(path)["a"][3].item<double>() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_misaligned_tensor_is_copied) {
+    tgtest::TempDir dir;
+    const std::string path = dir.file("odd.safetensors");
+    // a U8 of 3 bytes, then an F32 at buffer offset 3 (the header padded to 8: the F32's address
+    // is 3 mod 4, so it cannot be viewed)
+    std::string header =
+        "{\"u\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]},"
+        "\"f\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[3,7]}}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    float v = 2.5f;
+    Bytes buffer{1, 2, 3, 0, 0, 0, 0};
+    std::memcpy(buffer.data() + 3, &v, 4);
+    tgtest::write_bytes(path, file_of(header, buffer));
+    auto sd = tg::io::load_safetensors(path);
+    BOOST_TEST(sd["f"].item<double>() == 2.5);
+    BOOST_TEST(reinterpret_cast<uintptr_t>(sd["f"].data_ptr<float>()) % alignof(float) == 0u);
+    BOOST_TEST(values(sd["u"]) == (std::vector<double>{1, 2, 3}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(from_blob_calls_its_deleter_once_when_the_last_view_dies) {
+    float buf[4] = {1, 2, 3, 4};
+    int calls = 0;
+    void* seen = nullptr;
+    auto deleter = [&](void* p) { ++calls, seen = p; };
+    {
+        Tensor t = tg::from_blob(buf, {2, 2}, deleter);
+        Tensor row = t[1];
+        t = Tensor();
+        BOOST_TEST(calls == 0);  // a view still holds it
+        BOOST_TEST(row[1].item<double>() == 4);
+    }
+    BOOST_TEST(calls == 1);
+    BOOST_TEST(seen == static_cast<void*>(buf));
+    // when from_blob throws, the memory stays the caller's
+    BOOST_CHECK_THROW(
+        tg::from_blob(buf, {4}, deleter, tg::TensorOptions(tg::kInt32).requires_grad(true)),
+        tg::error);
+    BOOST_CHECK_THROW(tg::from_blob(buf, {4}, deleter, tg::Device::opencl(0)), tg::device_error);
+    BOOST_TEST(calls == 1);
 }
 
 BOOST_AUTO_TEST_CASE(python_reader_reads_what_tapegrad_wrote) {

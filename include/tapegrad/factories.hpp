@@ -2,6 +2,7 @@
 /// Factories: tensors made from a shape, a range, random draws or host values. Included by
 /// tensor.hpp.
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <type_traits>
 #include <vector>
@@ -75,6 +76,11 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& p, const Generator& g);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
+/// The same, and deleter(data) is called once the last tensor viewing the memory is gone (on the
+/// thread that drops it), as LibTorch's from_blob with a deleter. When from_blob throws, the
+/// deleter is not called: the memory stays the caller's.
+Tensor from_blob(void* data, const Shape& s, const std::function<void(void*)>& deleter,
+                 const TensorOptions& o = {});
 /// A braced list of numbers, or of such lists, as LibTorch's detail::TensorDataContainer reads it
 /// for tensor({...}): its shape, and the dtype its literals give (bool: bool; floating point:
 /// float32, the default dtype; integers: int64). Lists of unequal lengths, or of numbers of

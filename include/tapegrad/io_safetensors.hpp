@@ -21,13 +21,14 @@
 /// after "__metadata__" (its keys sorted; left out when there is no metadata). The file is
 /// published atomically as tg::save's are (Note [Atomic save]).
 ///
-/// load_safetensors maps the file (mmap) and copies every tensor out into CPU tensors that own
-/// their memory (tapegrad's Storage has no custom deleter, so no zero-copy views of the
-/// mapping); the mapping is gone when it returns. It checks the whole file first, as the
-/// reference reader does, and throws tg::io_error("load_safetensors(<path>): <problem>") for
-/// anything else: a header length past the end of the file or above 100 MB, a header that is
-/// not this JSON, an unknown dtype, a shape that is negative, not integers or whose element
-/// count overflows, offsets that do not match shape × element size, leave gaps, overlap or
+/// load_safetensors maps the file (mmap, private) and returns CPU tensors that view the mapping
+/// (zero-copy; a tensor whose offset is misaligned for its dtype is copied), unmapped when the
+/// last of them is gone; in-place writes to them never reach the file, which must not be
+/// truncated or rewritten in place while they live (docs/serialization.md). It checks the whole
+/// file first, as the reference reader does, and throws tg::io_error("load_safetensors(<path>):
+/// <problem>") for anything else: a header length past the end of the file or above 100 MB, a
+/// header that is not this JSON, an unknown dtype, a shape that is negative, not integers or whose
+/// element count overflows, offsets that do not match shape × element size, leave gaps, overlap or
 /// pass the end of the buffer, a buffer longer than its tensors, a name given twice, BOOL
 /// bytes other than 0 and 1.
 #include <map>

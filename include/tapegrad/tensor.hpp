@@ -34,7 +34,8 @@ struct Storage {
     void* data = nullptr;
     size_t nbytes = 0;
     Device device;
-    bool owned = true;  // false for from_blob
+    bool owned = true;                   // false for from_blob
+    std::function<void(void*)> deleter;  // from_blob's: called with data when the storage dies
     uint32_t version = 0;
     uint32_t saved_refs = 0;  // Saved objects holding it as an activation (memory::Stats)
     // held by a leaf that requires grad (a parameter): not an activation; atomic, as two threads

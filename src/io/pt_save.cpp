@@ -7,6 +7,7 @@
 #include "io/pickle_mini.hpp"
 #include "io/posix_file.hpp"
 #include "io/pt_types.hpp"
+#include "io/tgsv.hpp"
 #include "io/zip_mini.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/factories.hpp"
@@ -25,15 +26,8 @@ constexpr StorageName kStorages[] = {{kFloat32, "FloatStorage"}, {kFloat64, "Dou
                                      {kInt16, "ShortStorage"},   {kInt8, "CharStorage"},
                                      {kUInt8, "ByteStorage"},    {kBool, "BoolStorage"}};
 
-bool host_little_endian() {
-    const uint16_t one = 1;
-    uint8_t first;
-    std::memcpy(&first, &one, 1);
-    return first == 1;
-}
-
 void swap_elements(uint8_t* p, size_t nbytes, size_t width) {
-    if (host_little_endian() || width == 1)
+    if (io_detail::host_is_little_endian() || width == 1)
         return;
     for (size_t i = 0; i < nbytes; i += width)
         std::reverse(p + i, p + i + width);

@@ -40,7 +40,8 @@ size_t rank_of(Dtype d) {
     throw dtype_error(std::string("save_safetensors: no safetensors dtype for ") + dtype_name(d));
 }
 
-/// A read-only private mapping of a whole regular file.
+/// A private (copy-on-write) mapping of a whole regular file: tensors loaded from it view it
+/// (Note [Zero-copy safetensors]), and writing into them changes their pages, never the file.
 class Mapping {
 public:
     Mapping(const std::string& path, const std::string& where) {
@@ -55,7 +56,7 @@ public:
         size_ = uint64_t(st.st_size);
         if (size_ == 0)
             return;
-        void* p = ::mmap(nullptr, size_t(size_), PROT_READ, MAP_PRIVATE, fd_, 0);
+        void* p = ::mmap(nullptr, size_t(size_), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd_, 0);
         if (p == MAP_FAILED)
             fail(where, std::string("cannot map: ") + std::strerror(errno));
         data_ = static_cast<const uint8_t*>(p);
@@ -68,7 +69,7 @@ public:
     }
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
-    const uint8_t* data() const { return data_; }
+    uint8_t* data() const { return const_cast<uint8_t*>(data_); }
     uint64_t size() const { return size_; }
 
 private:
@@ -281,10 +282,18 @@ void save_safetensors(const StateDict& sd, const std::string& path,
     out.commit();
 }
 
+// Note [Zero-copy safetensors]: load_safetensors maps the file and, on a little-endian host,
+// each tensor whose data is aligned for its dtype is a view of the mapping (from_blob with a
+// deleter that holds the mapping: it is unmapped when the last such tensor is gone), as the
+// format intends; the others (a misaligned offset, a big-endian host) are copied. The mapping is
+// private: in-place writes to a loaded tensor copy the pages they touch and leave the file as it
+// was. Mapped bytes are not tapegrad allocations (memory::Stats does not count them), and, as
+// with any mapping, the file must not be truncated or rewritten in place while its tensors live
+// (save_safetensors replaces a file by renaming a new one over it: that is safe).
 StateDict load_safetensors(const std::string& path) {
     const std::string where = "load_safetensors(" + path + ")";
-    Mapping file(path, where);
-    Parsed parsed = parse(file, where);
+    auto file = std::make_shared<Mapping>(path, where);
+    Parsed parsed = parse(*file, where);
     StateDict out;
     for (auto& e : parsed.entries) {
         const uint8_t* data = parsed.buffer + e.begin;
@@ -294,6 +303,13 @@ StateDict load_safetensors(const std::string& path) {
                 if (data[i] > 1)
                     throw io_error(where + ": BOOL tensor " + quoted(e.name) + " holds the byte " +
                                    std::to_string(data[i]) + " (only 0 and 1 are booleans)");
+        if (nbytes > 0 && io_detail::host_is_little_endian() &&
+            reinterpret_cast<uintptr_t>(data) % element_size(e.dtype) == 0) {
+            out.insert(e.name, from_blob(
+                                   const_cast<uint8_t*>(data), e.sizes, [file](void*) {},
+                                   TensorOptions(e.dtype)));
+            continue;
+        }
         io_detail::InRecord rec{e.name, e.dtype, e.sizes, data, nbytes};
         out.insert(e.name, io_detail::tensor_of(rec));
     }

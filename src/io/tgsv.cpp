@@ -17,13 +17,6 @@ namespace {
 
 constexpr char kMagic[4] = {'T', 'G', 'S', 'V'};
 
-bool host_is_little_endian() {
-    const uint16_t one = 1;
-    uint8_t first;
-    std::memcpy(&first, &one, 1);
-    return first == 1;
-}
-
 /// The dtype codes of the format: 0-3 in version 1, 4-9 since version 2.
 constexpr Dtype kCodes[] = {kFloat32, kFloat64, kInt64, kBool,    kUInt8,
                             kInt8,    kInt16,   kInt32, kFloat16, kBFloat16};

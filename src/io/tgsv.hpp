@@ -3,6 +3,7 @@
 // layout, checksum and record structure; posix_file.hpp publishes and reads the bytes.
 // serialize.cpp maps modules and optimizers onto records.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ struct InFile {
 /// `where`. Memory is bounded by the file's size, and the file is read only once its header
 /// declares that size.
 InFile read_file(const std::string& path, const std::string& where);
+/// Whether this host stores the low byte of a number first (every format here is little-endian).
+inline bool host_is_little_endian() {
+    const uint16_t one = 1;
+    uint8_t first;
+    std::memcpy(&first, &one, 1);
+    return first == 1;
+}
 /// A CPU tensor holding a record's elements.
 Tensor tensor_of(const InRecord& rec);
 /// Throws io_error("<where>: <what>: shape ... in file, ... in <target>") unless the record has

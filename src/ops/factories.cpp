@@ -222,6 +222,11 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o)
     return finish(t, o);
 }
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
+    return from_blob(data, s, nullptr, o);
+}
+
+Tensor from_blob(void* data, const Shape& s, const std::function<void(void*)>& deleter,
+                 const TensorOptions& o) {
     if (!o.device().is_cpu())
         throw device_error("from_blob: only CPU memory can be wrapped");
     runtime::check_dims(s, "from_blob");
@@ -233,7 +238,10 @@ Tensor from_blob(void* data, const Shape& s, const TensorOptions& o) {
     impl->sizes = s;
     impl->strides = contiguous_strides(s, "from_blob");
     impl->dtype = o.dtype();
-    return finish(Tensor(std::move(impl)), o);
+    Storage& storage = *impl->storage;
+    Tensor t = finish(Tensor(std::move(impl)), o);
+    storage.deleter = deleter;  // only now: when from_blob throws, the memory stays the caller's
+    return t;
 }
 
 }  // namespace tg

@@ -20,8 +20,11 @@ Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
 Storage::Storage(void* external, size_t n, Device d)
     : data(external), nbytes(n), device(d), owned(false) {}
 Storage::~Storage() {
-    if (!owned)
+    if (!owned) {
+        if (deleter)
+            deleter(data);
         return;
+    }
     if (data == small)
         backend::cpu_backend().counters().on_free(int64_t(nbytes));
     else
