@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "io/pt_types.hpp"  // io_detail::save_pt: zip64 at small sizes
 #include "serialize_util.hpp"
 #include "tapegrad/io_pt.hpp"
 #include "tapegrad/tapegrad.hpp"
@@ -484,4 +485,51 @@ BOOST_AUTO_TEST_CASE(pytorch_round_trip) {
     tg::io::save_state_dict(shared, dir.file("tg_shared.pt"));
     // PyTorch reads all of it back (torch.load(weights_only=True)) and checks it
     BOOST_TEST(run_script("check", d) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(zip64_archives_are_written_and_read) {
+    tgtest::TempDir dir;
+    tg::StateDict sd;
+    sd.insert("w", tg::arange(12, tg::kFloat32).reshape({3, 4}));
+    sd.insert("wt", sd["w"].t());  // shares w's storage
+    sd.insert("n", tg::scalar_tensor(7, tg::kInt64));
+    sd.insert("e", tg::zeros({0, 2}));
+    // every size and offset above 0 in zip64 fields, as a checkpoint past 4 GB has them
+    const std::string path = dir.file("z64.pt");
+    tg::io_detail::save_pt(sd, path, 0);
+    const Bytes b = tgtest::read_bytes(path);
+    auto has_u32 = [&](uint32_t sig) {
+        for (size_t i = 0; i + 4 <= b.size(); ++i) {
+            const uint32_t v = uint32_t(b[i]) | uint32_t(b[i + 1]) << 8 | uint32_t(b[i + 2]) << 16 |
+                               uint32_t(b[i + 3]) << 24;
+            if (v == sig)
+                return true;
+        }
+        return false;
+    };
+    BOOST_TEST(has_u32(0x06064b50u));                                   // the zip64 end record
+    BOOST_TEST(has_u32(0x07064b50u));                                   // and its locator
+    BOOST_TEST((b[b.size() - 12] == 0xff && b[b.size() - 9] == 0xff));  // size, offset: zip64
+    const tg::StateDict back = tg::io::load_state_dict(path);
+    BOOST_TEST(back.keys() == sd.keys(), boost::test_tools::per_element());
+    for (const auto& item : sd)
+        BOOST_TEST(tg::equal(back[item.key()], item.value()), item.key());
+    BOOST_TEST(back["wt"].stride(0) == 1);
+    // the same state dict without zip64: the only difference is the archive's fields
+    tg::io::save_state_dict(sd, dir.file("z32.pt"));
+    BOOST_TEST(tgtest::read_bytes(dir.file("z32.pt")).size() < b.size());
+    // Python's zipfile (and PyTorch, when it is here) read it too
+    const std::string py = std::string(TG_TORCH_PYTHON) + " -c \"import sys, zipfile; " +
+                           "z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; " +
+                           "assert len(z.infolist()) == 6, z.infolist()\" " + path;
+    BOOST_TEST(std::system(py.c_str()) == 0);
+    if (std::system(
+            (std::string(TG_TORCH_PYTHON) + " -c 'import torch' > /dev/null 2>&1").c_str()) == 0) {
+        const std::string torch_py =
+            std::string(TG_TORCH_PYTHON) + " -c \"import sys, torch; " +
+            "sd = torch.load(sys.argv[1], weights_only=True); " +
+            "assert sd['w'].sum().item() == 66 and sd['n'].item() == 7, sd; " +
+            "assert sd['wt'].stride() == (1, 4) and sd['e'].shape == (0, 2), sd\" " + path;
+        BOOST_TEST(std::system(torch_py.c_str()) == 0);
+    }
 }

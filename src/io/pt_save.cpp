@@ -74,11 +74,7 @@ std::vector<uint8_t> le_bytes(const void* p, size_t n, Dtype d) {
     return out;
 }
 
-}  // namespace tg::io_detail
-
-namespace tg::io {
-
-void save_state_dict(const StateDict& sd, const std::string& path) {
+void save_pt(const StateDict& sd, const std::string& path, uint64_t zip32_max) {
     const std::string where = "save_state_dict(" + path + ")";
     struct Stored {
         std::string key;
@@ -136,7 +132,7 @@ void save_state_dict(const StateDict& sd, const std::string& path) {
         p.op('u');
     p.op('.');
     io_detail::AtomicFile out(path, where);
-    io_detail::ZipWriter zip(out, where);
+    io_detail::ZipWriter zip(out, where, zip32_max);
     zip.add("archive/data.pkl", p.bytes().data(), p.bytes().size());
     zip.add("archive/byteorder", "little", 6);
     for (auto& st : stored)
@@ -144,6 +140,14 @@ void save_state_dict(const StateDict& sd, const std::string& path) {
     zip.add("archive/version", "3\n", 2);
     zip.finish();
     out.commit();
+}
+
+}  // namespace tg::io_detail
+
+namespace tg::io {
+
+void save_state_dict(const StateDict& sd, const std::string& path) {
+    io_detail::save_pt(sd, path, io_detail::kZip32Max);
 }
 
 }  // namespace tg::io

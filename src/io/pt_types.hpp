@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tapegrad/nn/module.hpp"
 #include "tapegrad/tensor.hpp"
 
 namespace tg::io_detail {
@@ -19,5 +20,8 @@ const char* storage_name(Dtype d);
 Tensor tensor_from_le(const uint8_t* data, int64_t numel, Dtype d, const std::string& what);
 /// The little-endian bytes of n elements of dtype d at p (a copy).
 std::vector<uint8_t> le_bytes(const void* p, size_t n, Dtype d);
+/// tg::io::save_state_dict, with zip64 fields for every size and offset above zip32_max (the
+/// public function passes kZip32Max; tests/test_zip64.cpp passes less, to write zip64 small).
+void save_pt(const StateDict& sd, const std::string& path, uint64_t zip32_max);
 
 }  // namespace tg::io_detail

@@ -168,24 +168,32 @@ void ZipWriter::put(const std::vector<uint8_t>& bytes) {
 }
 
 void ZipWriter::add(const std::string& name, const void* data, size_t n) {
+    if (name.size() > 0xFFFF)
+        throw io_error(where_ + ": entry name of " + std::to_string(name.size()) + " bytes");
     const uint32_t crc = crc_of(static_cast<const uint8_t*>(data), n);
+    const bool big = n > max_;  // the sizes go in a zip64 extra field
+    const uint64_t zip64_len = big ? 4 + 16 : 0;
     // an extra field ("FB", as torch's writer names it) pads the data to a 64-byte boundary
-    const uint64_t pad = (kAlign - (at_ + 30 + name.size() + 4) % kAlign) % kAlign;
-    if (at_ > 0xFFFFFFFEu || n > 0xFFFFFFFEu || name.size() > 0xFFFF)
-        throw io_error(where_ + ": the archive passes 4 GB (tapegrad writes no zip64)");
+    const uint64_t pad = (kAlign - (at_ + 30 + name.size() + zip64_len + 4) % kAlign) % kAlign;
     std::vector<uint8_t> h;
     put_le(h, kLocal, 4);
-    put_le(h, 20, 2);    // version needed: 2.0
-    put_le(h, 0, 2);     // flags
-    put_le(h, 0, 2);     // stored
-    put_le(h, 0, 2);     // time
-    put_le(h, 0x21, 2);  // date: 1980-01-01
+    put_le(h, big ? 45 : 20, 2);  // version needed: 4.5 for zip64, else 2.0
+    put_le(h, 0, 2);              // flags
+    put_le(h, 0, 2);              // stored
+    put_le(h, 0, 2);              // time
+    put_le(h, 0x21, 2);           // date: 1980-01-01
     put_le(h, crc, 4);
-    put_le(h, n, 4);
-    put_le(h, n, 4);
+    put_le(h, big ? 0xFFFFFFFFu : n, 4);
+    put_le(h, big ? 0xFFFFFFFFu : n, 4);
     put_le(h, name.size(), 2);
-    put_le(h, 4 + pad, 2);
+    put_le(h, zip64_len + 4 + pad, 2);
     h.insert(h.end(), name.begin(), name.end());
+    if (big) {
+        put_le(h, 1, 2);  // the zip64 extended information: usize, csize
+        put_le(h, 16, 2);
+        put_le(h, n, 8);
+        put_le(h, n, 8);
+    }
     put_le(h, 0x4246, 2);  // "FB"
     put_le(h, pad, 2);
     h.insert(h.end(), pad, 'Z');
@@ -198,38 +206,64 @@ void ZipWriter::add(const std::string& name, const void* data, size_t n) {
 
 void ZipWriter::finish() {
     const uint64_t dir_at = at_;
+    bool any64 = false;
     std::vector<uint8_t> d;
     for (auto& w : written_) {
+        // an entry past zip32_max, or larger, has its sizes and offset all in the zip64 field:
+        // miniz (torch.load's reader) checks the 32-bit offset whenever the sizes are not zip64
+        const bool z = w.size > max_ || w.header > max_;
+        any64 = any64 || z;
         put_le(d, kCentral, 4);
-        put_le(d, 20, 2);  // made by
-        put_le(d, 20, 2);  // needed
+        put_le(d, z ? 45 : 20, 2);  // made by
+        put_le(d, z ? 45 : 20, 2);  // needed
         put_le(d, 0, 2);
         put_le(d, 0, 2);
         put_le(d, 0, 2);
         put_le(d, 0x21, 2);
         put_le(d, w.crc, 4);
-        put_le(d, w.size, 4);
-        put_le(d, w.size, 4);
+        put_le(d, z ? 0xFFFFFFFFu : w.size, 4);
+        put_le(d, z ? 0xFFFFFFFFu : w.size, 4);
         put_le(d, w.name.size(), 2);
-        put_le(d, 0, 2);  // extra
-        put_le(d, 0, 2);  // comment
-        put_le(d, 0, 2);  // disk
-        put_le(d, 0, 2);  // internal attributes
-        put_le(d, 0, 4);  // external attributes
-        put_le(d, w.header, 4);
+        put_le(d, z ? 4 + 24 : 0, 2);  // extra
+        put_le(d, 0, 2);               // comment
+        put_le(d, 0, 2);               // disk
+        put_le(d, 0, 2);               // internal attributes
+        put_le(d, 0, 4);               // external attributes
+        put_le(d, z ? 0xFFFFFFFFu : w.header, 4);
         d.insert(d.end(), w.name.begin(), w.name.end());
+        if (z) {  // the replaced values, in the order usize, csize, offset
+            put_le(d, 1, 2);
+            put_le(d, 24, 2);
+            put_le(d, w.size, 8);
+            put_le(d, w.size, 8);
+            put_le(d, w.header, 8);
+        }
     }
-    if (dir_at + d.size() > 0xFFFFFFFEu || written_.size() >= 0xFFFF)
-        throw io_error(where_ +
-                       ": the archive passes 4 GB or 65535 entries (tapegrad writes "
-                       "no zip64)");
-    const uint64_t dir_size = d.size();
+    const uint64_t dir_size = d.size(), count = written_.size();
+    const bool end64 = any64 || count >= 0xFFFF || dir_size > max_ || dir_at > max_;
+    if (end64) {
+        const uint64_t at64 = dir_at + dir_size;
+        put_le(d, kEnd64, 4);
+        put_le(d, 44, 8);  // the record's size after this field
+        put_le(d, 45, 2);  // made by
+        put_le(d, 45, 2);  // needed
+        put_le(d, 0, 4);   // this disk
+        put_le(d, 0, 4);   // the directory's disk
+        put_le(d, count, 8);
+        put_le(d, count, 8);
+        put_le(d, dir_size, 8);
+        put_le(d, dir_at, 8);
+        put_le(d, kLocator64, 4);
+        put_le(d, 0, 4);  // the zip64 end record's disk
+        put_le(d, at64, 8);
+        put_le(d, 1, 4);  // disks
+    }
     put_le(d, kEnd, 4);
     put_le(d, 0, 4);  // disks
-    put_le(d, written_.size(), 2);
-    put_le(d, written_.size(), 2);
-    put_le(d, dir_size, 4);
-    put_le(d, dir_at, 4);
+    put_le(d, end64 ? 0xFFFF : count, 2);
+    put_le(d, end64 ? 0xFFFF : count, 2);
+    put_le(d, end64 ? 0xFFFFFFFFu : dir_size, 4);
+    put_le(d, end64 ? 0xFFFFFFFFu : dir_at, 4);
     put_le(d, 0, 2);  // comment
     put(d);
 }

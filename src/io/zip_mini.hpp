@@ -25,10 +25,16 @@ std::vector<ZipEntry> zip_entries(const uint8_t* data, uint64_t size, const std:
 /// Throws io_error unless the entry's bytes have its CRC-32.
 void zip_check_crc(const uint8_t* data, const ZipEntry& e, const std::string& where);
 
-/// Writes a stored zip archive to an AtomicFile: add() each entry, then finish().
+/// The largest size or offset a zip field holds without zip64 (0xFFFFFFFF marks zip64).
+constexpr uint64_t kZip32Max = 0xFFFFFFFEu;
+
+/// Writes a stored zip archive to an AtomicFile: add() each entry, then finish(). A size or
+/// offset above `zip32_max` (kZip32Max, or less in tests) goes in zip64 fields, as torch's
+/// writer does for archives past 4 GB; so does an archive of 65535 entries or more.
 class ZipWriter {
 public:
-    ZipWriter(AtomicFile& out, std::string where) : out_(out), where_(std::move(where)) {}
+    ZipWriter(AtomicFile& out, std::string where, uint64_t zip32_max = kZip32Max)
+        : out_(out), where_(std::move(where)), max_(zip32_max) {}
     void add(const std::string& name, const void* data, size_t n);
     void finish();
 
@@ -41,6 +47,7 @@ private:
     void put(const std::vector<uint8_t>& bytes);
     AtomicFile& out_;
     std::string where_;
+    uint64_t max_;
     std::vector<Written> written_;
     uint64_t at_ = 0;
 };
