@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
                       fs::copy_options::overwrite_existing);  // the wrong kind, for the other
     }
     fs::copy_file(mod / "model.tgsv", opt / "module.tgsv", fs::copy_options::overwrite_existing);
-    for (const fs::path dir : {mod, opt})
+    for (const fs::path& dir : {mod, opt})
         for (auto& e : fs::directory_iterator(dir))
             to_input(e.path());
 
