@@ -197,7 +197,7 @@ static Tensor dropout_bits(const Tensor& x_in, double keep, double one, const Ge
     };
     Tensor y = apply(x, bits);
     if (should_record({&x_in}))
-        record(name, {&x_in}, y, [apply, sb = save_intermediate(bits), one](const Tensor& dy) {
+        record(name, {&x_in}, y, [apply, sb = save_intermediate(bits)](const Tensor& dy) {
             const Tensor b = sb.get();
             if (GradMode::is_enabled()) {  // create_graph: dy * mask recorded
                 Tensor ones;
