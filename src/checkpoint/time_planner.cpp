@@ -10,7 +10,8 @@
 // step before) and the rows of the last segment, and its backward recomputes one segment at a
 // time (its rows, plus GRU's input projection 3H per row). A layer after the first keeps its
 // input (D·P per row, D directions) unless that is the previous layer's own output (one
-// direction, no dropout, not checkpointed). The model counts exactly these buffers; the module's
+// direction, no dropout, not checkpointed), and on the CPU the dropout before it keeps its mask
+// as bits. The model counts exactly these buffers; the module's
 // input and outputs and the backward's gradient buffers are not in it.
 #include <algorithm>
 #include <cmath>
@@ -80,13 +81,18 @@ TimeCheckpointPlan predict(const detail::RNNImplBase& m, const Tensor& x, int64_
     for (int64_t l = 0; l < o.num_layers(); ++l) {
         const int64_t input = l > 0 && (D == 2 || dropout || ckpt) ? D * P : 0;
         const int64_t input_plain = l > 0 && (D == 2 || dropout) ? D * P : 0;
-        plain += (D * row + input_plain) * T * N * e;
+        // the dropout before a layer after the first keeps its mask as bits on the CPU (Note
+        // [Dropout masks] in src/ops/activation.cpp)
+        const bool bits = dropout && l > 0 && x.device().is_cpu() &&
+                          (x.dtype() == kFloat32 || x.dtype() == kFloat64);
+        const int64_t mask = bits ? (T * N * D * P + 63) / 64 * 8 : 0;
+        plain += (D * row + input_plain) * T * N * e + mask;
         if (!ckpt) {
-            kept += (D * row + input) * T * N * e;
+            kept += (D * row + input) * T * N * e + mask;
             continue;
         }
         const int64_t last = T - (segs - 1) * K;
-        kept += (D * ((segs - 1) * state + last * row) + input * T) * N * e;
+        kept += (D * ((segs - 1) * state + last * row) + input * T) * N * e + mask;
         recompute = std::max(recompute, K * N * (row + scratch) * e);
     }
     p.predicted_saved_bytes = kept;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -43,6 +44,12 @@ void keep_chunk(T* out, const uint32_t* r, int64_t n, uint32_t t_hi, uint32_t t_
 TG_SIMD_CLONES void keep_chunk_f32(float* out, const uint32_t* r, int64_t n, uint32_t t_hi,
                                    uint32_t t_lo, float one) {
     keep_chunk(out, r, n, t_hi, t_lo, one);
+}
+
+/// keep_chunk as 0/1 bytes, for dropout's masks kept as bits; compiled as keep_chunk_f32 is.
+TG_SIMD_CLONES void keep_chunk_u8(uint8_t* out, const uint32_t* r, int64_t n, uint32_t t_hi,
+                                  uint32_t t_lo) {
+    keep_chunk<uint8_t>(out, r, n, t_hi, t_lo, 1);
 }
 
 void check_p(double p, const char* op) {
@@ -186,13 +193,23 @@ void bernoulli_bits(uint64_t* out, int64_t n, double p, Engine& e) {
     const uint32_t t_hi = uint32_t(t >> 32), t_lo = uint32_t(t);
     uint32_t r[2 * kChunk];
     uint8_t keep[kChunk];
-    std::fill(out, out + (n + 63) / 64, uint64_t(0));
     for (int64_t i = 0; i < n; i += kChunk) {  // kChunk is a multiple of 64
         const int64_t c = std::min(kChunk, n - i);
         e.mt.fill(r, size_t(2 * c));
-        keep_chunk<uint8_t>(keep, r, c, t_hi, t_lo, 1);
-        for (int64_t k = 0; k < c; ++k)
-            out[(i + k) / 64] |= uint64_t(keep[k]) << ((i + k) % 64);
+        keep_chunk_u8(keep, r, c, t_hi, t_lo);
+        std::fill(keep + c, keep + (c + 63) / 64 * 64, uint8_t(0));
+        // eight 0/1 bytes to eight bits, byte k to bit k: the product puts byte k's bit at bit
+        // 56 + k (each byte's terms land on distinct bits, so nothing carries)
+        static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "bytes read as a word");
+        for (int64_t w = 0; w < (c + 63) / 64; ++w) {
+            uint64_t word = 0;
+            for (int b = 0; b < 8; ++b) {
+                uint64_t v;
+                std::memcpy(&v, keep + w * 64 + b * 8, 8);
+                word |= ((v * 0x0102040810204080ull) >> 56) << (8 * b);
+            }
+            out[i / 64 + w] = word;
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "autograd/record.hpp"
+#include "backend/cpu/norm_kernels.hpp"
 #include "core/distributions.hpp"
 #include "core/random.hpp"
 #include "ops/promote.hpp"
@@ -163,10 +164,55 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 // Note [Dropout masks]: dropout is LibTorch's: its mask is bernoulli_(1 - p) drawn on a tensor
 // shaped like x (feature dropout: like [N, C, 1, ...], one draw per feature map), in x's dtype,
 // divided by 1 - p in that dtype (so float32 masks hold 1.0f / float(1 - p)), and y = x * mask;
-// dx = dy * mask. Nothing is drawn when not training, for p = 0 or 1, or for an empty x. The
-// node keeps the generator state the mask was drawn from (an Engine, 2.5 KB), not the mask, and
-// draws the mask again from it in backward: dropout keeps no activation memory, and a
-// checkpoint's replay of the generator gives the same mask.
+// dx = dy * mask. Nothing is drawn when not training, for p = 0 or 1, or for an empty x. On the
+// CPU (float32, float64, not feature dropout) the mask is drawn as bits (the same draws:
+// detail::bernoulli_bits), x·mask is one threaded pass, and the node keeps the bits (one bit
+// per element, an int64 tensor counted as saved memory): backward is one threaded pass with no
+// draws. Drawing is serial (one MT19937 stream), so backward drawing the mask again did not get
+// faster with threads. Elsewhere the node keeps the generator state the mask was drawn from (an
+// Engine, 2.5 KB) and draws the mask again from it in backward. Either way a checkpoint's
+// replay of the generator gives the same mask.
+static Tensor dropout_bits(const Tensor& x_in, double keep, double one, const Generator* g) {
+    const char* name = "dropout";
+    const Tensor x = x_in.detach().contiguous();
+    const int64_t n = x.numel();
+    const Tensor bits = runtime::empty({(n + 63) / 64}, kInt64, x.device(), name);
+    auto word = [](const Tensor& t) {
+        return static_cast<uint64_t*>(t.impl()->storage->data) + t.impl()->offset;
+    };
+    {
+        detail::Draw draw(g);
+        detail::bernoulli_bits(word(bits), n, keep, draw.engine());
+    }
+    auto apply = [word, n, one, name](const Tensor& in_any, const Tensor& b) {
+        const Tensor in = in_any.contiguous();
+        Tensor out = runtime::empty(in.sizes(), in.dtype(), in.device(), name);
+        const size_t es = element_size(in.dtype());
+        backend::cpu::mask_bits_mul(
+            in.dtype(),
+            static_cast<char*>(out.impl()->storage->data) + size_t(out.impl()->offset) * es,
+            static_cast<const char*>(in.impl()->storage->data) + size_t(in.impl()->offset) * es,
+            word(b), n, one);
+        return out;
+    };
+    Tensor y = apply(x, bits);
+    if (should_record({&x_in}))
+        record(name, {&x_in}, y, [apply, sb = save_intermediate(bits)](const Tensor& dy) {
+            const Tensor b = sb.get();
+            if (GradMode::is_enabled()) {  // create_graph: dy * mask recorded
+                Tensor ones;
+                {
+                    NoGradGuard no_grad;
+                    ones = runtime::unary(UnaryOp::fill, dy.detach(), 1.0, 0);
+                    ones = apply(ones, b);  // the mask: one or 0
+                }
+                return Grads{dy * ones};
+            }
+            return Grads{apply(dy, b)};
+        });
+    return y;
+}
+
 static Tensor dropout_with(const Tensor& x, double p, bool train, const Generator* g,
                            bool features = false) {
     const char* name = features ? "feature_dropout" : "dropout";
@@ -187,6 +233,8 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
             mask_shape[d] = 1;
     const double keep = 1 - p;
     const double one = x.dtype() == kFloat32 ? double(1.0f / float(keep)) : 1 / keep;
+    if (!features && x.device().is_cpu() && (x.dtype() == kFloat32 || x.dtype() == kFloat64))
+        return dropout_bits(x, keep, one, g);
     auto make_mask = [mask_shape, keep, one, name](const Tensor& like, detail::Engine& e) {
         Tensor m = runtime::empty(mask_shape, like.dtype(), like.device(), name);
         const Dtype d = like.dtype();

@@ -8,12 +8,16 @@
 // g = dy·w and the means over a row,
 //   dx = rstd·(g - mean(g) - xhat·mean(g·xhat))      (rms_norm: without the mean(g) term)
 //   dw = Σ_rows dy·xhat,   db = Σ_rows dy
+// On the CPU (float32, float64) forward and backward without create_graph are one fused
+// kernel each, threaded over rows (Note [Fused normalisation kernels] in
+// backend/cpu/norm_kernels.cpp); other devices compose the broadcasting kernels.
 // With create_graph the same formulas are written with tapegrad's ops and the statistics are
 // recomputed from x, so that second derivatives include the terms through them.
 #include <cmath>
 #include <string>
 
 #include "autograd/record.hpp"
+#include "backend/cpu/norm_kernels.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -136,6 +140,50 @@ Grads backward_recorded(const RowNorm& r, const Tensor& dy, const Tensor& x, con
     return g;
 }
 
+/// Whether the fused row kernels serve x (Note [Fused normalisation kernels] in
+/// backend/cpu/norm_kernels.cpp): on the CPU, float32 or float64.
+bool fused(const Tensor& x) {
+    return x.device().is_cpu() && (x.dtype() == kFloat32 || x.dtype() == kFloat64);
+}
+
+/// t's first element in host memory (t on the CPU), or null for an undefined t.
+const void* host(const Tensor& t) {
+    return t.defined() ? static_cast<const char*>(t.impl()->storage->data) +
+                             size_t(t.impl()->offset) * element_size(t.dtype())
+                       : nullptr;
+}
+
+/// y, mean and rstd of x [rows, cols] on the fused kernel, in one pass per row.
+void forward_fused(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                   Tensor& mean, Tensor& rstd) {
+    const Tensor xc = x.contiguous(), wc = w.defined() ? w.contiguous() : w,
+                 bc = b.defined() ? b.contiguous() : b;
+    y = runtime::empty(x.sizes(), x.dtype(), x.device(), r.op);
+    rstd = runtime::empty({r.rows, 1}, x.dtype(), x.device(), r.op);
+    if (r.center)
+        mean = runtime::empty({r.rows, 1}, x.dtype(), x.device(), r.op);
+    backend::cpu::row_norm_forward(x.dtype(), const_cast<void*>(host(y)), host(xc), host(wc),
+                                   host(bc), r.rows, r.cols, r.center, r.eps,
+                                   const_cast<void*>(host(mean)), const_cast<void*>(host(rstd)));
+}
+
+/// backward_fast on the fused kernel: one pass per row.
+Grads backward_fused(const RowNorm& r, const Tensor& dy, const Tensor& x, const Tensor& w,
+                     const Tensor& mean, const Tensor& rstd, const Node& n) {
+    Grads g(3);
+    const Tensor dyc = dy.contiguous(), xc = x.contiguous(), wc = w.defined() ? w.contiguous() : w;
+    if (needs(n, 0))
+        g[0] = runtime::empty(x.sizes(), x.dtype(), x.device(), r.op);
+    for (size_t i = 1; i < 3; ++i)
+        if (needs(n, i))
+            g[i] = runtime::empty(w.sizes(), x.dtype(), x.device(), r.op);
+    backend::cpu::row_norm_backward(x.dtype(), const_cast<void*>(host(g[0])),
+                                    const_cast<void*>(host(g[1])), const_cast<void*>(host(g[2])),
+                                    host(dyc), host(xc), host(wc), host(mean), host(rstd), r.rows,
+                                    r.cols, r.center);
+    return g;
+}
+
 Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor& b) {
     Tensor y, mean, rstd;
     {
@@ -144,6 +192,9 @@ Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor
         if (x.numel() == 0) {
             y = runtime::empty(x.sizes(), x.dtype(), x.device(), r.op);
             mean = rstd = zeros({r.rows, 1}, x.options());
+        } else if (fused(x)) {
+            forward_fused(r, x.detach(), w.defined() ? w.detach() : w, b.defined() ? b.detach() : b,
+                          y, mean, rstd);
         } else {
             Stats s = stats(r, xv);
             mean = s.mean;
@@ -174,6 +225,8 @@ Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor
                     g[i] = zeros(ww.sizes(), ww.options());
             return g;
         }
+        if (fused(xx) && dy.device().is_cpu() && dy.dtype() == xx.dtype())
+            return backward_fused(r, dy, xx, ww, sm.get(), sr.get(), n);
         return backward_fast(r, dy, xx, ww, sm.get(), sr.get(), n);
     };
     record(r.op, {&x, &w, &b}, y, std::move(backward));

@@ -13,15 +13,19 @@
 //   dw = Σ_{n,spatial} dy·xhat,   db = Σ_{n,spatial} dy,
 //   dx = invstd·(dy·w - Σ(dy·w)/M - xhat·Σ(dy·w·xhat)/M)   (statistics of this batch)
 //   dx = invstd·w·dy                                        (running statistics: constants)
-// Without create_graph it runs as dx = dy·k + x·p + q with per-coefficient k, p, q, two
-// buffers of x's size. With create_graph the same formulas are written with tapegrad's ops,
-// and the statistics are recomputed from x so that they carry x's history: the second
-// derivative then includes the terms through the mean and the variance.
+// On the CPU (float32, float64) the forward and the backward without create_graph run on the
+// fused per-plane kernels (Note [Fused normalisation kernels] in backend/cpu/norm_kernels.cpp):
+// two reading passes and one writing pass forward, one and one backward. On other devices the
+// backward without create_graph runs as dx = dy·k + x·p + q with per-coefficient k, p, q, two
+// buffers of x's size, through the broadcasting kernels. With create_graph the same formulas are
+// written with tapegrad's ops, and the statistics are recomputed from x so that they carry x's
+// history: the second derivative then includes the terms through the mean and the variance.
 #include <cmath>
 #include <string>
 
 #include "autograd/record.hpp"
 #include "checkpoint/recomputing.hpp"
+#include "ops/norm_fused.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -256,8 +260,10 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
             mean = zeros(l.stat, a.x.options());
             invstd = zeros(l.stat, a.x.options());
         }
-        y = affine(a.x.detach(), l, mean, invstd, a.w.defined() ? a.w.detach() : a.w,
-                   a.b.defined() ? a.b.detach() : a.b, a.op, buffer);
+        const Tensor w = a.w.defined() ? a.w.detach() : a.w, b = a.b.defined() ? a.b.detach() : a.b;
+        y = norm_fused::takes(a.x)
+                ? norm_fused::affine(a.x.detach(), l.groups, mean, invstd, w, b, buffer)
+                : affine(a.x.detach(), l, mean, invstd, w, b, a.op, buffer);
     }
     if (should_record({&a.x, &a.w, &a.b})) {
         record(a.op, {&a.x, &a.w, &a.b}, y,
@@ -268,6 +274,10 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                    if (GradMode::is_enabled())
                        return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats, eps,
                                                 needs(n, 0), needs(n, 1), needs(n, 2));
+                   if (norm_fused::takes(xx) && dy.device().is_cpu() && dy.dtype() == xx.dtype())
+                       return norm_fused::backward(dy, xx, l.groups, sm.get(), si.get(), ww,
+                                                   batch_stats, needs(n, 0), needs(n, 1),
+                                                   needs(n, 2));
                    return backward_fast(dy, xx, l, sm.get(), si.get(), ww, batch_stats, op,
                                         needs(n, 0), needs(n, 1), needs(n, 2));
                });
@@ -282,6 +292,10 @@ struct Moments {
 
 Moments moments(const Tensor& x, const Layout& l, const char* op) {
     Moments m;
+    if (norm_fused::takes(x)) {
+        norm_fused::moments(x, l.groups, l.stat, m.mean, m.var);
+        return m;
+    }
     const Tensor xv = x.reshape(l.view);
     const double inv_m = 1.0 / double(l.count);
     m.mean = sum(xv, l.dims, true) * inv_m;
