@@ -52,7 +52,9 @@ using backend::WindowOp;
 int64_t chunk_samples(const ConvGeom& g, const Tensor& t) {
     const int64_t per =
         std::max<int64_t>(1, g.C * g.taps() * g.positions() * element_size(t.dtype()));
-    const int64_t bytes = int64_t(1) << (t.device().is_cpu() ? 20 : 23);
+    const char* e = std::getenv("TG_CONV_CHUNK_BYTES");  // for benchmarking the cap
+    const int64_t cap = e && e[0] ? std::atoll(e) : 0;
+    const int64_t bytes = cap > 0 ? cap : int64_t(1) << (t.device().is_cpu() ? 20 : 23);
     return std::max<int64_t>(1, std::min<int64_t>(g.N, bytes / per));
 }
 
@@ -253,7 +255,12 @@ WindowOp fold_op() {
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
     const bool tiles = k != Kind::Input && tiled(g, ac);
-    Tensor y = k == Kind::Forward
+    const Direct d = direct(g, ac);
+    Tensor y = d != Direct::None ? (k == Kind::Forward
+                                        ? direct_forward(d, ac, bc, c.defined() ? c.detach() : c, g)
+                                    : k == Kind::Input ? direct_input(d, ac, bc, g)
+                                                       : direct_weight(d, ac, bc, g))
+               : k == Kind::Forward
                    ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
                : k == Kind::Input ? (input_tiled(g, ac) ? input_by_tiles : input_raw)(ac, bc, g)
                : tiles            ? weight_tiled(ac, bc, g)
