@@ -16,9 +16,16 @@
 //   group's GEMM is a [1, 9] x [9, L] GEMV per sample and channel.
 // - Depth tiles (3-D convolutions whose sample unfolds to more than 1 MiB: Note [Depth tiles]).
 // - Otherwise im2col chunks (Note [Sample-parallel convolutions]): as many samples as keep the
-//   chunk's columns within 1 MiB (the column buffer's cap), one GEMM per sample when a sample
-//   has at least 256 positions, else one GEMM over the chunk through a permuted copy of y/dy.
-// bench_conv_suite measures the choice (--strategies forces each form): see its results file.
+//   chunk's columns within 1 MiB, but at least enough for 512 columns while they stay within
+//   16 MiB (the column buffer's cap, per thread); one GEMM per sample when a sample has at least
+//   256 positions, else one GEMM over the chunk through a permuted copy of y/dy.
+// bench_conv_suite measures the choice (--strategies forces each form), a busy 2-core AMD EPYC
+// host, 1 thread, one round: per-sample, chunked and whole-batch GEMMs are within noise of each
+// other at 56x56 and 112x112 maps; whole-batch beats 1 MiB chunks where a sample has few
+// positions (ResNet's 3x3 at 7x7x512: 104 -> 78 ms; DCGAN's 4x4 layers at 4x4: 59 -> 48 ms),
+// which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
+// 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
+// steps from 32 and 59 ms to 21 and 36 ms.
 // TG_CONV_DIRECT=0 turns the first two off (for benchmarks and tests of the choice).
 #include <algorithm>
 #include <cstdlib>
