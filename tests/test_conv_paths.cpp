@@ -104,6 +104,8 @@ BOOST_AUTO_TEST_CASE(depthwise_direct_kernels_match_the_per_sample_path) {
         same_as_per_sample("2x3 s(2,3) p(0,2) d(2,1)" + at, conv2d({2, 3}, {0, 2}, {2, 1}, 3),
                            {n, 3, 11, 10}, {3, 1, 2, 3}, 3);
         same_as_per_sample("5x5 p2 d2" + at, conv2d(1, 2, 2, 2), {n, 2, 6, 13}, {2, 1, 5, 5}, 2);
+        same_as_per_sample("5x5 p2 over one column (taps wholly in the padding)" + at,
+                           conv2d(1, 2, 1, 2), {n, 2, 4, 1}, {2, 1, 5, 5}, 2);
     }
     same_as_per_sample(
         "conv1d depthwise k3 s2 p1",

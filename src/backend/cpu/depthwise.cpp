@@ -72,6 +72,8 @@ void forward(const Window& g, T* y, const T* x, const T* w) {
                             const size_t bb = size_t(b);
                             const T wv = wc[a * g.kw + b];
                             const int64_t j0 = tc.j0[bb], j1 = tc.j1[bb], off = tc.off[bb];
+                            if (j1 <= j0)  // no column of this tap inside x
+                                continue;
                             if (g.sw == 1)
                                 axpy_row(j1 - j0, wv, xr + j0 + off, yr + j0);
                             else
@@ -108,6 +110,8 @@ void input(const Window& g, T* dx, const T* dy, const T* w) {
                             const size_t bb = size_t(b);
                             const T wv = wc[a * g.kw + b];
                             const int64_t j0 = tc.j0[bb], j1 = tc.j1[bb], off = tc.off[bb];
+                            if (j1 <= j0)  // no column of this tap inside x
+                                continue;
                             if (g.sw == 1)
                                 axpy_row(j1 - j0, wv, yr + j0, xr + j0 + off);
                             else
@@ -145,6 +149,8 @@ void weight(const Window& g, T* dw, const T* x, const T* dy) {
                             for (int64_t b = 0; b < g.kw; ++b) {
                                 const size_t bb = size_t(b);
                                 const int64_t j0 = tc.j0[bb], j1 = tc.j1[bb], off = tc.off[bb];
+                                if (j1 <= j0)  // no column of this tap inside x
+                                    continue;
                                 T* ar = acc.data() + (a * g.kw + b) * g.ow;
                                 if (g.sw == 1)
                                     mul_add_row(j1 - j0, yr + j0, xr + j0 + off, ar + j0);
