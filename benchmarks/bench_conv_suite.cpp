@@ -4,8 +4,9 @@
 /// row, defaults 2 and 5):
 ///   bench_conv_suite_tg     tapegrad as it chooses; with --strategies also forced per-sample
 ///                           GEMMs (TG_CONV_BATCHED=0), chunked GEMMs (TG_CONV_BATCHED=1),
-///                           whole-batch GEMMs (TG_CONV_CHUNK_BYTES=1 GiB, TG_CONV_BATCHED=1)
-///                           and without the direct paths (TG_CONV_DIRECT=0)
+///                           whole-batch GEMMs (TG_CONV_CHUNK_BYTES=1 GiB, TG_CONV_BATCHED=1),
+///                           these three with TG_CONV_DIRECT=0, and the default choice without
+///                           the direct paths (TG_CONV_DIRECT=0)
 ///   bench_conv_suite_torch  torch::set_num_threads 1..budget x oneDNN on/off
 ///   bench_peak              the host's SGEMM peak on the budget's threads
 /// LibTorch's best is taken per row over its configurations. Times are medians over the timed
@@ -195,8 +196,9 @@ int main(int argc, char** argv) {
         if (strategies)
             md +=
                 "## tapegrad's GEMM strategies (ms per step)\n\n`per_sample`: a GEMM per "
-                "sample over 1 MiB chunks of columns; `chunked`: one GEMM per 1 MiB chunk of "
-                "samples; `whole_batch`: one GEMM over the whole batch; `no_direct`: the "
+                "sample, `chunked`: one GEMM per chunk of samples (chunks as tapegrad cuts them: "
+                "1 MiB of columns, at least 512 columns up to 16 MiB), `whole_batch`: one GEMM "
+                "over the whole batch, all three without the direct paths; `no_direct`: the "
                 "default choice without the 1x1 and depthwise direct paths.\n\n" +
                 st.markdown() + "\n";
         std::cout << md;
