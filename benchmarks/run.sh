@@ -3,7 +3,7 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt lstm ddp (opencl
+#                                    # seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp (opencl
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
 #                                    # TG_MPI and mpirun)
 #
@@ -11,7 +11,7 @@
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 10) and
 # ROUNDS_MLP (default 3), ROUNDS_FMNIST (default 3), REPS_AUTOGRAD (default 10), REPS_OPENCL
-# (default 10), REPS_CONV (default 15) and ROUNDS_CONV (default 3), ROUNDS_CNN (default 2),
+# (default 10), REPS_CONV (default 15) and ROUNDS_CONV (default 3), ROUNDS_CONV_SUITE (default 2), ROUNDS_CNN (default 2),
 # ROUNDS_GPT (default 3), ROUNDS_LSTM (default 3), ROUNDS_DDP (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
 # (the host part of the names of the results that compare implementations, <bench>_<tag>.*;
 # default from the CPU model, its model number and the CPU count, so results of other hosts are
@@ -32,7 +32,7 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv3d cnn-epoch gpt lstm ddp}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -48,6 +48,7 @@ for w in $WHAT; do
     checkpoint) targets+=" bench_checkpoint" ;;
     soak) targets+=" bench_soak" ;;
     conv) targets+=" bench_conv" ;;
+    conv-suite) targets+=" bench_conv_suite" ;;
     conv3d) targets+=" bench_conv3d" ;;
     cnn-epoch) targets+=" bench_cnn_epoch" ;;
     gpt) targets+=" bench_gpt" ;;
@@ -182,6 +183,13 @@ for w in $WHAT; do
             --tag "$tag" --csv "$RES/conv_$tag.csv" --md "$RES/conv_$tag.part.md" \
             --plot "$RES/conv_$tag.plot.csv" >/dev/null
         finish "conv_$tag" "Two-convolution step, N=64 ($tag)" "ms per step (median)" ;;
+    conv-suite)  # about 5 minutes: every row in one process per side and round, 1 and 2 threads
+        tag=$(host_tag)
+        "$B/bench_conv_suite" --threads-list 1,2 --rounds "${ROUNDS_CONV_SUITE:-2}" --tag "$tag" \
+            --csv "$RES/conv_suite_$tag.csv" --md "$RES/conv_suite_$tag.part.md" >/dev/null
+        { cat "$RES/conv_suite_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
+            > "$RES/conv_suite_$tag.md"
+        rm "$RES/conv_suite_$tag.part.md" ;;
     conv3d)  # about 4 minutes: each side a process of its own per round, on 1 and 2 threads
         tag=$(host_tag)
         "$B/bench_conv3d" --threads-list 1,2 --rounds "${ROUNDS_CONV3D:-3}" \

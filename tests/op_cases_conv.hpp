@@ -26,6 +26,12 @@ inline std::vector<OpCase> conv_cases() {
         {"conv2d_depthwise",
          {U({1, 3, 4, 4}), U({3, 1, 3, 3})},
          F(tg::conv2d(x[0], x[1], {}, 1, 1, 1, 3))},
+        {"conv2d_depthwise_strided_dilated",  // the direct kernel (conv_direct.cpp)
+         {U({2, 2, 5, 6}), U({2, 1, 3, 2}), U({2})},
+         F(tg::conv2d(x[0], x[1], x[2], {2, 1}, 1, {1, 2}, 2))},
+        {"conv2d_1x1_on_x",  // 256 positions: the GEMMs straight on x (conv_direct.cpp)
+         {U({2, 3, 16, 16}), U({2, 3, 1, 1}), U({2})},
+         F(tg::conv2d(x[0], x[1], x[2]))},
         {"conv2d_same_odd",
          {U({1, 2, 4, 5}), U({2, 2, 3, 3}), U({2})},
          F(tg::conv2d(x[0], x[1], x[2], 1, std::string("same")))},

@@ -164,6 +164,42 @@ BOOST_AUTO_TEST_CASE(tiled_conv3d_matches_one_thread) {
     unsetenv("TG_CONV_TILE_BYTES");
 }
 
+/// The convolutions without an unfolded buffer (Note [The convolution strategy by shape] in
+/// src/ops/conv_direct.cpp): the depthwise kernels split planes (forward, input) or channels
+/// (weight) over the kernel threads, the 1x1 GEMMs samples, the weight's in fixed blocks: 2
+/// threads give 1 thread's bits.
+BOOST_AUTO_TEST_CASE(direct_convolutions_match_one_thread) {
+    for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
+        const std::string d = dt == tg::kFloat32 ? " f32" : " f64";
+        for (int pointwise = 0; pointwise < 2; ++pointwise) {
+            const tg::Tensor x = make_const(
+                                     pointwise ? tg::Shape{5, 8, 16, 20} : tg::Shape{4, 16, 40, 40},
+                                     31)
+                                     .to(dt),
+                             w = make_const(
+                                     pointwise ? tg::Shape{6, 8, 1, 1} : tg::Shape{16, 1, 3, 3}, 32)
+                                     .to(dt);
+            const int64_t groups = pointwise ? 1 : 16;
+            const std::string what = std::string(pointwise ? "1x1" : "depthwise") + d;
+            for (int which = 0; which < 3; ++which)
+                check_same_on_1_and_2_threads(
+                    what + (which == 0   ? " forward"
+                            : which == 1 ? " input grad"
+                                         : " weight grad"),
+                    [&, which] {
+                        tg::Tensor xl = x.detach().requires_grad_(true);
+                        tg::Tensor wl = w.detach().requires_grad_(true);
+                        const tg::Tensor y =
+                            tg::conv2d(xl, wl, {}, 1, pointwise ? 0 : 1, 1, groups);
+                        if (which == 0)
+                            return y;
+                        (y * make_const(y.sizes(), 33).to(dt)).sum().backward();
+                        return which == 1 ? xl.grad() : wl.grad();
+                    });
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(large_kernels_match_one_thread) {
     tg::NoGradGuard guard;
     const int64_t R = 300, C = 501;  // 150,300 elements: above the threshold, odd sizes

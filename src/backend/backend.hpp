@@ -45,6 +45,12 @@ enum class IndexOp : uint8_t { Select, Add, Gather, ScatterAdd };
 ///   AvgPool:          out = mean over each window (Window::count_include_pad, divisor,
 ///                     adaptive).
 ///   AvgPoolBackward:  out = x-sized, in = dy: each x element gathers dy / count of its windows.
+///   Depthwise*:       a depthwise convolution (groups = channels = C = planes / samples, one
+///                     filter per channel), directly, no unfolded buffer (Note [Depthwise
+///                     convolutions] in cpu/depthwise.cpp); CPU only, as FoldScatter:
+///     DepthwiseForward: out = y [planes, ot, oh, ow], in = x, aux = w [C, kt*kh*kw].
+///     DepthwiseInput:   out = dx x-sized, in = dy, aux = w.
+///     DepthwiseWeight:  out = dw [C, kt*kh*kw], in = x, aux = dy (summed over the samples).
 enum class WindowOp : uint8_t {
     Unfold,
     Fold,
@@ -52,8 +58,16 @@ enum class WindowOp : uint8_t {
     MaxPool,
     MaxPoolBackward,
     AvgPool,
-    AvgPoolBackward
+    AvgPoolBackward,
+    DepthwiseForward,
+    DepthwiseInput,
+    DepthwiseWeight
 };
+
+/// Whether a window kernel runs on the CPU only (the others throw for it).
+inline bool cpu_only(WindowOp op) {
+    return op == WindowOp::FoldScatter || op >= WindowOp::DepthwiseForward;
+}
 
 /// The windows of one convolution or pooling of up to 3 spatial dims: window (z, i, j) of a
 /// plane covers depths z*st - pt + c*dt (c < kt), rows i*sh - ph + a*dh (a < kh) and columns

@@ -48,12 +48,23 @@ using backend::WindowOp;
 /// so a GEMM reads them from the core's L2 cache right after the unfold wrote them, and a batch
 /// makes enough chunks to share out (Note [Sample-parallel convolutions]); bench_conv, 1 thread:
 /// the step 68.5 -> 62.7 ms against 8 MiB chunks, the example CNN's second convolution
-/// 36.8 -> 30-32 ms. On devices about 8 MiB, fewer launches. At least one sample.
+/// 36.8 -> 30-32 ms. But at least enough samples for 512 columns (nb·positions) while the
+/// columns stay within 16 MiB, the column buffer's cap: deep layers have few positions (7x7,
+/// 4x4) and many channels, so one sample's columns fill 1 MiB and its GEMM is [O, C·taps] x
+/// [C·taps, 16..49], far below the BLAS's rate (Note [The convolution strategy by shape]).
+/// On devices about 8 MiB, fewer launches. At least one sample.
 int64_t chunk_samples(const ConvGeom& g, const Tensor& t) {
     const int64_t per =
         std::max<int64_t>(1, g.C * g.taps() * g.positions() * element_size(t.dtype()));
-    const int64_t bytes = int64_t(1) << (t.device().is_cpu() ? 20 : 23);
-    return std::max<int64_t>(1, std::min<int64_t>(g.N, bytes / per));
+    const char* e = std::getenv("TG_CONV_CHUNK_BYTES");  // for benchmarking the cap
+    const int64_t cap = e && e[0] ? std::atoll(e) : 0;
+    if (cap > 0)
+        return std::max<int64_t>(1, std::min<int64_t>(g.N, cap / per));
+    if (!t.device().is_cpu())
+        return std::max<int64_t>(1, std::min<int64_t>(g.N, (int64_t(1) << 23) / per));
+    const int64_t fit = (int64_t(1) << 20) / per, wide = (512 + g.positions() - 1) / g.positions();
+    const int64_t step = std::max(fit, std::min(wide, (int64_t(1) << 24) / per));
+    return std::max<int64_t>(1, std::min<int64_t>(g.N, step));
 }
 
 /// How many chunks of `step` samples the batch makes.
@@ -253,7 +264,12 @@ WindowOp fold_op() {
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
     const bool tiles = k != Kind::Input && tiled(g, ac);
-    Tensor y = k == Kind::Forward
+    const Direct d = direct(g, ac);
+    Tensor y = d != Direct::None ? (k == Kind::Forward
+                                        ? direct_forward(d, ac, bc, c.defined() ? c.detach() : c, g)
+                                    : k == Kind::Input ? direct_input(d, ac, bc, g)
+                                                       : direct_weight(d, ac, bc, g))
+               : k == Kind::Forward
                    ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
                : k == Kind::Input ? (input_tiled(g, ac) ? input_by_tiles : input_raw)(ac, bc, g)
                : tiles            ? weight_tiled(ac, bc, g)

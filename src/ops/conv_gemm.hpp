@@ -55,6 +55,16 @@ Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g);
 bool input_tiled(const ConvGeom& g, const Tensor& dy);
 Tensor input_by_tiles(const Tensor& dy, const Tensor& w, const ConvGeom& g);
 
+/// The paths without an unfolded buffer (Note [The convolution strategy by shape] in
+/// conv_direct.cpp): which one a convolution takes (None: im2col or tiles), and its three ops on
+/// contiguous detached operands.
+enum class Direct { None, Pointwise, Depthwise };
+Direct direct(const ConvGeom& g, const Tensor& t);
+Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& b,
+                      const ConvGeom& g);
+Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom& g);
+Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom& g);
+
 /// The fold kernel: the gather, or with TG_CONV_SCATTER=1 in the environment the scatter kept
 /// for benchmarks/bench_conv and the test that compares the two (CPU only; Note [Gathering
 /// adjoints]).

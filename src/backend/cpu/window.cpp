@@ -247,6 +247,11 @@ void window_loop(WindowOp op, const Window& g, const View& outv, const View& inv
                 out[e] = window::avg_pool_backward_at(g, in, p / g.t, p % g.t, y, x);
             });
             return;
+        case WindowOp::DepthwiseForward:
+        case WindowOp::DepthwiseInput:
+        case WindowOp::DepthwiseWeight:
+            depthwise(op, g, out, in, ptr<T>(auxv));
+            return;
     }
 }
 

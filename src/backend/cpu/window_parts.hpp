@@ -24,6 +24,10 @@ inline void slices(int64_t n, const F& body, int64_t per_unit = 1) {
     cpu_parallel(parts, [&](int t) { body(n * t / parts, n * (t + 1) / parts); });
 }
 
+/// The depthwise convolution kernels (cpu/depthwise.cpp): op one of WindowOp::Depthwise*.
+template <class T>
+void depthwise(WindowOp op, const Window& g, T* out, const T* in, const T* aux);
+
 /// The valid output columns of tap b: [*j0, *j1) with 0 <= j*sw - pw + b*dw < w.
 inline void tap_columns(const Window& g, int64_t b, int64_t* j0, int64_t* j1) {
     const int64_t off = b * g.dw - g.pw;  // x = j*sw + off

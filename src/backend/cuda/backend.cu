@@ -284,8 +284,9 @@ public:
     void window(WindowOp op, const Window& g, const View& out, const View& in,
                 const View& aux) override {
         use();
-        if (op == WindowOp::FoldScatter)
-            throw error("window kernel: the scatter fold runs on the CPU only");
+        if (cpu_only(op))
+            throw error(
+                "window kernel: the scatter fold and the depthwise kernels run on the CPU only");
         if (out.dtype != Dtype::Float32 && out.dtype != Dtype::Float64)
             throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +
                               " is not floating");

@@ -145,8 +145,9 @@ void OpenClBackend::index(IndexOp op, const View& out, const View& src, int dim,
 // ---- window kernels (Note [Gathering adjoints] in device_common/window.hpp)
 void OpenClBackend::window(WindowOp op, const Window& g, const View& out, const View& in,
                            const View& aux) {
-    if (op == WindowOp::FoldScatter)
-        throw error("window kernel: the scatter fold runs on the CPU only");
+    if (cpu_only(op))
+        throw error(
+            "window kernel: the scatter fold and the depthwise kernels run on the CPU only");
     need(out.dtype, "window kernel");
     if (out.dtype != Dtype::Float32 && out.dtype != Dtype::Float64)
         throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +

@@ -1,0 +1,168 @@
+// Convolutions that need no unfolded buffer: 1x1 stride-1 ones (the GEMMs straight on x) and
+// depthwise ones (the CPU's direct kernels); conv_gemm.cpp's apply() takes these paths when
+// direct() names one.
+//
+// Note [The convolution strategy by shape]: a convolution's three bilinear ops (Note
+// [Convolution as three bilinear ops]) are lowered by the first of these that fits:
+// - Pointwise: 1x1 windows, stride 1, no padding, 2-D, at least 256 positions per sample: a
+//   sample's unfolded columns are x[n] itself ([C, L], ld L), so the GEMMs read x and write y
+//   and dx in place, a sample at a time, with no unfold, no fold and no column buffer (ResNet-50's
+//   1x1 layers at 56x56: the unfold was a copy of x per step and a fold of dx). Samples are
+//   shared out over the threads as chunks are; dw sums its samples in up to 8 fixed blocks, as
+//   weight_raw does (bit-identical for any thread count). Below 256 positions a per-sample
+//   GEMM is too small for the BLAS and the chunked path's copy is what batches it.
+// - Depthwise: groups = input channels = output channels, 2-D, on the CPU in float32/float64:
+//   the direct kernels of Note [Depthwise convolutions] (cpu/depthwise.cpp). Through im2col each
+//   group's GEMM is a [1, 9] x [9, L] GEMV per sample and channel.
+// - Depth tiles (3-D convolutions whose sample unfolds to more than 1 MiB: Note [Depth tiles]).
+// - Otherwise im2col chunks (Note [Sample-parallel convolutions]): as many samples as keep the
+//   chunk's columns within 1 MiB, but at least enough for 512 columns while they stay within
+//   16 MiB (the column buffer's cap, per thread); one GEMM per sample when a sample has at least
+//   256 positions, else one GEMM over the chunk through a permuted copy of y/dy.
+// bench_conv_suite measures the choice (--strategies forces each form), a busy 2-core AMD EPYC
+// host, 1 thread, one round: per-sample, chunked and whole-batch GEMMs are within noise of each
+// other at 56x56 and 112x112 maps; whole-batch beats 1 MiB chunks where a sample has few
+// positions (ResNet's 3x3 at 7x7x512: 104 -> 78 ms; DCGAN's 4x4 layers at 4x4: 59 -> 48 ms),
+// which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
+// 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
+// steps from 32 and 59 ms to 21 and 36 ms.
+// TG_CONV_DIRECT=0 turns the first two off (for benchmarks and tests of the choice).
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "ops/conv_gemm.hpp"
+#include "runtime/dispatch.hpp"
+
+namespace tg::conv {
+
+namespace {
+
+bool enabled() {
+    const char* e = std::getenv("TG_CONV_DIRECT");
+    return !(e && e[0] == '0');
+}
+
+bool pointwise(const ConvGeom& g) {
+    return g.nd == 2 && g.taps() == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+           g.positions() >= 256;
+}
+
+bool depthwise(const ConvGeom& g, const Tensor& t) {
+    return g.nd == 2 && g.groups == g.C && g.O == g.C && t.device().is_cpu() &&
+           (t.dtype() == kFloat32 || t.dtype() == kFloat64);
+}
+
+/// The depthwise kernel op over the whole batch: out, in, aux as backend.hpp says.
+void depthwise_kernel(backend::WindowOp op, const ConvGeom& g, const Tensor& out, const Tensor& in,
+                      const Tensor& aux) {
+    backend::Window w = g.window(g.N);
+    w.samples = g.N;
+    if (g.N == 0 && op != backend::WindowOp::DepthwiseWeight)
+        return;
+    if (g.N == 0) {
+        runtime::fill(out, 0);
+        return;
+    }
+    runtime::be(in).window(op, w, runtime::view(out), runtime::view(in), runtime::view(aux));
+}
+
+Tensor forward_pointwise(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
+    Tensor y = runtime::empty(g.y_shape(), x.dtype(), x.device(), "conv2d");
+    const int64_t L = g.positions(), K = g.cg();
+    const Tensor bias_column = b.defined() ? b.reshape({g.O, 1}) : Tensor();
+    runtime::parallel_parts(x, g.N, [&](int64_t n) {
+        const int64_t at_y = n * g.O * L;
+        if (b.defined())
+            runtime::copy_into(runtime::alias(y, {g.O, L}, {L, 1}, at_y, "conv2d"), bias_column);
+        for (int64_t q = 0; q < g.groups; ++q)
+            runtime::gemm("conv2d", false, false, g.og(), L, K, 1, runtime::view(w, q * g.og() * K),
+                          K, runtime::view(x, (n * g.C + q * K) * L), L, b.defined() ? 1 : 0,
+                          runtime::alias(y, {g.og(), L}, {L, 1}, at_y + q * g.og() * L, "conv2d"));
+    });
+    return y;
+}
+
+Tensor input_pointwise(const Tensor& dy, const Tensor& w, const ConvGeom& g) {
+    Tensor dx = runtime::empty(g.x_shape(), dy.dtype(), dy.device(), "conv2d");
+    const int64_t L = g.positions(), K = g.cg();
+    runtime::parallel_parts(dy, g.N, [&](int64_t n) {
+        for (int64_t q = 0; q < g.groups; ++q)
+            runtime::gemm("conv2d", true, false, K, L, g.og(), 1, runtime::view(w, q * g.og() * K),
+                          K, runtime::view(dy, (n * g.O + q * g.og()) * L), L, 0,
+                          runtime::alias(dx, {K, L}, {L, 1}, (n * g.C + q * K) * L, "conv2d"));
+    });
+    return dx;
+}
+
+Tensor weight_pointwise(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
+    const int64_t L = g.positions(), K = g.cg(), blocks = std::min<int64_t>(g.N, 8);
+    std::vector<Tensor> partial(size_t(std::max<int64_t>(blocks, 1)));
+    runtime::parallel_parts(x, blocks, [&](int64_t block) {
+        Tensor acc = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
+        const int64_t n0 = g.N * block / blocks, n1 = g.N * (block + 1) / blocks;
+        for (int64_t n = n0; n < n1; ++n)
+            for (int64_t q = 0; q < g.groups; ++q)
+                runtime::gemm("conv2d", false, true, g.og(), K, L, 1,
+                              runtime::view(dy, (n * g.O + q * g.og()) * L), L,
+                              runtime::view(x, (n * g.C + q * K) * L), L, n == n0 ? 0 : 1,
+                              runtime::alias(acc, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d"));
+        partial[size_t(block)] = acc;
+    });
+    if (blocks == 0) {
+        Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
+        runtime::fill(dw, 0);
+        return dw;
+    }
+    Tensor dw = partial[0];
+    for (int64_t block = 1; block < blocks; ++block)
+        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv2d", 0,
+                             0);
+    return dw;
+}
+
+}  // namespace
+
+Direct direct(const ConvGeom& g, const Tensor& t) {
+    if (!enabled())
+        return Direct::None;
+    if (pointwise(g))
+        return Direct::Pointwise;
+    if (depthwise(g, t))
+        return Direct::Depthwise;
+    return Direct::None;
+}
+
+Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& b,
+                      const ConvGeom& g) {
+    if (d == Direct::Pointwise)
+        return forward_pointwise(x, w, b, g);
+    Tensor y = runtime::empty(g.y_shape(), x.dtype(), x.device(), "conv2d");
+    depthwise_kernel(backend::WindowOp::DepthwiseForward, g, y, x, w);
+    if (b.defined() && g.N > 0) {
+        const int64_t L = g.positions();
+        const Tensor y3 = runtime::alias(y, {g.N, g.O, L}, {g.O * L, L, 1}, 0, "conv2d");
+        runtime::binary_into(backend::BinaryOp::add, y3, y3,
+                             runtime::alias(b, {g.N, g.O, L}, {0, 1, 0}, 0, "conv2d"), "conv2d", 0,
+                             0);
+    }
+    return y;
+}
+
+Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom& g) {
+    if (d == Direct::Pointwise)
+        return input_pointwise(dy, w, g);
+    Tensor dx = runtime::empty(g.x_shape(), dy.dtype(), dy.device(), "conv2d");
+    depthwise_kernel(backend::WindowOp::DepthwiseInput, g, dx, dy, w);
+    return dx;
+}
+
+Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom& g) {
+    if (d == Direct::Pointwise)
+        return weight_pointwise(x, dy, g);
+    Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
+    depthwise_kernel(backend::WindowOp::DepthwiseWeight, g, dw, x, dy);
+    return dw;
+}
+
+}  // namespace tg::conv

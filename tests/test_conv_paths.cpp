@@ -1,0 +1,163 @@
+/// The convolution paths chosen by shape (Note [The convolution strategy by shape] in
+/// src/ops/conv_direct.cpp): the 1x1 stride-1 GEMMs straight on x, the depthwise direct
+/// kernels, the chunked GEMMs (one GEMM over a chunk of samples) and whole-batch chunks each
+/// give the per-sample im2col path's y, dx, dw and db in float64 to 1e-12, at shapes that select
+/// them: groups, dilation, padding, strides, odd sizes, batch 1 and an empty batch; and the
+/// direct paths pass gradcheck and gradgradcheck.
+#define BOOST_TEST_MODULE test_conv_paths
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tapegrad/tapegrad.hpp"
+#include "test_util.hpp"
+
+using namespace tgtest;
+using tg::Tensor;
+
+namespace {
+
+Tensor input(const tg::Shape& shape, int k) {
+    tg::NoGradGuard no_grad;
+    Tensor t =
+        (tg::arange(tg::numel_of(shape), tg::kFloat64) * 0.37 + 0.1 * k).sin().reshape(shape);
+    return t.detach().requires_grad_(true);
+}
+
+using Conv = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+
+struct Result {
+    Tensor y, dx, dw, db;
+};
+
+/// y = f(x, w, b) and the gradients of sum(y * up), under the environment `env` (NAME=VALUE
+/// pairs; the conv variables not named are unset).
+Result run(const Conv& f, const tg::Shape& xs, const tg::Shape& ws, int64_t nb,
+           const std::vector<std::pair<const char*, const char*>>& env) {
+    for (const char* v : {"TG_CONV_DIRECT", "TG_CONV_BATCHED", "TG_CONV_CHUNK_BYTES"})
+        unsetenv(v);
+    for (const auto& [k, v] : env)
+        setenv(k, v, 1);
+    Tensor x = input(xs, 0), w = input(ws, 1), b = nb ? input({nb}, 2) : Tensor();
+    Tensor y = f(x, w, b);
+    const Tensor up = (tg::arange(y.numel(), tg::kFloat64) * 0.21).cos().reshape(y.sizes());
+    (y * up).sum().backward();
+    for (const char* v : {"TG_CONV_DIRECT", "TG_CONV_BATCHED", "TG_CONV_CHUNK_BYTES"})
+        unsetenv(v);
+    return {y.detach(), x.grad(), w.grad(), nb ? b.grad() : Tensor()};
+}
+
+/// f's results on the default path and under `env` equal the per-sample path's.
+void same_as_per_sample(const std::string& what, const Conv& f, const tg::Shape& xs,
+                        const tg::Shape& ws, int64_t nb,
+                        const std::vector<std::pair<const char*, const char*>>& env = {}) {
+    BOOST_TEST_CONTEXT(what) {
+        const Result ref = run(f, xs, ws, nb, {{"TG_CONV_DIRECT", "0"}, {"TG_CONV_BATCHED", "0"}});
+        const Result got = run(f, xs, ws, nb, env);
+        check_close(got.y, ref.y, 1e-12, 1e-12);
+        BOOST_TEST_REQUIRE(got.dx.defined());
+        check_close(got.dx, ref.dx, 1e-12, 1e-12);
+        check_close(got.dw, ref.dw, 1e-12, 1e-12);
+        if (nb)
+            check_close(got.db, ref.db, 1e-12, 1e-12);
+    }
+}
+
+Conv conv2d(tg::IntArg s, tg::IntArg p, tg::IntArg d, int64_t g) {
+    return [=](const Tensor& x, const Tensor& w, const Tensor& b) {
+        return tg::conv2d(x, w, b, s, p, d, g);
+    };
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(pointwise_gemms_on_x_match_the_per_sample_path) {
+    // 16x16 = 256 positions: the 1x1 path (fewer positions keep the chunked im2col)
+    for (int64_t n : {3, 1, 0}) {
+        const std::string at = " N=" + std::to_string(n);
+        same_as_per_sample("1x1" + at, conv2d(1, 0, 1, 1), {n, 6, 16, 16}, {4, 6, 1, 1}, 4);
+        same_as_per_sample("1x1 groups 2 no bias" + at, conv2d(1, 0, 1, 2), {n, 6, 17, 19},
+                           {4, 3, 1, 1}, 0);
+        same_as_per_sample("1x1 dilation 2" + at, conv2d(1, 0, 2, 1), {n, 5, 16, 17}, {7, 5, 1, 1},
+                           7);
+    }
+    same_as_per_sample(
+        "conv1d 1x1, 300 positions",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) { return tg::conv1d(x, w, b); },
+        {2, 3, 300}, {5, 3, 1}, 5);
+    same_as_per_sample(
+        "conv_transpose2d 1x1 (Input on the 1x1 path)",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv_transpose2d(x, w, b, 1, 0, 0, 1);
+        },
+        {2, 4, 16, 16}, {4, 3, 1, 1}, 3);
+}
+
+BOOST_AUTO_TEST_CASE(depthwise_direct_kernels_match_the_per_sample_path) {
+    for (int64_t n : {2, 1, 0}) {
+        const std::string at = " N=" + std::to_string(n);
+        same_as_per_sample("3x3 p1" + at, conv2d(1, 1, 1, 5), {n, 5, 7, 9}, {5, 1, 3, 3}, 5);
+        same_as_per_sample("3x3 s2 p1 no bias" + at, conv2d(2, 1, 1, 4), {n, 4, 9, 8}, {4, 1, 3, 3},
+                           0);
+        same_as_per_sample("2x3 s(2,3) p(0,2) d(2,1)" + at, conv2d({2, 3}, {0, 2}, {2, 1}, 3),
+                           {n, 3, 11, 10}, {3, 1, 2, 3}, 3);
+        same_as_per_sample("5x5 p2 d2" + at, conv2d(1, 2, 2, 2), {n, 2, 6, 13}, {2, 1, 5, 5}, 2);
+        same_as_per_sample("5x5 p2 over one column (taps wholly in the padding)" + at,
+                           conv2d(1, 2, 1, 2), {n, 2, 4, 1}, {2, 1, 5, 5}, 2);
+    }
+    same_as_per_sample(
+        "conv1d depthwise k3 s2 p1",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv1d(x, w, b, 2, 1, 1, 6);
+        },
+        {2, 6, 37}, {6, 1, 3}, 6);
+    same_as_per_sample(
+        "conv_transpose2d depthwise 4x4 s2 p1 (Input on the direct kernel)",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv_transpose2d(x, w, b, 2, 1, 0, 3);
+        },
+        {2, 3, 5, 6}, {3, 1, 4, 4}, 3);
+}
+
+BOOST_AUTO_TEST_CASE(chunked_and_whole_batch_gemms_match_the_per_sample_path) {
+    const std::vector<std::pair<const char*, const char*>>
+        chunked = {{"TG_CONV_BATCHED", "1"}},
+        whole = {{"TG_CONV_BATCHED", "1"}, {"TG_CONV_CHUNK_BYTES", "1073741824"}},
+        small = {{"TG_CONV_BATCHED", "1"}, {"TG_CONV_CHUNK_BYTES", "4000"}};
+    for (const auto* env : {&chunked, &whole, &small})
+        for (int64_t n : {5, 1, 0}) {
+            const std::string at = std::string(" N=") + std::to_string(n) + " " +
+                                   (*env)[env->size() - 1].first + "=" +
+                                   (*env)[env->size() - 1].second;
+            same_as_per_sample("3x3 p1" + at, conv2d(1, 1, 1, 1), {n, 3, 7, 9}, {4, 3, 3, 3}, 4,
+                               *env);
+            same_as_per_sample("groups 2, s2, d2, odd" + at, conv2d(2, {1, 2}, 2, 2), {n, 4, 11, 9},
+                               {6, 2, 3, 2}, 0, *env);
+            same_as_per_sample("depthwise multiplier 2" + at, conv2d(1, 1, 1, 3), {n, 3, 6, 7},
+                               {6, 1, 3, 3}, 6, *env);
+            same_as_per_sample(
+                "conv_transpose2d 4x4 s2 p1" + at,
+                [](const Tensor& x, const Tensor& w, const Tensor& b) {
+                    return tg::conv_transpose2d(x, w, b, 2, 1, 0, 1);
+                },
+                {n, 4, 4, 5}, {4, 3, 4, 4}, 3, *env);
+        }
+}
+
+BOOST_AUTO_TEST_CASE(direct_paths_pass_gradcheck_and_gradgradcheck) {
+    const std::vector<std::pair<std::string, std::vector<Tensor>>> cases = {
+        {"depthwise", {input({2, 3, 5, 6}, 0), input({3, 1, 3, 3}, 1), input({3}, 2)}},
+        {"pointwise", {input({2, 4, 16, 16}, 0), input({3, 4, 1, 1}, 1), input({3}, 2)}}};
+    for (const auto& [name, in] : cases) {
+        BOOST_TEST_CONTEXT(name) {
+            auto f = [name = name](const std::vector<Tensor>& v) {
+                return name == "depthwise" ? tg::conv2d(v[0], v[1], v[2], {2, 1}, 1, {1, 2}, 3)
+                                           : tg::conv2d(v[0], v[1], v[2]);
+            };
+            BOOST_TEST(tg::gradcheck(f, in));
+            BOOST_TEST(tg::gradgradcheck(f, in));
+        }
+    }
+}
