@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tapegrad/custom_function.hpp"
@@ -212,4 +213,31 @@ BOOST_AUTO_TEST_CASE(in_place_after_save_still_throws) {
     Tensor z = tg::linear(y, w);  // saves y
     y.mul_(2);
     BOOST_CHECK_THROW(z.sum().backward(), tg::autograd_error);
+}
+
+BOOST_AUTO_TEST_CASE(two_threads_under_budgets_of_their_own) {
+    // the budget is per thread (scripts/tsan.sh runs this suite): each trains under its own
+    std::vector<double> plain[2], kept[2];
+    int64_t peaks[2] = {0, 0}, limit = 0;
+    {
+        Net net(Model::Mlp, tg::kFloat64, 0);
+        tg::memory::reset_peak();
+        plain[0] = plain[1] = net.step();
+        limit = tg::memory::stats().peak_saved_bytes / 3;
+    }
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 2; ++i)
+        threads.emplace_back([&, i] {
+            Net net(Model::Mlp, tg::kFloat64, 0);
+            MemoryBudget budget(limit);
+            kept[i] = net.step();
+            peaks[i] = budget.report().peak_saved_bytes;
+        });
+    for (auto& t : threads)
+        t.join();
+    for (int i = 0; i < 2; ++i) {
+        BOOST_TEST(kept[i] == plain[i]);
+        BOOST_TEST(peaks[i] > 0);
+        BOOST_TEST(peaks[i] <= limit);
+    }
 }
