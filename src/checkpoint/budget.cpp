@@ -251,6 +251,7 @@ void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inp
             in.version = t->_version();
         } else if (t->defined()) {
             in.plain = alias(*t);
+            in.version = t->_version();
         }
         e->inputs.push_back(std::move(in));
     }
@@ -329,7 +330,7 @@ Tensor Budget::materialize(BudgetEntry& e) {
     for (const BudgetEntry::Input& x : e.inputs) {
         in.push_back(x.entry ? alias(materialize(*x.entry), x.sizes, x.strides, x.offset)
                              : x.plain);
-        if (x.entry && in.back()._version() != x.version)
+        if (in.back().defined() && in.back()._version() != x.version)
             throw autograd_error("MemoryBudget: cannot recompute the output of " + e.name +
                                  ": its input of shape " + shape_str(x.sizes) +
                                  " was modified by an in-place operation after " + e.name +

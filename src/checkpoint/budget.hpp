@@ -28,7 +28,7 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
         Tensor plain;                        // a leaf (or undefined), held as it is
         Shape sizes, strides;                // with entry: the input's view of the buffer
         int64_t offset = 0;
-        uint32_t version = 0;  // the buffer's version when the op used it
+        uint32_t version = 0;  // the buffer's (or leaf's) version when the op used it
     };
     std::vector<Input> inputs;
     double cost = 0;  // seconds: measured
