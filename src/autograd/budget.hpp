@@ -36,6 +36,12 @@ inline long budget_refs(const Storage* st) {
     return b && budget_keeps(*b, st) ? 1 : 0;
 }
 
+/// Whether a budget is active on this thread: an op whose recipe captures anything costly to
+/// copy builds it only then.
+inline bool recipes_wanted() {
+    return budget_slot() != nullptr;
+}
+
 /// Called right after record(): how `out` is recomputed. Ops that do not call it are pinned
 /// under a budget (their outputs are never evicted).
 template <class R>

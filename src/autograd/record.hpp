@@ -157,6 +157,7 @@ using autograd::detail::GradTarget;
 using autograd::detail::in_shape;
 using autograd::detail::needs;
 using autograd::detail::recipe;
+using autograd::detail::recipes_wanted;
 using autograd::detail::record;
 using autograd::detail::save;
 using autograd::detail::save_intermediate;

@@ -141,9 +141,10 @@ Tensor add(const Tensor& a_in, Scalar s) {
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
     torch_name(y, "AddBackward1");
-    recipe(y, [v = promote::value_in(a.dtype(), s)](const std::vector<Tensor>& xs) {
-        return runtime::unary(UnaryOp::add_scalar, xs[0], v);
-    });
+    if (recipes_wanted())
+        recipe(y, [v = promote::value_in(a.dtype(), s)](const std::vector<Tensor>& xs) {
+            return runtime::unary(UnaryOp::add_scalar, xs[0], v);
+        });
     return y;
 }
 
@@ -153,9 +154,10 @@ Tensor mul(const Tensor& a_in, Scalar s) {
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
     torch_name(y, "MulBackward1");
-    recipe(y, [v = promote::value_in(a.dtype(), s)](const std::vector<Tensor>& xs) {
-        return runtime::unary(UnaryOp::mul_scalar, xs[0], v);
-    });
+    if (recipes_wanted())
+        recipe(y, [v = promote::value_in(a.dtype(), s)](const std::vector<Tensor>& xs) {
+            return runtime::unary(UnaryOp::mul_scalar, xs[0], v);
+        });
     return y;
 }
 

@@ -273,10 +273,11 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                });
         // the same statistics, so no running-statistics update (Note [Dynamic
         // rematerialization] in src/checkpoint/budget.cpp)
-        recipe(y, [l, m = mean.detach(), is = invstd.detach(),
-                   op = a.op](const std::vector<Tensor>& xs) {
-            return affine(xs[0], l, m, is, xs[1], xs[2], op, Tensor());
-        });
+        if (recipes_wanted())
+            recipe(y, [l, m = mean.detach(), is = invstd.detach(),
+                       op = a.op](const std::vector<Tensor>& xs) {
+                return affine(xs[0], l, m, is, xs[1], xs[2], op, Tensor());
+            });
     }
     return y;
 }
