@@ -6,6 +6,7 @@
 #   test_pool_threads  the small-object pool: frees on another thread, hand-over at thread exit
 #   test_data_workers  make_data_loader's worker threads making batches while the loop trains
 #   test_saved_hooks   two threads training under their own saved-tensor hooks at once
+#   test_memory_budget two threads training under memory budgets of their own
 #   test_distributed_mpi (1 rank, and 2 under mpirun) the communication thread running collectives
 #                      while backward goes on, DDP's buckets and chunks (when built with MPI)
 # scripts/test.sh runs it unless TG_SKIP_TSAN=1. About 3 minutes on the 2-core VM (the build is
@@ -23,7 +24,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TG_JOBS:-2}
-suites=(test_threads test_generator test_pool_threads test_data_workers test_saved_hooks)
+suites=(test_threads test_generator test_pool_threads test_data_workers test_saved_hooks
+  test_memory_budget)
 tests=("${suites[@]}")
 if command -v mpirun >/dev/null; then
   suites+=(test_distributed_mpi)

@@ -95,6 +95,7 @@
 #include "tapegrad/generator.hpp"
 #include "tapegrad/indexing.hpp"
 #include "tapegrad/memory.hpp"
+#include "tapegrad/memory_budget.hpp"
 #include "tapegrad/ops.hpp"
 #include "tapegrad/profiler.hpp"
 #include "tapegrad/saved_hooks.hpp"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/budget.hpp"
 #include "autograd/graph.hpp"
 #include "autograd/hooks.hpp"
 #include "autograd/profile_events.hpp"
@@ -96,6 +97,8 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs, Tenso
     take_saved(*n);
     set_history(out, n, 0);
     check_forward_anomaly(name, out);
+    if (Budget* b = budget_slot())
+        budget_recorded(*b, name, inputs, out);
     if (ProfileState* p = profile_slot())
         profile_forward(*p, name);
 }
@@ -113,6 +116,8 @@ void record_list(const char* name, const std::vector<Tensor>& inputs, std::vecto
         set_history(*outs[i], n, i);
         check_forward_anomaly(name, *outs[i]);
     }
+    if (Budget* b = budget_slot())
+        budget_recorded_list(*b, name);
     if (ProfileState* p = profile_slot())
         profile_forward(*p, name);
 }
@@ -151,6 +156,8 @@ using autograd::detail::ComposedName;
 using autograd::detail::GradTarget;
 using autograd::detail::in_shape;
 using autograd::detail::needs;
+using autograd::detail::recipe;
+using autograd::detail::recipes_wanted;
 using autograd::detail::record;
 using autograd::detail::save;
 using autograd::detail::save_intermediate;

@@ -27,6 +27,7 @@ Tensor tanh(const Tensor& x_in) {
                 return Grads{dy * (1 - yy * yy)};
             return Grads{runtime::binary(BinaryOp::tanh_backward, dy, yy, "tanh")};
         });
+    recipe(y, [](const std::vector<Tensor>& xs) { return tanh(xs[0]); });
     return y;
 }
 
@@ -40,6 +41,7 @@ Tensor sigmoid(const Tensor& x_in) {
                 return Grads{dy * yy * (1 - yy)};
             return Grads{runtime::binary(BinaryOp::sigmoid_backward, dy, yy, "sigmoid")};
         });
+    recipe(y, [](const std::vector<Tensor>& xs) { return sigmoid(xs[0]); });
     return y;
 }
 
@@ -52,6 +54,7 @@ Tensor relu(const Tensor& x) {
                 return Grads{dy * runtime::unary(UnaryOp::gt_scalar, yy, 0)};
             return Grads{runtime::binary(BinaryOp::relu_backward, dy, yy, "relu")};
         });
+    recipe(y, [](const std::vector<Tensor>& xs) { return relu(xs[0]); });
     return y;
 }
 
@@ -98,6 +101,7 @@ Tensor gelu(const Tensor& x) {
                 return Grads{dy * gelu_prime(xx)};
             return Grads{runtime::binary(BinaryOp::gelu_backward, dy, xx, "gelu")};
         });
+    recipe(y, [](const std::vector<Tensor>& xs) { return gelu(xs[0]); });
     return y;
 }
 
@@ -158,6 +162,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
         record("log_softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {
             return Grads{dy - exp(sy.get()) * sum(dy, {dim}, true)};
         });
+    recipe(y, [dim](const std::vector<Tensor>& xs) { return softmax_impl(xs[0], dim, true); });
     return y;
 }
 
@@ -268,13 +273,19 @@ static Tensor dropout_with(const Tensor& x, double p, bool train, const Generato
             from = std::make_shared<const detail::Engine>(draw.engine());
         y = apply(x, draw.engine());
     }
-    if (rec)
+    if (rec) {
         record(name, {&x}, y, [make_mask, apply, from](const Tensor& dy) {
             detail::Engine e = *from;
             if (GradMode::is_enabled())  // create_graph: dy * mask recorded
                 return Grads{dy * make_mask(dy, e)};
             return Grads{apply(dy, e)};
         });
+        if (recipes_wanted())
+            recipe(y, [apply, from](const std::vector<Tensor>& xs) {
+                detail::Engine e = *from;  // the mask is drawn again from the same state
+                return apply(xs[0], e);
+            });
+    }
     return y;
 }
 Tensor dropout(const Tensor& x, double p, bool train) {

@@ -48,6 +48,9 @@ Tensor add(const Tensor& a_in, const Tensor& b_in) {
         record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), grad_for(n, 1, dy)};
         });
+    recipe(y, [](const std::vector<Tensor>& xs) {
+        return runtime::binary(BinaryOp::add, xs[0], xs[1], "add");
+    });
     return y;
 }
 
@@ -60,6 +63,9 @@ Tensor sub(const Tensor& a_in, const Tensor& b_in) {
         record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), needs(n, 1) ? grad_for(n, 1, -dy) : Tensor()};
         });
+    recipe(y, [](const std::vector<Tensor>& xs) {
+        return runtime::binary(BinaryOp::sub, xs[0], xs[1], "sub");
+    });
     return y;
 }
 
@@ -76,6 +82,9 @@ Tensor mul(const Tensor& a_in, const Tensor& b_in) {
                    return Grads{needs(n, 0) ? grad_for(n, 0, dy * sb.get()) : Tensor(),
                                 needs(n, 1) ? grad_for(n, 1, dy * sa.get()) : Tensor()};
                });
+    recipe(y, [](const std::vector<Tensor>& xs) {
+        return runtime::binary(BinaryOp::mul, xs[0], xs[1], "mul");
+    });
     return y;
 }
 
@@ -132,6 +141,10 @@ Tensor add(const Tensor& a_in, Scalar s) {
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
     torch_name(y, "AddBackward1");
+    if (recipes_wanted())
+        recipe(y, [v = promote::value_in(a.dtype(), s)](const std::vector<Tensor>& xs) {
+            return runtime::unary(UnaryOp::add_scalar, xs[0], v);
+        });
     return y;
 }
 
@@ -141,6 +154,10 @@ Tensor mul(const Tensor& a_in, Scalar s) {
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
     torch_name(y, "MulBackward1");
+    if (recipes_wanted())
+        recipe(y, [v = promote::value_in(a.dtype(), s)](const std::vector<Tensor>& xs) {
+            return runtime::unary(UnaryOp::mul_scalar, xs[0], v);
+        });
     return y;
 }
 
@@ -160,6 +177,7 @@ Tensor neg(const Tensor& x) {
     Tensor y = runtime::unary(UnaryOp::neg, x);
     if (should_record({&x}))
         record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
+    recipe(y, [](const std::vector<Tensor>& xs) { return runtime::unary(UnaryOp::neg, xs[0]); });
     return y;
 }
 

@@ -311,6 +311,9 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
                    }
                    return gr;
                });
+    if (recipes_wanted())
+        recipe(y,
+               [k, g](const std::vector<Tensor>& xs) { return apply(k, xs[0], xs[1], g, xs[2]); });
     return y;
 }
 

@@ -32,7 +32,8 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
         // Views are not rebased (see the Note): writing into storage that another tensor
         // shares (a view of it, or its base while a view is alive) would leave that tensor with
         // a stale history and silently wrong gradients, so it throws instead.
-        if (self.impl()->storage.use_count() > 1)
+        const Storage* st = self.impl()->storage.get();
+        if (self.impl()->storage.use_count() > 1 + autograd::detail::budget_refs(st))
             throw autograd_error(std::string(name) + ": in-place write to a tensor of shape " +
                                  shape_str(self.sizes()) +
                                  " whose storage is shared with another recorded tensor (a view "

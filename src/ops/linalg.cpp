@@ -226,6 +226,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                    return g;
                });
         torch_name(y, b.defined() ? "AddmmBackward0" : "MmBackward0");
+        recipe(y, [](const std::vector<Tensor>& xs) { return linear(xs[0], xs[1], xs[2]); });
     }
     return y;
 }

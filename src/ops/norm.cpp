@@ -281,6 +281,13 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                    return backward_fast(dy, xx, l, sm.get(), si.get(), ww, batch_stats, op,
                                         needs(n, 0), needs(n, 1), needs(n, 2));
                });
+        // the same statistics, so no running-statistics update (Note [Dynamic
+        // rematerialization] in src/checkpoint/budget.cpp)
+        if (recipes_wanted())
+            recipe(y, [l, m = mean.detach(), is = invstd.detach(),
+                       op = a.op](const std::vector<Tensor>& xs) {
+                return affine(xs[0], l, m, is, xs[1], xs[2], op, Tensor());
+            });
     }
     return y;
 }

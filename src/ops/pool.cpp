@@ -94,10 +94,16 @@ std::pair<Tensor, Tensor> max_window(const char* op, const Tensor& xb, const Win
     const Tensor xc = xb.detach().contiguous();
     Tensor idx = runtime::empty(ys, Dtype::Int64, xb.device(), op);
     Tensor y = run(WindowOp::MaxPool, g, xc, ys, idx);
-    if (should_record({&xb}))
+    if (should_record({&xb})) {
         record(op, {&xb}, y, [si = save_intermediate(idx), g, xs = xb.sizes()](const Tensor& dy) {
             return Grads{max_pool_backward(dy, si.get(), g, xs)};
         });
+        if (recipes_wanted())
+            recipe(y, [g, ys, op](const std::vector<Tensor>& xs) {
+                Tensor at = runtime::empty(ys, Dtype::Int64, xs[0].device(), op);
+                return run(WindowOp::MaxPool, g, xs[0].contiguous(), ys, at);
+            });
+    }
     return {y, idx};
 }
 
