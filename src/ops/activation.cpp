@@ -201,20 +201,23 @@ static Tensor dropout_bits(const Tensor& x_in, double keep, double one, const Ge
         return out;
     };
     Tensor y = apply(x, bits);
-    if (should_record({&x_in}))
-        record(name, {&x_in}, y, [apply, sb = save_intermediate(bits)](const Tensor& dy) {
-            const Tensor b = sb.get();
-            if (GradMode::is_enabled()) {  // create_graph: dy * mask recorded
-                Tensor ones;
-                {
-                    NoGradGuard no_grad;
-                    ones = runtime::unary(UnaryOp::fill, dy.detach(), 1.0, 0);
-                    ones = apply(ones, b);  // the mask: one or 0
-                }
-                return Grads{dy * ones};
+    if (!should_record({&x_in}))
+        return y;
+    record(name, {&x_in}, y, [apply, sb = save_intermediate(bits)](const Tensor& dy) {
+        const Tensor b = sb.get();
+        if (GradMode::is_enabled()) {  // create_graph: dy * mask recorded
+            Tensor ones;
+            {
+                NoGradGuard no_grad;
+                ones = runtime::unary(UnaryOp::fill, dy.detach(), 1.0, 0);
+                ones = apply(ones, b);  // the mask: one or 0
             }
-            return Grads{apply(dy, b)};
-        });
+            return Grads{dy * ones};
+        }
+        return Grads{apply(dy, b)};
+    });
+    if (recipes_wanted())  // under a MemoryBudget: y again from x and the same bits
+        recipe(y, [apply, bits](const std::vector<Tensor>& xs) { return apply(xs[0], bits); });
     return y;
 }
 
