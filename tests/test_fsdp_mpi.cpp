@@ -99,7 +99,8 @@ struct Result {
 /// `steps` AdamW steps of DDP and of FSDP at `stage` from the same weights on the same data,
 /// each rank on its slice of the batch, in `micro` micro-batches (all but the last under
 /// no_sync); clip > 0 clips the gradients by their global 2-norm first.
-Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20) {
+Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
+           double cap_mb = 25) {
     const int world = dist::world_size(), r = dist::rank();
     tg::manual_seed(11 + uint64_t(r));  // different weights per rank: both wrappers broadcast
     auto a = c.make(), b = c.make();
@@ -110,7 +111,8 @@ Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20)
             pb[i].copy_(pa[i]);
     }
     nn::DistributedDataParallel ddp(a, nn::DistributedDataParallelOptions().bucket_cap_mb(0.001));
-    auto model = nn::FullyShardedDataParallel(b, nn::ShardingOptions().stage(stage));
+    auto model =
+        nn::FullyShardedDataParallel(b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb));
     tg::optim::AdamW opt_a(a->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::optim::AdamW opt_b(model->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::Generator gen(5);
@@ -183,15 +185,17 @@ bool identical_across_ranks(const std::vector<Tensor>& ps) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(stages_equal_ddp_bit_for_bit_with_and_without_accumulation) {
+    // one unit (the default 25 MiB), or units of 1 KiB reduce-scattered while backward runs
     for (int stage : {1, 2})
         for (int micro : {1, 2})
-            for (const Case& c : {transformer(), cnn()}) {
-                BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro) {
-                    Result res = run(c, stage, micro);
-                    BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
-                    BOOST_TEST(identical_across_ranks(res.fsdp));
-                }
-            }
+            for (const Case& c : {transformer(), cnn()})
+                for (double cap : {25.0, 0.001})
+                    BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro
+                                                << ", units of " << cap << " MiB") {
+                        Result res = run(c, stage, micro, 0, 20, cap);
+                        BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+                        BOOST_TEST(identical_across_ranks(res.fsdp));
+                    }
 }
 
 BOOST_AUTO_TEST_CASE(memory_per_rank_follows_the_zero_model) {
@@ -232,6 +236,32 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_over_the_shards_matches_ddp) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(units_reduce_scattered_while_backward_runs) {
+    auto m = transformer().make();
+    auto model =
+        nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(2).bucket_cap_mb(0.001));
+    const size_t units = model->parameters().size();
+    BOOST_TEST(units > 3u);
+    auto group = dist::default_group();
+    // the first layer's weight is backward's last gradient: by then the later layers' units
+    // have been launched, before backward ends
+    uint64_t launched_before_last = 0;
+    const auto before = group->stats().reduce_scatters;
+    m->parameters()[0].register_post_accumulate_grad_hook(
+        [&](const Tensor&) { launched_before_last = group->stats().reduce_scatters - before; });
+    tg::Generator gen(3);
+    auto c = transformer();
+    tg::mse_loss(model(c.x(4, gen)), c.y(4, gen)).backward();
+    BOOST_TEST(launched_before_last >= units - 1);
+    BOOST_TEST(group->stats().reduce_scatters - before == units);
+    BOOST_TEST(model->stats().syncs == 1u);
+    // stage 2 keeps only the shards' gradients
+    for (const Tensor& p : m->parameters())
+        BOOST_TEST(!p.grad().defined());
+    for (const Tensor& sh : model->parameters())
+        BOOST_TEST(sh.grad().defined());
+}
+
 BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
     auto m = cnn().make();
     auto model = nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(2));
@@ -241,9 +271,10 @@ BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
     BOOST_TEST(shards[0].numel() == (total + world - 1) / world);
     BOOST_TEST(shards[0].is_leaf());
     BOOST_TEST(shards[0].requires_grad());
-    // rank 0's shard starts with the first parameter's memory
+    // units in bucket order (modules in reverse): rank 0's shard starts with the last linear's
+    // weight's memory
     if (dist::rank() == 0)
-        BOOST_TEST(shards[0].data_ptr<double>() == m->parameters()[0].data_ptr<double>());
+        BOOST_TEST(shards[0].data_ptr<double>() == m->parameters()[2].data_ptr<double>());
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().stage(3)),
                       tg::value_error);
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(std::shared_ptr<nn::Module>()), tg::value_error);

@@ -1,187 +1,27 @@
-// nn::FullyShardedDataParallel, ZeRO stages 1 and 2: flat parameter units, shards for the
-// optimizer, gradients all-reduced (stage 1) or reduce-scattered (stage 2) when backward ends.
+// nn::FullyShardedDataParallel: the wrapper a user holds (ZeRO stages 1 and 2); what runs inside
+// forward and backward is in fsdp_state.cpp.
+#include "distributed/fsdp.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
 #include "distributed/reducer.hpp"
 #include "tapegrad/autograd.hpp"
-#include "tapegrad/nn/fully_sharded_data_parallel.hpp"
 #include "tapegrad/nn/utils.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn {
-
-// Note [Sharded parameters]: the parameters that require grad are cut into units (one per dtype
-// and device, in registration order); a unit's parameters are copied into one flat buffer,
-// padded with zeros to a multiple S·N of the world size N, and each module parameter is made a
-// view of its place in the buffer (its TensorImpl is repointed, as LibTorch's set_data does, so
-// every handle the module and its layers hold sees the buffer). Rank r's shard is the view
-// flat[r·S, (r+1)·S): a leaf that requires grad, handed to the user's optimizer by parameters().
-// The optimizer therefore keeps state for S elements only and its in-place update writes
-// straight into this rank's slice of the module's parameters, with no copy; the other ranks'
-// slices are all-gathered into the buffer before the next forward (or gather_parameters()).
-// This needs nothing from the optimizer: any tg::optim optimizer works, its state is sharded
-// because its parameters are.
-//
-// Gradients: at the first forward of an accumulation window the module's gradients become
-// zeroed views of the unit's gradient buffer (S·N elements), so backward accumulates into it in
-// place. A post-accumulate hook on every parameter queues, once per backward pass, the end-of-
-// pass callback (outside no_sync), which reduce-scatters each unit's buffer into an S-element
-// gradient for the shard and divides it by N, as DDP divides its sums. Stage 1 then all-gathers
-// the averaged shards back into the buffer, so every rank keeps the full averaged gradients (as
-// in ZeRO-1; one reduce-scatter and one all-gather move what one ring all-reduce moves) and the
-// shard's gradient is the view of its slice; stage 2 keeps only the shard's gradient and frees
-// the buffer and the module's gradients (ZeRO-2). Reduce-scatter rather than all-reduce in both
-// stages: the shards' sums are then the same bits in either stage and, for DDP's small buckets,
-// the same bits as DDP's all-reduce (tests/test_fsdp_mpi.cpp). The next
-// forward starts a new window, so the optimizer's zero_grad() only needs to clear the shards.
-struct Unit {
-    std::vector<size_t> params;
-    std::vector<int64_t> offsets;
-    int64_t shard = 0;  // S: elements per rank
-    Tensor flat, grads, mine;
-};
-
-struct FsdpState : std::enable_shared_from_this<FsdpState> {
-    std::shared_ptr<distributed::ProcessGroup> group;
-    int stage = 1;
-    std::vector<std::string> names;
-    std::vector<Tensor> params;
-    std::vector<Unit> units;
-    bool sync = true;    // false inside no_sync()
-    bool armed = false;  // a backward pass queued finish()
-    bool fresh = true;   // the next forward starts an accumulation window
-    bool dirty = false;  // a sync happened since the last gather: the shards may have changed
-    bool broadcast_buffers = true;
-    FullyShardedDataParallelStats stats;
-
-    void on_ready() {
-        if (!sync || armed)
-            return;
-        armed = true;
-        std::weak_ptr<FsdpState> weak = shared_from_this();
-        autograd::queue_callback([weak] {
-            if (auto s = weak.lock())
-                s->finish();
-        });
-    }
-
-    Tensor view_of(const Tensor& flat, const Unit& u, size_t k) const {
-        const Tensor& p = params[u.params[k]];
-        return flat.narrow(0, u.offsets[k], p.numel()).view(p.sizes());
-    }
-
-    void prepare() {
-        armed = false;  // a backward that threw: its callback was dropped
-        gather();
-        if (!GradMode::is_enabled() || !fresh)
-            return;
-        NoGradGuard no_grad;
-        for (Unit& u : units) {
-            if (u.grads.defined())
-                u.grads.zero_();
-            else
-                u.grads = tg::zeros(u.flat.sizes(),
-                                    TensorOptions(u.flat.dtype()).device(u.flat.device()));
-            for (size_t k = 0; k < u.params.size(); ++k)
-                params[u.params[k]].set_grad(view_of(u.grads, u, k));
-        }
-        fresh = false;
-    }
-
-    void gather() {
-        if (!dirty)
-            return;
-        NoGradGuard no_grad;
-        std::vector<std::shared_ptr<distributed::Work>> works;
-        for (Unit& u : units) {
-            std::vector<Tensor> outs;
-            for (int r = 0; r < group->size(); ++r)
-                outs.push_back(u.flat.narrow(0, r * u.shard, u.shard));
-            works.push_back(group->all_gather(outs, u.mine.detach()));
-            ++stats.all_gathers;
-        }
-        for (auto& w : works)
-            w->wait();
-        dirty = false;
-    }
-
-    void finish() {
-        if (!armed)
-            return;
-        armed = false;
-        NoGradGuard no_grad;
-        const int world = group->size(), rank = group->rank();
-        std::vector<std::shared_ptr<distributed::Work>> works;
-        std::vector<Tensor> shard_grads;
-        for (Unit& u : units) {
-            if (!u.grads.defined())  // backward of a forward that did not go through the wrapper
-                u.grads = tg::zeros(u.flat.sizes(),
-                                    TensorOptions(u.flat.dtype()).device(u.flat.device()));
-            for (size_t k = 0; k < u.params.size(); ++k) {  // gradients replaced by the user
-                const Tensor& p = params[u.params[k]];
-                const Tensor g = p.grad();
-                Tensor v = view_of(u.grads, u, k);
-                if (!g.defined())
-                    v.zero_();
-                else if (g.impl()->storage != u.grads.impl()->storage ||
-                         g.storage_offset() != u.grads.storage_offset() + u.offsets[k])
-                    v.copy_(g);
-            }
-            std::vector<Tensor> pieces;
-            for (int r = 0; r < world; ++r)
-                pieces.push_back(u.grads.narrow(0, r * u.shard, u.shard));
-            Tensor g = tg::empty({u.shard}, TensorOptions(u.flat.dtype()).device(u.flat.device()));
-            works.push_back(group->reduce_scatter(g, pieces));
-            ++stats.reduce_scatters;
-            shard_grads.push_back(g);
-        }
-        for (auto& w : works)
-            w->wait();
-        works.clear();
-        for (size_t i = 0; i < units.size(); ++i) {
-            Unit& u = units[i];
-            shard_grads[i].div_(double(world));
-            if (stage == 1) {  // ZeRO-1: every rank keeps the full averaged gradients
-                std::vector<Tensor> pieces;
-                for (int r = 0; r < world; ++r)
-                    pieces.push_back(u.grads.narrow(0, r * u.shard, u.shard));
-                works.push_back(group->all_gather(pieces, shard_grads[i]));
-                ++stats.all_gathers;
-                u.mine.set_grad(pieces[size_t(rank)]);
-            } else {  // ZeRO-2: only the shard's gradient stays
-                u.mine.set_grad(shard_grads[i]);
-                for (size_t j : u.params)
-                    params[j].set_grad(Tensor());
-                u.grads = Tensor();
-            }
-        }
-        for (auto& w : works)
-            w->wait();
-        fresh = true;
-        dirty = true;
-        ++stats.syncs;
-    }
-};
-
-namespace {
-/// Makes p a view of flat at element offset `at` (holding p's values), as LibTorch's set_data.
-void repoint(const Tensor& p, const Tensor& flat, int64_t at) {
-    flat.narrow(0, at, p.numel()).view(p.sizes()).copy_(p.detach());
-    TensorImpl* i = p.impl();
-    i->storage = flat.impl()->storage;
-    i->offset = flat.impl()->offset + at;
-    i->strides = contiguous_strides(i->sizes);
-    i->storage->grad_leaf.store(true, std::memory_order_relaxed);
-}
-}  // namespace
 
 FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> module,
                                                    ShardingOptions options)
     : module_(std::move(module)), state_(std::make_shared<FsdpState>()) {
     if (!module_)
         throw value_error("FullyShardedDataParallel: the module is null");
+    if (!(options.bucket_cap_mb() > 0))
+        throw value_error("FullyShardedDataParallel: bucket_cap_mb must be positive, got " +
+                          std::to_string(options.bucket_cap_mb()));
     if (options.stage() != 1 && options.stage() != 2)
         throw value_error("FullyShardedDataParallel: stage " + std::to_string(options.stage()) +
                           " is not supported (1: optimizer state sharded, 2: gradients too; "
@@ -209,42 +49,21 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
         for (auto& w : works)
             w->wait();
     }
-    const int64_t world = s.group->size(), rank = s.group->rank();
-    std::vector<int64_t> numels;
-    for (size_t j = 0; j < s.params.size(); ++j) {  // Note [Sharded parameters]
-        const Tensor& p = s.params[j];
-        size_t u = 0;
-        while (u < s.units.size() && (s.params[s.units[u].params[0]].dtype() != p.dtype() ||
-                                      s.params[s.units[u].params[0]].device() != p.device()))
-            ++u;
-        if (u == s.units.size()) {
-            s.units.emplace_back();
-            numels.push_back(0);
-        }
-        s.units[u].params.push_back(j);
-        s.units[u].offsets.push_back(numels[u]);
-        numels[u] += p.numel();
-    }
-    for (size_t u = 0; u < s.units.size(); ++u) {
-        Unit& unit = s.units[u];
-        const Tensor& first = s.params[unit.params[0]];
-        unit.shard = std::max<int64_t>(1, (numels[u] + world - 1) / world);
-        unit.flat =
-            tg::zeros({unit.shard * world}, TensorOptions(first.dtype()).device(first.device()));
-        for (size_t k = 0; k < unit.params.size(); ++k)
-            repoint(s.params[unit.params[k]], unit.flat, unit.offsets[k]);
-        unit.mine = unit.flat.narrow(0, rank * unit.shard, unit.shard);
-        unit.mine.requires_grad_(true);
-    }
+    s.build(std::max<int64_t>(1, int64_t(options.bucket_cap_mb() * 1024 * 1024)));
     std::weak_ptr<FsdpState> weak = state_;
-    for (const Tensor& p : s.params)
-        p.register_post_accumulate_grad_hook([weak](const Tensor&) {
+    for (size_t i = 0; i < s.params.size(); ++i)
+        s.params[i].register_post_accumulate_grad_hook([weak, i](const Tensor&) {
             if (auto st = weak.lock())
-                st->on_ready();
+                st->on_ready(i);
         });
 }
 
-FullyShardedDataParallel::~FullyShardedDataParallel() = default;
+FullyShardedDataParallel::~FullyShardedDataParallel() {
+    try {
+        state_->recover();
+    } catch (...) {  // a destructor does not throw; the collective's error was reported by wait
+    }
+}
 
 Tensor FullyShardedDataParallel::forward(const Tensor& x) {
     FsdpState& s = *state_;

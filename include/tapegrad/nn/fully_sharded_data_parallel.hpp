@@ -14,8 +14,8 @@
 ///         opt.step();                                          // updates this rank's shard
 ///     }                                // the next forward all-gathers the updated shards
 ///
-/// Note [Sharded parameters] in src/distributed/fsdp.cpp says how the module's parameters, the
-/// shards the optimizer sees and the gradients share memory. Stage 3 (parameters sharded too),
+/// Note [Sharded parameters] in src/distributed/fsdp_state.cpp says how the module's parameters,
+/// the shards the optimizer sees and the gradients share memory. Stage 3 (parameters sharded too),
 /// wrap policies, checkpoint composition and sharded save/load are not implemented yet:
 /// stage(3) throws value_error.
 #include <cstdint>
@@ -29,13 +29,20 @@
 
 namespace tg::nn {
 
-/// Options with chained setters. Defaults: stage 1, the default process group.
+/// Options with chained setters. Defaults: stage 1, units of 25 MiB, buffers broadcast from rank
+/// 0 at every forward, the default process group.
 class ShardingOptions {
 public:
     /// 1: optimizer state sharded; 2: gradients too (value_error otherwise, when the wrapper is
     /// built; 3 is not implemented yet).
     ShardingOptions& stage(int s) {
         stage_ = s;
+        return *this;
+    }
+    /// Parameter bytes per unit (MiB, > 0): a unit's gradients are reduce-scattered as soon as
+    /// backward has finished them, so smaller units start communicating earlier.
+    ShardingOptions& bucket_cap_mb(double mb) {
+        bucket_cap_mb_ = mb;
         return *this;
     }
     /// Copy rank 0's buffers (BatchNorm statistics) to every rank before each forward.
@@ -48,11 +55,13 @@ public:
         return *this;
     }
     int stage() const { return stage_; }
+    double bucket_cap_mb() const { return bucket_cap_mb_; }
     bool broadcast_buffers() const { return broadcast_buffers_; }
     const std::shared_ptr<distributed::ProcessGroup>& process_group() const { return group_; }
 
 private:
     int stage_ = 1;
+    double bucket_cap_mb_ = 25;
     bool broadcast_buffers_ = true;
     std::shared_ptr<distributed::ProcessGroup> group_;
 };
@@ -68,7 +77,8 @@ class FullyShardedDataParallel {
 public:
     /// Wraps module: checks that every rank has the same parameters (distributed_error naming
     /// the first that differs), copies rank 0's parameters and buffers to every rank, flattens
-    /// the parameters that require grad, one unit per dtype and device, into one buffer each
+    /// the parameters that require grad into units of about bucket_cap_mb (one dtype and device
+    /// each, modules in reverse order as DDP's buckets), one buffer each
     /// (padded to a multiple of the world size) that the module's parameters become views of,
     /// and registers the hooks that reduce gradients. Collective. value_error for a null module
     /// or a stage other than 1 or 2.
