@@ -279,3 +279,19 @@ BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
                       tg::value_error);
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(std::shared_ptr<nn::Module>()), tg::value_error);
 }
+
+BOOST_AUTO_TEST_CASE(models_that_differ_across_ranks_are_refused_on_every_rank) {
+    if (dist::world_size() < 2)
+        return;
+    nn::Sequential m(nn::Linear(4, dist::rank() == 1 ? 5 : 6));
+    m->to(tg::kFloat64);
+    try {
+        nn::FullyShardedDataParallel fsdp(m);
+        BOOST_FAIL("no distributed_error");
+    } catch (const tg::distributed_error& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("FullyShardedDataParallel: the ranks' parameters differ") !=
+                   std::string::npos);
+        BOOST_TEST(what.find("rank 1") != std::string::npos);
+    }
+}

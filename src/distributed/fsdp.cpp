@@ -38,7 +38,7 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
         s.names.push_back(name);
         s.params.push_back(p);
     }
-    check_same_parameters(*s.group, lines);
+    check_same_parameters(*s.group, lines, "FullyShardedDataParallel");
     NoGradGuard no_grad;
     {  // every rank starts from rank 0's parameters and buffers
         std::vector<std::shared_ptr<distributed::Work>> works;
