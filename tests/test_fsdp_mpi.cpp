@@ -90,10 +90,23 @@ std::vector<Tensor> optimizer_state(tg::optim::Optimizer& opt) {
     return out;
 }
 
+bool bitwise_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    if (a.size() != b.size())
+        return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        Tensor x = a[i].detach().contiguous(), y = b[i].detach().contiguous();
+        if (x.sizes() != y.sizes() || std::memcmp(x.data_ptr<double>(), y.data_ptr<double>(),
+                                                  size_t(x.numel()) * sizeof(double)) != 0)
+            return false;
+    }
+    return true;
+}
+
 struct Result {
     std::vector<Tensor> ddp, fsdp;
     int64_t ddp_bytes = 0, fsdp_bytes = 0;  // parameters + gradients + optimizer state, per rank
     std::vector<double> ddp_norms, fsdp_norms;
+    bool clipped_grads_agree = true;  // stage 1: the module's clipped gradients, DDP's bits
 };
 
 /// `steps` AdamW steps of DDP and of FSDP at `stage` from the same weights on the same data,
@@ -138,6 +151,14 @@ Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
         if (clip > 0) {
             out.ddp_norms.push_back(nn::utils::clip_grad_norm_(a->parameters(), clip));
             out.fsdp_norms.push_back(model->clip_grad_norm_(clip));
+            if (stage == 1) {
+                std::vector<Tensor> ga, gb;
+                for (const Tensor& p : a->parameters())
+                    ga.push_back(p.grad());
+                for (const Tensor& p : b->parameters())
+                    gb.push_back(p.grad());
+                out.clipped_grads_agree = out.clipped_grads_agree && bitwise_equal(ga, gb);
+            }
         }
         opt_a.step();
         opt_b.step();
@@ -155,18 +176,6 @@ Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
     out.ddp = a->parameters();
     out.fsdp = model->full_parameters();
     return out;
-}
-
-bool bitwise_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-    if (a.size() != b.size())
-        return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-        Tensor x = a[i].detach().contiguous(), y = b[i].detach().contiguous();
-        if (x.sizes() != y.sizes() || std::memcmp(x.data_ptr<double>(), y.data_ptr<double>(),
-                                                  size_t(x.numel()) * sizeof(double)) != 0)
-            return false;
-    }
-    return true;
 }
 
 /// Whether every rank holds exactly the same values.
@@ -227,8 +236,10 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_over_the_shards_matches_ddp) {
             for (size_t i = 0; i < res.ddp_norms.size(); ++i)
                 BOOST_TEST(res.fsdp_norms[i] == res.ddp_norms[i],
                            boost::test_tools::tolerance(1e-6));
-            if (stage == 1)
+            if (stage == 1) {
                 BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+                BOOST_TEST(res.clipped_grads_agree);
+            }
             for (size_t i = 0; i < res.ddp.size(); ++i)
                 BOOST_TEST((res.ddp[i] - res.fsdp[i]).abs().max().item<double>() < 1e-7);
             BOOST_TEST(identical_across_ranks(res.fsdp));

@@ -133,7 +133,9 @@ double FullyShardedDataParallel::clip_grad_norm_(double max_norm, double norm_ty
     }
     if (!total.defined())
         return 0;
-    if (!shards.empty())
+    if (s.stage == 1)  // the full gradients, which the shards' gradients are views of
+        utils::clip_grads_with_norm_(s.params, max_norm, total);
+    else if (!shards.empty())
         utils::clip_grads_with_norm_(shards, max_norm, total);
     return total.item<double>();
 }

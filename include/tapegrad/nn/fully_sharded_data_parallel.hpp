@@ -112,9 +112,11 @@ public:
     /// forward() calls it; call it (on every rank) before reading or saving the full parameters.
     void gather_parameters();
 
-    /// clip_grad_norm_ over the whole model: the norm of every rank's shard gradients, combined
-    /// by an all-reduce (sum of |g|^p, or max for inf), then the shards scaled by
-    /// min(max_norm / (norm + 1e-6), 1), as nn::utils::clip_grad_norm_ scales full gradients.
+    /// clip_grad_norm_ over the whole model, after a synced backward. Stage 1: the norm of the
+    /// full averaged gradients every rank holds, computed as nn::utils::clip_grad_norm_ computes
+    /// it (the same bits), and those gradients scaled. Stage 2: every rank's shard gradients'
+    /// sum of |g|^p (max for inf) all-reduced, and the shards scaled; value_error for norm_type
+    /// 0. Scaling is by min(max_norm / (norm + 1e-6), 1), as nn::utils::clip_grad_norm_ does.
     /// Returns the total norm. Collective. nn::utils::clip_grad_norm_(parameters(), ...) alone
     /// would see only this rank's shard.
     double clip_grad_norm_(double max_norm, double norm_type = 2.0);
