@@ -289,6 +289,13 @@ BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().stage(3)),
                       tg::value_error);
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(std::shared_ptr<nn::Module>()), tg::value_error);
+    BOOST_CHECK_THROW(
+        nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().bucket_cap_mb(0)),
+        tg::value_error);
+    // refused before any collective, on every rank alike
+    BOOST_CHECK_THROW(model->clip_grad_norm_(-1.0), tg::value_error);
+    BOOST_CHECK_THROW(model->clip_grad_norm_(1.0, -2.0), tg::value_error);
+    BOOST_CHECK_THROW(model->clip_grad_norm_(1.0, 0.0), tg::value_error);  // stage 2
 }
 
 BOOST_AUTO_TEST_CASE(models_that_differ_across_ranks_are_refused_on_every_rank) {

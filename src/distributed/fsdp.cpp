@@ -96,6 +96,11 @@ void FullyShardedDataParallel::gather_parameters() {
 
 double FullyShardedDataParallel::clip_grad_norm_(double max_norm, double norm_type) {
     FsdpState& s = *state_;
+    if (!(max_norm >= 0) || !(norm_type >= 0))  // before any collective, on every rank alike
+        throw value_error(
+            "FullyShardedDataParallel::clip_grad_norm_: max_norm and norm_type must "
+            "be >= 0, got " +
+            std::to_string(max_norm) + " and " + std::to_string(norm_type));
     std::vector<Tensor> shards, grads;
     for (const Unit& u : s.units)
         if (u.mine.grad().defined()) {
