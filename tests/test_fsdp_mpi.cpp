@@ -313,3 +313,26 @@ BOOST_AUTO_TEST_CASE(models_that_differ_across_ranks_are_refused_on_every_rank) 
         BOOST_TEST(what.find("rank 1") != std::string::npos);
     }
 }
+
+/// One weight registered under two names (as a language model ties its embedding and output).
+struct Tied : nn::Module {
+    Tensor w, bias;
+    Tied() {
+        w = register_parameter("w", tg::randn({4, 4}, f64));
+        register_parameter("w_again", w);
+        bias = register_parameter("bias", tg::zeros({4}, f64));
+    }
+    Tensor forward(const Tensor& x) override { return tg::matmul(tg::matmul(x, w), w) + bias; }
+};
+
+BOOST_AUTO_TEST_CASE(a_tied_parameter_is_sharded_once) {
+    auto m = std::make_shared<Tied>();
+    BOOST_TEST(m->parameters().size() == 3u);
+    auto model = nn::FullyShardedDataParallel(m);
+    const int64_t world = dist::world_size(), distinct = 16 + 4;
+    BOOST_TEST(model->parameters()[0].numel() == (distinct + world - 1) / world);
+    tg::Generator gen(2);
+    tg::mse_loss(model(tg::randn({3, 4}, gen, f64)), tg::randn({3, 4}, gen, f64)).backward();
+    BOOST_TEST(m->w.grad().defined());
+    BOOST_TEST(m->w.data_ptr<double>() == m->parameters()[1].data_ptr<double>());
+}

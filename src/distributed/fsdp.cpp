@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "distributed/reducer.hpp"
@@ -31,9 +32,10 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
     s.broadcast_buffers = options.broadcast_buffers();
     s.group = options.process_group() ? options.process_group() : distributed::default_group();
     std::vector<std::string> lines;
+    std::unordered_set<const TensorImpl*> seen;  // a tied parameter goes into its unit once
     for (auto& [name, p] : module_->named_parameters()) {
         lines.push_back(name + " " + shape_str(p.sizes()) + " " + dtype_name(p.dtype()));
-        if (!p.requires_grad())
+        if (!p.requires_grad() || !seen.insert(p.impl()).second)
             continue;
         s.names.push_back(name);
         s.params.push_back(p);
