@@ -336,3 +336,13 @@ BOOST_AUTO_TEST_CASE(a_tied_parameter_is_sharded_once) {
     BOOST_TEST(m->w.grad().defined());
     BOOST_TEST(m->w.data_ptr<double>() == m->parameters()[1].data_ptr<double>());
 }
+
+BOOST_AUTO_TEST_CASE(a_model_converted_after_wrapping_is_refused) {
+    auto m = cnn().make();
+    auto model = nn::FullyShardedDataParallel(m);
+    tg::Generator gen(4);
+    Tensor x = cnn().x(2, gen);
+    BOOST_CHECK_NO_THROW(model(x));
+    m->to(tg::kFloat32);
+    BOOST_CHECK_THROW(model(x.to(tg::kFloat32)), tg::value_error);
+}

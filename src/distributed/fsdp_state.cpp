@@ -206,6 +206,13 @@ void FsdpState::recover() {
 
 void FsdpState::prepare() {
     recover();
+    for (const Unit& u : units)  // Note [Sharded parameters]: they must stay the units' views
+        for (size_t j : u.params)
+            if (params[j].impl()->storage != u.flat.impl()->storage)
+                throw value_error("FullyShardedDataParallel: parameter '" + names[j] +
+                                  "' no longer lives in its unit (the module was converted or "
+                                  "the parameter replaced after wrapping); convert the model "
+                                  "before wrapping it");
     gather();
     if (!GradMode::is_enabled() || !fresh)
         return;
