@@ -9,6 +9,8 @@
 #   test_memory_budget two threads training under memory budgets of their own
 #   test_distributed_mpi (1 rank, and 2 under mpirun) the communication thread running collectives
 #                      while backward goes on, DDP's buckets and chunks (when built with MPI)
+#   test_fsdp_mpi      (1 rank, and 2 under mpirun) FullyShardedDataParallel's reduce-scatters
+#                      posted while backward runs, the all-gathers before forward
 # scripts/test.sh runs it unless TG_SKIP_TSAN=1. About 3 minutes on the 2-core VM (the build is
 # most of it); the tests are bounded by a 10-minute timeout.
 #
@@ -28,8 +30,8 @@ suites=(test_threads test_generator test_pool_threads test_data_workers test_sav
   test_memory_budget)
 tests=("${suites[@]}")
 if command -v mpirun >/dev/null; then
-  suites+=(test_distributed_mpi)
-  tests+=(test_distributed_mpi test_distributed_mpi_np2)
+  suites+=(test_distributed_mpi test_fsdp_mpi)
+  tests+=(test_distributed_mpi test_distributed_mpi_np2 test_fsdp_mpi test_fsdp_mpi_np2)
 fi
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_EXAMPLES=OFF -DTG_OPENCL=OFF \
   -DTG_CUDA=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \

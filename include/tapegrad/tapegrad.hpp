@@ -110,5 +110,6 @@
 #include "tapegrad/io_safetensors.hpp"
 #include "tapegrad/nn.hpp"
 #include "tapegrad/nn/distributed_data_parallel.hpp"
+#include "tapegrad/nn/fully_sharded_data_parallel.hpp"
 #include "tapegrad/onnx.hpp"
 #include "tapegrad/optim.hpp"

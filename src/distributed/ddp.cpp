@@ -11,7 +11,6 @@
 
 namespace tg::nn {
 
-namespace {
 /// The order parameters go into buckets (Note [Gradient buckets]): the modules in reverse, the
 /// parameters of one module in registration order (a linear's weight gradient is written before
 /// its bias's).
@@ -31,7 +30,6 @@ std::vector<size_t> bucket_order(const std::vector<std::string>& names) {
     }
     return order;
 }
-}  // namespace
 
 DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
                                                  DistributedDataParallelOptions options)

@@ -250,7 +250,8 @@ void DdpState::recover() {
 
 /// Every rank's "name shape dtype" lines; distributed_error naming the first parameter that
 /// differs from rank 0's, and the ranks.
-void check_same_parameters(distributed::ProcessGroup& g, const std::vector<std::string>& lines) {
+void check_same_parameters(distributed::ProcessGroup& g, const std::vector<std::string>& lines,
+                           const char* who) {
     std::string sig;
     for (const std::string& l : lines)
         sig += l + "\n";
@@ -290,7 +291,7 @@ void check_same_parameters(distributed::ProcessGroup& g, const std::vector<std::
                 continue;
             if (k >= ref.size() && k >= mine.size())
                 continue;
-            std::string msg = "DistributedDataParallel: the ranks' parameters differ: ";
+            std::string msg = std::string(who) + ": the ranks' parameters differ: ";
             if (k >= ref.size() || k >= mine.size())
                 msg += "rank 0 has " + std::to_string(ref.size()) + " parameters, rank " +
                        std::to_string(r) + " has " + std::to_string(mine.size());

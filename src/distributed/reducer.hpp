@@ -56,8 +56,13 @@ private:
     void wait_all();
 };
 
+/// The order parameters go into buckets (Note [Gradient buckets]): the modules in reverse, the
+/// parameters of one module in registration order. DDP's and FullyShardedDataParallel's.
+std::vector<size_t> bucket_order(const std::vector<std::string>& names);
+
 /// Every rank's "name shape dtype" lines; distributed_error naming the first parameter that
 /// differs from rank 0's, and the ranks.
-void check_same_parameters(distributed::ProcessGroup& g, const std::vector<std::string>& lines);
+void check_same_parameters(distributed::ProcessGroup& g, const std::vector<std::string>& lines,
+                           const char* who = "DistributedDataParallel");
 
 }  // namespace tg::nn

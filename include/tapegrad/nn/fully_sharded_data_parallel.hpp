@@ -1,0 +1,153 @@
+#pragma once
+/// Sharded data parallel (ZeRO stages 1 and 2, issue 33): like DistributedDataParallel every rank
+/// holds the whole model and runs it on its share of the batch, but the optimizer state (stage
+/// 1) and, after backward, the gradients too (stage 2) are cut in shards, one per rank.
+///
+///     tg::distributed::init(&argc, &argv);
+///     auto model = tg::nn::FullyShardedDataParallel(make_model(),
+///                                                   tg::nn::ShardingOptions().stage(2));
+///     tg::optim::AdamW opt(model->parameters(), tg::optim::AdamWOptions(3e-4));  // shards
+///     for (auto& batch : loader) {
+///         opt.zero_grad();
+///         loss(model->forward(batch.x), batch.y).backward();  // gradients reduce-scattered
+///         model->clip_grad_norm_(1.0);                         // a norm over every shard
+///         opt.step();                                          // updates this rank's shard
+///     }                                // the next forward all-gathers the updated shards
+///
+/// Note [Sharded parameters] in src/distributed/fsdp_state.cpp says how the module's parameters,
+/// the shards the optimizer sees and the gradients share memory. Stage 3 (parameters sharded too),
+/// wrap policies, checkpoint composition and sharded save/load are not implemented yet:
+/// stage(3) throws value_error.
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tapegrad/distributed.hpp"
+#include "tapegrad/nn/module.hpp"
+#pragma GCC visibility push(default)
+
+namespace tg::nn {
+
+/// Options with chained setters. Defaults: stage 1, units of 25 MiB, buffers broadcast from rank
+/// 0 at every forward, the default process group.
+class ShardingOptions {
+public:
+    /// 1: optimizer state sharded; 2: gradients too (value_error otherwise, when the wrapper is
+    /// built; 3 is not implemented yet).
+    ShardingOptions& stage(int s) {
+        stage_ = s;
+        return *this;
+    }
+    /// Parameter bytes per unit (MiB, > 0): a unit's gradients are reduce-scattered as soon as
+    /// backward has finished them, so smaller units start communicating earlier.
+    ShardingOptions& bucket_cap_mb(double mb) {
+        bucket_cap_mb_ = mb;
+        return *this;
+    }
+    /// Copy rank 0's buffers (BatchNorm statistics) to every rank before each forward.
+    ShardingOptions& broadcast_buffers(bool on) {
+        broadcast_buffers_ = on;
+        return *this;
+    }
+    ShardingOptions& process_group(std::shared_ptr<distributed::ProcessGroup> g) {
+        group_ = std::move(g);
+        return *this;
+    }
+    int stage() const { return stage_; }
+    double bucket_cap_mb() const { return bucket_cap_mb_; }
+    bool broadcast_buffers() const { return broadcast_buffers_; }
+    const std::shared_ptr<distributed::ProcessGroup>& process_group() const { return group_; }
+
+private:
+    int stage_ = 1;
+    double bucket_cap_mb_ = 25;
+    bool broadcast_buffers_ = true;
+    std::shared_ptr<distributed::ProcessGroup> group_;
+};
+
+/// What a FullyShardedDataParallel has communicated since it was made.
+struct FullyShardedDataParallelStats {
+    uint64_t syncs = 0;            // backward passes whose gradients were reduced
+    uint64_t reduce_scatters = 0;  // gradients: one per unit per sync
+    uint64_t all_gathers = 0;      // stage 1's averaged gradients, and the parameters after a step
+};
+
+class FullyShardedDataParallel {
+public:
+    /// Wraps module: checks that every rank has the same parameters (distributed_error naming
+    /// the first that differs), copies rank 0's parameters and buffers to every rank, flattens
+    /// the parameters that require grad into units of about bucket_cap_mb (one dtype and device
+    /// each, modules in reverse order as DDP's buckets), one buffer each
+    /// (padded to a multiple of the world size) that the module's parameters become views of,
+    /// and registers the hooks that reduce gradients. Collective. value_error for a null module
+    /// or a stage other than 1 or 2.
+    explicit FullyShardedDataParallel(std::shared_ptr<Module> module, ShardingOptions options = {});
+    template <class Impl>
+    explicit FullyShardedDataParallel(const ModuleHolder<Impl>& module,
+                                      ShardingOptions options = {})
+        : FullyShardedDataParallel(std::static_pointer_cast<Module>(module.ptr()),
+                                   std::move(options)) {}
+    ~FullyShardedDataParallel();
+    FullyShardedDataParallel(const FullyShardedDataParallel&) = delete;
+    FullyShardedDataParallel& operator=(const FullyShardedDataParallel&) = delete;
+
+    /// For the issue's spelling model->forward(x), model->parameters().
+    FullyShardedDataParallel* operator->() { return this; }
+
+    /// Gathers the shards updated since the last sync (all_gather, collective), broadcasts
+    /// buffers if set, then runs the module. With grad mode on, the module's gradients become
+    /// zeroed views of the unit's gradient buffer when a new accumulation starts (the first
+    /// forward after a sync).
+    Tensor forward(const Tensor& x);
+    Tensor operator()(const Tensor& x) { return forward(x); }
+
+    /// This rank's shards, one per unit: leaf tensors that require grad and alias the module's
+    /// parameters' memory, for the optimizer. After a synced backward their gradients hold the
+    /// average over the ranks of the shard's gradient.
+    std::vector<Tensor> parameters() const;
+    /// The module's full parameters (up to date after gather_parameters() or a forward).
+    std::vector<Tensor> full_parameters() const;
+    /// All-gathers the shards if an optimizer step may have changed them since the last gather:
+    /// forward() calls it; call it (on every rank) before reading or saving the full parameters.
+    void gather_parameters();
+
+    /// clip_grad_norm_ over the whole model, after a synced backward. Stage 1: the norm of the
+    /// full averaged gradients every rank holds, computed as nn::utils::clip_grad_norm_ computes
+    /// it (the same bits), and those gradients scaled. Stage 2: every rank's shard gradients'
+    /// sum of |g|^p (max for inf) all-reduced, and the shards scaled; value_error for norm_type
+    /// 0. Scaling is by min(max_norm / (norm + 1e-6), 1), as nn::utils::clip_grad_norm_ does.
+    /// Returns the total norm. Collective. nn::utils::clip_grad_norm_(parameters(), ...) alone
+    /// would see only this rank's shard.
+    double clip_grad_norm_(double max_norm, double norm_type = 2.0);
+
+    /// While it lives, backward only accumulates full gradients locally; the first backward after
+    /// it reduces everything accumulated.
+    class NoSync {
+    public:
+        ~NoSync();
+        NoSync(NoSync&& o) noexcept;
+        NoSync(const NoSync&) = delete;
+        NoSync& operator=(const NoSync&) = delete;
+        NoSync& operator=(NoSync&&) = delete;
+
+    private:
+        friend class FullyShardedDataParallel;
+        explicit NoSync(std::shared_ptr<struct FsdpState> s);
+        std::shared_ptr<struct FsdpState> state_;
+        bool prev_ = true;
+    };
+    NoSync no_sync();
+
+    const std::shared_ptr<Module>& module() const { return module_; }
+    int stage() const;
+    FullyShardedDataParallelStats stats() const;
+
+private:
+    std::shared_ptr<Module> module_;
+    std::shared_ptr<struct FsdpState> state_;
+};
+
+}  // namespace tg::nn
+
+#pragma GCC visibility pop

@@ -1,0 +1,247 @@
+// nn::FullyShardedDataParallel's state: flat units, the gather before forward, and the
+// reduce-scatters launched while backward runs.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "distributed/fsdp.hpp"
+#include "distributed/reducer.hpp"
+#include "tapegrad/autograd.hpp"
+#include "tapegrad/ops.hpp"
+
+namespace tg::nn {
+
+// Note [Sharded parameters]: the parameters that require grad are cut into units, as DDP cuts
+// its buckets (Note [Gradient buckets] in reducer.cpp: modules in reverse order, about
+// bucket_cap_mb each, one dtype and device per unit). A unit's parameters are copied into one
+// flat buffer, padded with zeros to a multiple S·N of the world size N, and each module
+// parameter is made a view of its place in the buffer (its TensorImpl is repointed, as
+// LibTorch's set_data does, so every handle the module and its layers hold sees the buffer).
+// Rank r's shard is the view flat[r·S, (r+1)·S): a leaf that requires grad, handed to the user's
+// optimizer by parameters(). The optimizer therefore keeps state for S elements only and its
+// in-place update writes straight into this rank's slice of the module's parameters, with no
+// copy; the other ranks' slices are all-gathered into the buffer before the next forward (or
+// gather_parameters()). This needs nothing from the optimizer: any tg::optim optimizer works,
+// its state is sharded because its parameters are.
+//
+// Gradients: at the first forward of an accumulation window the module's gradients become
+// zeroed views of each unit's gradient buffer (S·N elements), so backward accumulates into it in
+// place. A post-accumulate hook on every parameter tells when backward has finished its
+// gradient; when a unit's last parameter is done, one reduce-scatter of its buffer into an
+// S-element gradient for the shard is posted to the communication thread and runs while
+// backward goes on with earlier layers. Units are launched strictly in unit order, so every rank
+// posts the same collectives in the same order; when backward ends (autograd::queue_callback)
+// the rest are launched (a parameter without a gradient on this rank contributes zeros), all are
+// waited for and the shards' sums divided by N, as DDP divides its sums. Stage 1 then
+// all-gathers the averaged shards back into the buffers, so every rank keeps the full averaged
+// gradients (ZeRO-1; a reduce-scatter and an all-gather move what one ring all-reduce moves) and
+// the shard's gradient is the view of its slice; stage 2 keeps only the shard's gradient and
+// frees the buffers and the module's gradients (ZeRO-2). Reduce-scatter rather than all-reduce
+// in both stages: the shards' sums are then the same bits in either stage (and, with Open MPI,
+// the bits of DDP's all-reduce: tests/test_fsdp_mpi.cpp). The next forward starts a new window,
+// so the optimizer's zero_grad() only needs to clear the shards. Outside no_sync nothing is
+// launched: the full gradients accumulate locally until the first synced backward.
+namespace {
+/// Makes p a view of flat at element offset `at` (holding p's values), as LibTorch's set_data.
+void repoint(const Tensor& p, const Tensor& flat, int64_t at) {
+    flat.narrow(0, at, p.numel()).view(p.sizes()).copy_(p.detach());
+    TensorImpl* i = p.impl();
+    i->storage = flat.impl()->storage;
+    i->offset = flat.impl()->offset + at;
+    i->strides = contiguous_strides(i->sizes);
+    i->storage->grad_leaf.store(true, std::memory_order_relaxed);
+}
+
+Tensor view_in(const Tensor& buffer, const Tensor& p, int64_t at) {
+    return buffer.narrow(0, at, p.numel()).view(p.sizes());
+}
+
+std::vector<Tensor> pieces_of(const Tensor& buffer, int64_t shard, int world) {
+    std::vector<Tensor> out;
+    for (int r = 0; r < world; ++r)
+        out.push_back(buffer.narrow(0, r * shard, shard));
+    return out;
+}
+}  // namespace
+
+void FsdpState::build(int64_t cap) {
+    NoGradGuard no_grad;
+    const int64_t world = group->size(), rank = group->rank();
+    unit_of.assign(params.size(), 0);
+    int64_t bytes = 0;
+    for (size_t j : bucket_order(names)) {
+        const Tensor& p = params[j];
+        const int64_t nb = p.numel() * int64_t(element_size(p.dtype()));
+        bool fresh_unit = units.empty() || bytes + nb > cap;
+        if (!fresh_unit) {
+            const Tensor& q = params[units.back().params.front()];
+            fresh_unit = q.dtype() != p.dtype() || q.device() != p.device();
+        }
+        if (fresh_unit) {
+            units.emplace_back();
+            bytes = 0;
+        }
+        Unit& u = units.back();
+        u.offsets.push_back(u.params.empty() ? 0
+                                             : u.offsets.back() + params[u.params.back()].numel());
+        u.params.push_back(j);
+        unit_of[j] = units.size() - 1;
+        bytes += nb;
+    }
+    for (Unit& u : units) {
+        const Tensor& first = params[u.params.front()];
+        const int64_t numel = u.offsets.back() + params[u.params.back()].numel();
+        u.shard = std::max<int64_t>(1, (numel + world - 1) / world);
+        u.flat = tg::zeros({u.shard * world}, TensorOptions(first.dtype()).device(first.device()));
+        for (size_t k = 0; k < u.params.size(); ++k)
+            repoint(params[u.params[k]], u.flat, u.offsets[k]);
+        u.mine = u.flat.narrow(0, rank * u.shard, u.shard);
+        u.mine.requires_grad_(true);
+    }
+    ready.assign(params.size(), 0);
+}
+
+void FsdpState::on_ready(size_t i) {
+    if (!sync)
+        return;
+    if (!armed)
+        arm();
+    Unit& u = units[unit_of[i]];
+    if (ready[i]) {
+        if (u.launched)
+            throw distributed_error(
+                "FullyShardedDataParallel: parameter '" + names[i] +
+                "' received a gradient after its unit was reduce-scattered in this backward pass "
+                "(it is used both inside and outside a recomputed checkpoint, or by a second "
+                "backward inside the first)");
+        return;
+    }
+    ready[i] = 1;
+    if (--u.pending == 0)
+        while (next < units.size() && units[next].pending == 0)
+            launch(units[next++]);
+}
+
+void FsdpState::arm() {
+    armed = true;
+    next = 0;
+    std::fill(ready.begin(), ready.end(), 0);
+    for (Unit& u : units) {
+        u.pending = u.params.size();
+        u.launched = false;
+        u.work.reset();
+    }
+    std::weak_ptr<FsdpState> weak = shared_from_this();
+    autograd::queue_callback([weak] {
+        if (auto s = weak.lock())
+            s->finish();
+    });
+}
+
+void FsdpState::launch(Unit& u) {
+    NoGradGuard no_grad;
+    const TensorOptions opts = TensorOptions(u.flat.dtype()).device(u.flat.device());
+    if (!u.grads.defined())  // backward of a forward that did not go through the wrapper
+        u.grads = tg::zeros(u.flat.sizes(), opts);
+    for (size_t k = 0; k < u.params.size(); ++k) {  // gradients that are not the buffer's views
+        const Tensor& p = params[u.params[k]];
+        const Tensor g = p.grad();
+        Tensor v = view_in(u.grads, p, u.offsets[k]);
+        if (!g.defined())
+            v.zero_();
+        else if (g.impl()->storage != u.grads.impl()->storage ||
+                 g.storage_offset() != u.grads.storage_offset() + u.offsets[k])
+            v.copy_(g);
+    }
+    u.shard_grad = tg::empty({u.shard}, opts);
+    u.work = group->reduce_scatter(u.shard_grad, pieces_of(u.grads, u.shard, group->size()));
+    u.launched = true;
+    ++stats.reduce_scatters;
+}
+
+void FsdpState::finish() {
+    if (!armed)
+        return;
+    while (next < units.size())
+        launch(units[next++]);
+    armed = false;
+    const int world = group->size();
+    for (Unit& u : units)
+        u.work->wait();
+    NoGradGuard no_grad;
+    std::vector<std::shared_ptr<distributed::Work>> works;
+    for (Unit& u : units) {
+        u.work.reset();
+        u.shard_grad.div_(double(world));
+        if (stage == 1) {  // ZeRO-1: every rank keeps the full averaged gradients
+            auto pieces = pieces_of(u.grads, u.shard, world);
+            works.push_back(group->all_gather(pieces, u.shard_grad));
+            ++stats.all_gathers;
+            u.mine.set_grad(pieces[size_t(group->rank())]);
+        } else {  // ZeRO-2: only the shard's gradient stays
+            u.mine.set_grad(u.shard_grad);
+            for (size_t j : u.params)
+                params[j].set_grad(Tensor());
+            u.grads = Tensor();
+        }
+        u.shard_grad = Tensor();
+    }
+    for (auto& w : works)
+        w->wait();
+    fresh = true;
+    dirty = true;
+    ++stats.syncs;
+}
+
+void FsdpState::recover() {
+    if (!armed)
+        return;
+    armed = false;
+    for (Unit& u : units) {
+        if (u.work)
+            u.work->wait();
+        u.work.reset();
+    }
+}
+
+void FsdpState::prepare() {
+    recover();
+    for (const Unit& u : units)  // Note [Sharded parameters]: they must stay the units' views
+        for (size_t j : u.params)
+            if (params[j].impl()->storage != u.flat.impl()->storage)
+                throw value_error("FullyShardedDataParallel: parameter '" + names[j] +
+                                  "' no longer lives in its unit (the module was converted or "
+                                  "the parameter replaced after wrapping); convert the model "
+                                  "before wrapping it");
+    gather();
+    if (!GradMode::is_enabled() || !fresh)
+        return;
+    NoGradGuard no_grad;
+    for (Unit& u : units) {
+        if (u.grads.defined())
+            u.grads.zero_();
+        else
+            u.grads =
+                tg::zeros(u.flat.sizes(), TensorOptions(u.flat.dtype()).device(u.flat.device()));
+        for (size_t k = 0; k < u.params.size(); ++k)
+            params[u.params[k]].set_grad(view_in(u.grads, params[u.params[k]], u.offsets[k]));
+    }
+    fresh = false;
+}
+
+void FsdpState::gather() {
+    if (!dirty)
+        return;
+    NoGradGuard no_grad;
+    std::vector<std::shared_ptr<distributed::Work>> works;
+    for (Unit& u : units) {
+        works.push_back(
+            group->all_gather(pieces_of(u.flat, u.shard, group->size()), u.mine.detach()));
+        ++stats.all_gathers;
+    }
+    for (auto& w : works)
+        w->wait();
+    dirty = false;
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,348 @@
+// nn::FullyShardedDataParallel (ZeRO stages 1 and 2), run by CTest under mpirun with 1, 2 and 3
+// ranks (tests/CMakeLists.txt): each stage against DDP, bit for bit in float64, after 20 AdamW
+// steps on a small transformer and a small CNN, with and without gradient accumulation; the
+// memory each rank holds for parameters, gradients and optimizer state; clipping by a norm over
+// the shards; stage 3 refused.
+#define BOOST_TEST_MODULE fsdp_mpi
+#include <boost/test/unit_test.hpp>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <tapegrad/tapegrad.hpp>
+
+using tg::Tensor;
+namespace dist = tg::distributed;
+namespace nn = tg::nn;
+
+struct MpiFixture {
+    MpiFixture() { dist::init(); }
+    ~MpiFixture() { dist::finalize(); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
+
+namespace {
+
+const tg::TensorOptions f64 = tg::kFloat64;
+
+/// A model, its input batch and target batch for `rows` rows.
+struct Case {
+    std::function<nn::Sequential()> make;
+    std::function<Tensor(int64_t, tg::Generator&)> x, y;
+};
+
+Case transformer() {
+    return {[] {
+                nn::Sequential s(
+                    nn::Linear(4, 8),
+                    nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2)
+                                                    .dim_feedforward(16)
+                                                    .dropout(0)
+                                                    .batch_first(true)),
+                    nn::Linear(8, 3));
+                s->to(tg::kFloat64);
+                return s;
+            },
+            [](int64_t n, tg::Generator& g) {
+                return tg::randn({n, 3, 4}, g, f64);
+            },
+            [](int64_t n, tg::Generator& g) {
+                return tg::randn({n, 3, 3}, g, f64);
+            }};
+}
+
+Case cnn() {
+    return {[] {
+                nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(1, 3, 3)), nn::ReLU(), nn::Flatten(),
+                                 nn::Linear(3 * 4 * 4, 2));
+                s->to(tg::kFloat64);
+                return s;
+            },
+            [](int64_t n, tg::Generator& g) {
+                return tg::randn({n, 1, 6, 6}, g, f64);
+            },
+            [](int64_t n, tg::Generator& g) {
+                return tg::randn({n, 2}, g, f64);
+            }};
+}
+
+/// Bytes of the distinct storages behind `ts` (and their gradients): views are counted once.
+int64_t bytes_held(const std::vector<Tensor>& ts) {
+    std::set<const tg::Storage*> seen;
+    int64_t total = 0;
+    auto add = [&](const Tensor& t) {
+        if (t.defined() && seen.insert(t.impl()->storage.get()).second)
+            total += int64_t(t.impl()->storage->nbytes);
+    };
+    for (const Tensor& t : ts) {
+        add(t);
+        if (t.defined())
+            add(t.grad());
+    }
+    return total;
+}
+
+std::vector<Tensor> optimizer_state(tg::optim::Optimizer& opt) {
+    std::vector<Tensor> out;
+    for (auto& [impl, st] : opt.state())
+        for (auto& [name, t] : st->tensors())
+            if (t->defined())
+                out.push_back(*t);
+    return out;
+}
+
+bool bitwise_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    if (a.size() != b.size())
+        return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        Tensor x = a[i].detach().contiguous(), y = b[i].detach().contiguous();
+        if (x.sizes() != y.sizes() || std::memcmp(x.data_ptr<double>(), y.data_ptr<double>(),
+                                                  size_t(x.numel()) * sizeof(double)) != 0)
+            return false;
+    }
+    return true;
+}
+
+struct Result {
+    std::vector<Tensor> ddp, fsdp;
+    int64_t ddp_bytes = 0, fsdp_bytes = 0;  // parameters + gradients + optimizer state, per rank
+    std::vector<double> ddp_norms, fsdp_norms;
+    bool clipped_grads_agree = true;  // stage 1: the module's clipped gradients, DDP's bits
+};
+
+/// `steps` AdamW steps of DDP and of FSDP at `stage` from the same weights on the same data,
+/// each rank on its slice of the batch, in `micro` micro-batches (all but the last under
+/// no_sync); clip > 0 clips the gradients by their global 2-norm first.
+Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
+           double cap_mb = 25) {
+    const int world = dist::world_size(), r = dist::rank();
+    tg::manual_seed(11 + uint64_t(r));  // different weights per rank: both wrappers broadcast
+    auto a = c.make(), b = c.make();
+    {
+        tg::NoGradGuard g;
+        auto pa = a->parameters(), pb = b->parameters();
+        for (size_t i = 0; i < pa.size(); ++i)
+            pb[i].copy_(pa[i]);
+    }
+    nn::DistributedDataParallel ddp(a, nn::DistributedDataParallelOptions().bucket_cap_mb(0.001));
+    auto model =
+        nn::FullyShardedDataParallel(b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb));
+    tg::optim::AdamW opt_a(a->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
+    tg::optim::AdamW opt_b(model->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
+    tg::Generator gen(5);
+    const int64_t global = 6 * int64_t(world) * micro, local = global / world, mb = local / micro;
+    Result out;
+    for (int s = 0; s < steps; ++s) {
+        Tensor x = c.x(global, gen), y = c.y(global, gen);
+        opt_a.zero_grad();
+        opt_b.zero_grad();
+        for (int m = 0; m < micro; ++m) {
+            Tensor xm = x.narrow(0, r * local + m * mb, mb),
+                   ym = y.narrow(0, r * local + m * mb, mb);
+            if (m + 1 < micro) {
+                auto g1 = ddp.no_sync();
+                auto g2 = model->no_sync();
+                (tg::mse_loss(ddp(xm), ym) / double(micro)).backward();
+                (tg::mse_loss(model(xm), ym) / double(micro)).backward();
+            } else {
+                (tg::mse_loss(ddp(xm), ym) / double(micro)).backward();
+                (tg::mse_loss(model(xm), ym) / double(micro)).backward();
+            }
+        }
+        if (clip > 0) {
+            out.ddp_norms.push_back(nn::utils::clip_grad_norm_(a->parameters(), clip));
+            out.fsdp_norms.push_back(model->clip_grad_norm_(clip));
+            if (stage == 1) {
+                std::vector<Tensor> ga, gb;
+                for (const Tensor& p : a->parameters())
+                    ga.push_back(p.grad());
+                for (const Tensor& p : b->parameters())
+                    gb.push_back(p.grad());
+                out.clipped_grads_agree = out.clipped_grads_agree && bitwise_equal(ga, gb);
+            }
+        }
+        opt_a.step();
+        opt_b.step();
+    }
+    auto held_a = a->parameters(), held_b = model->full_parameters();
+    for (const Tensor& t : optimizer_state(opt_a))
+        held_a.push_back(t);
+    for (const Tensor& t : model->parameters())
+        held_b.push_back(t);
+    for (const Tensor& t : optimizer_state(opt_b))
+        held_b.push_back(t);
+    out.ddp_bytes = bytes_held(held_a);
+    out.fsdp_bytes = bytes_held(held_b);
+    model->gather_parameters();
+    out.ddp = a->parameters();
+    out.fsdp = model->full_parameters();
+    return out;
+}
+
+/// Whether every rank holds exactly the same values.
+bool identical_across_ranks(const std::vector<Tensor>& ps) {
+    for (const Tensor& p : ps) {
+        std::vector<Tensor> all;
+        for (int r = 0; r < dist::world_size(); ++r)
+            all.push_back(tg::empty(p.sizes(), f64));
+        dist::all_gather(all, p.detach().contiguous());
+        if (!bitwise_equal(all, std::vector<Tensor>(all.size(), all[0])))
+            return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stages_equal_ddp_bit_for_bit_with_and_without_accumulation) {
+    // one unit (the default 25 MiB), or units of 1 KiB reduce-scattered while backward runs
+    for (int stage : {1, 2})
+        for (int micro : {1, 2})
+            for (const Case& c : {transformer(), cnn()})
+                for (double cap : {25.0, 0.001})
+                    BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro
+                                                << ", units of " << cap << " MiB") {
+                        Result res = run(c, stage, micro, 0, 20, cap);
+                        BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+                        BOOST_TEST(identical_across_ranks(res.fsdp));
+                    }
+}
+
+BOOST_AUTO_TEST_CASE(memory_per_rank_follows_the_zero_model) {
+    // One dtype for everything (no mixed precision): with AdamW's two moments, DDP holds 4
+    // copies of the parameters per rank (weights, gradients, exp_avg, exp_avg_sq); stage 1
+    // 2 + 2/N, stage 2 1 + 3/N (+ the padding to a multiple of N)
+    const double n = dist::world_size();
+    Result s1 = run(transformer(), 1, 1, 0, 2), s2 = run(transformer(), 2, 1, 0, 2);
+    const double r1 = double(s1.fsdp_bytes) / double(s1.ddp_bytes),
+                 r2 = double(s2.fsdp_bytes) / double(s2.ddp_bytes);
+    BOOST_TEST_MESSAGE("world " << n << ": stage 1 " << r1 << "x DDP, stage 2 " << r2 << "x");
+    BOOST_TEST(r1 <= (2 + 2 / n) / 4 + 0.01);
+    BOOST_TEST(r2 <= (1 + 3 / n) / 4 + 0.01);
+    if (n >= 3) {
+        BOOST_TEST(r1 <= 0.67);
+        BOOST_TEST(r2 <= 0.51);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(clip_grad_norm_over_the_shards_matches_ddp) {
+    // stage 1 has the full averaged gradients on every rank: the same norm, bit for bit; stage 2
+    // all-reduces the shards' sums of squares, which rounds differently (and Adam's early steps
+    // amplify a last-bit difference in the clip coefficient), so: close norms, close weights
+    for (int stage : {1, 2}) {
+        Result res = run(cnn(), stage, 1, 0.05, 5);
+        BOOST_TEST_CONTEXT("stage " << stage) {
+            BOOST_TEST(res.fsdp_norms.size() == 5u);
+            BOOST_TEST(res.fsdp_norms[0] == res.ddp_norms[0], boost::test_tools::tolerance(1e-13));
+            for (size_t i = 0; i < res.ddp_norms.size(); ++i)
+                BOOST_TEST(res.fsdp_norms[i] == res.ddp_norms[i],
+                           boost::test_tools::tolerance(1e-6));
+            if (stage == 1) {
+                BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+                BOOST_TEST(res.clipped_grads_agree);
+            }
+            for (size_t i = 0; i < res.ddp.size(); ++i)
+                BOOST_TEST((res.ddp[i] - res.fsdp[i]).abs().max().item<double>() < 1e-7);
+            BOOST_TEST(identical_across_ranks(res.fsdp));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(units_reduce_scattered_while_backward_runs) {
+    auto m = transformer().make();
+    auto model =
+        nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(2).bucket_cap_mb(0.001));
+    const size_t units = model->parameters().size();
+    BOOST_TEST(units > 3u);
+    auto group = dist::default_group();
+    // the first layer's weight is backward's last gradient: by then the later layers' units
+    // have been launched, before backward ends
+    uint64_t launched_before_last = 0;
+    const auto before = group->stats().reduce_scatters;
+    m->parameters()[0].register_post_accumulate_grad_hook(
+        [&](const Tensor&) { launched_before_last = group->stats().reduce_scatters - before; });
+    tg::Generator gen(3);
+    auto c = transformer();
+    tg::mse_loss(model(c.x(4, gen)), c.y(4, gen)).backward();
+    BOOST_TEST(launched_before_last >= units - 1);
+    BOOST_TEST(group->stats().reduce_scatters - before == units);
+    BOOST_TEST(model->stats().syncs == 1u);
+    // stage 2 keeps only the shards' gradients
+    for (const Tensor& p : m->parameters())
+        BOOST_TEST(!p.grad().defined());
+    for (const Tensor& sh : model->parameters())
+        BOOST_TEST(sh.grad().defined());
+}
+
+BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
+    auto m = cnn().make();
+    auto model = nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(2));
+    const int64_t total = 3 * 1 * 9 + 3 + 3 * 16 * 2 + 2, world = dist::world_size();
+    auto shards = model->parameters();
+    BOOST_TEST(shards.size() == 1u);
+    BOOST_TEST(shards[0].numel() == (total + world - 1) / world);
+    BOOST_TEST(shards[0].is_leaf());
+    BOOST_TEST(shards[0].requires_grad());
+    // units in bucket order (modules in reverse): rank 0's shard starts with the last linear's
+    // weight's memory
+    if (dist::rank() == 0)
+        BOOST_TEST(shards[0].data_ptr<double>() == m->parameters()[2].data_ptr<double>());
+    BOOST_CHECK_THROW(nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().stage(3)),
+                      tg::value_error);
+    BOOST_CHECK_THROW(nn::FullyShardedDataParallel(std::shared_ptr<nn::Module>()), tg::value_error);
+    BOOST_CHECK_THROW(
+        nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().bucket_cap_mb(0)),
+        tg::value_error);
+    // refused before any collective, on every rank alike
+    BOOST_CHECK_THROW(model->clip_grad_norm_(-1.0), tg::value_error);
+    BOOST_CHECK_THROW(model->clip_grad_norm_(1.0, -2.0), tg::value_error);
+    BOOST_CHECK_THROW(model->clip_grad_norm_(1.0, 0.0), tg::value_error);  // stage 2
+}
+
+BOOST_AUTO_TEST_CASE(models_that_differ_across_ranks_are_refused_on_every_rank) {
+    if (dist::world_size() < 2)
+        return;
+    nn::Sequential m(nn::Linear(4, dist::rank() == 1 ? 5 : 6));
+    m->to(tg::kFloat64);
+    try {
+        nn::FullyShardedDataParallel fsdp(m);
+        BOOST_FAIL("no distributed_error");
+    } catch (const tg::distributed_error& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("FullyShardedDataParallel: the ranks' parameters differ") !=
+                   std::string::npos);
+        BOOST_TEST(what.find("rank 1") != std::string::npos);
+    }
+}
+
+/// One weight registered under two names (as a language model ties its embedding and output).
+struct Tied : nn::Module {
+    Tensor w, bias;
+    Tied() {
+        w = register_parameter("w", tg::randn({4, 4}, f64));
+        register_parameter("w_again", w);
+        bias = register_parameter("bias", tg::zeros({4}, f64));
+    }
+    Tensor forward(const Tensor& x) override { return tg::matmul(tg::matmul(x, w), w) + bias; }
+};
+
+BOOST_AUTO_TEST_CASE(a_tied_parameter_is_sharded_once) {
+    auto m = std::make_shared<Tied>();
+    BOOST_TEST(m->parameters().size() == 3u);
+    auto model = nn::FullyShardedDataParallel(m);
+    const int64_t world = dist::world_size(), distinct = 16 + 4;
+    BOOST_TEST(model->parameters()[0].numel() == (distinct + world - 1) / world);
+    tg::Generator gen(2);
+    tg::mse_loss(model(tg::randn({3, 4}, gen, f64)), tg::randn({3, 4}, gen, f64)).backward();
+    BOOST_TEST(m->w.grad().defined());
+    BOOST_TEST(m->w.data_ptr<double>() == m->parameters()[1].data_ptr<double>());
+}
+
+BOOST_AUTO_TEST_CASE(a_model_converted_after_wrapping_is_refused) {
+    auto m = cnn().make();
+    auto model = nn::FullyShardedDataParallel(m);
+    tg::Generator gen(4);
+    Tensor x = cnn().x(2, gen);
+    BOOST_CHECK_NO_THROW(model(x));
+    m->to(tg::kFloat32);
+    BOOST_CHECK_THROW(model(x.to(tg::kFloat32)), tg::value_error);
+}
