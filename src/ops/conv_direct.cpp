@@ -109,16 +109,7 @@ Tensor weight_pointwise(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
                               runtime::alias(acc, {g.og(), K}, {K, 1}, q * g.og() * K, "conv2d"));
         partial[size_t(block)] = acc;
     });
-    if (blocks == 0) {
-        Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
-        runtime::fill(dw, 0);
-        return dw;
-    }
-    Tensor dw = partial[0];
-    for (int64_t block = 1; block < blocks; ++block)
-        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv2d", 0,
-                             0);
-    return dw;
+    return sum_blocks(partial, blocks, g, x);
 }
 
 }  // namespace

@@ -242,16 +242,7 @@ Tensor weight_raw(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
         }
         partial[size_t(block)] = acc;
     });
-    if (blocks == 0) {
-        Tensor dw = runtime::empty(shape, x.dtype(), x.device(), "conv2d");
-        runtime::fill(dw, 0);
-        return dw;
-    }
-    Tensor dw = partial[0];
-    for (int64_t block = 1; block < blocks; ++block)
-        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv2d", 0,
-                             0);
-    return dw;
+    return sum_blocks(partial, blocks, g, x);
 }
 
 }  // namespace
@@ -315,6 +306,20 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
         recipe(y,
                [k, g](const std::vector<Tensor>& xs) { return apply(k, xs[0], xs[1], g, xs[2]); });
     return y;
+}
+
+Tensor sum_blocks(const std::vector<Tensor>& partial, int64_t blocks, const ConvGeom& g,
+                  const Tensor& like) {
+    if (blocks == 0) {
+        Tensor dw = runtime::empty(g.w_shape(), like.dtype(), like.device(), "conv2d");
+        runtime::fill(dw, 0);
+        return dw;
+    }
+    Tensor dw = partial[0];
+    for (int64_t block = 1; block < blocks; ++block)
+        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv2d", 0,
+                             0);
+    return dw;
 }
 
 }  // namespace tg::conv

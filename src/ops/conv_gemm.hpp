@@ -70,6 +70,12 @@ Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom
 /// adjoints]).
 backend::WindowOp fold_op();
 
+/// dw from the per-block partial sums of a weight gradient (blocks of samples or chunks, each
+/// its own buffer), added in block order, so the same bits on any number of threads; zeros of
+/// w's shape (like's dtype and device) for no blocks.
+Tensor sum_blocks(const std::vector<Tensor>& partial, int64_t blocks, const ConvGeom& g,
+                  const Tensor& like);
+
 /// The two values of a spatial argument (one value means both, none the fallbacks).
 std::pair<int64_t, int64_t> pair_of(const char* op, const char* what, const IntArg& v,
                                     int64_t fallback_h, int64_t fallback_w);
