@@ -309,16 +309,15 @@ Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const 
 }
 
 Tensor sum_blocks(const std::vector<Tensor>& partial, int64_t blocks, const ConvGeom& g,
-                  const Tensor& like) {
+                  const Tensor& like, const char* op) {
     if (blocks == 0) {
-        Tensor dw = runtime::empty(g.w_shape(), like.dtype(), like.device(), "conv2d");
+        Tensor dw = runtime::empty(g.w_shape(), like.dtype(), like.device(), op);
         runtime::fill(dw, 0);
         return dw;
     }
     Tensor dw = partial[0];
     for (int64_t block = 1; block < blocks; ++block)
-        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv2d", 0,
-                             0);
+        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], op, 0, 0);
     return dw;
 }
 

@@ -74,7 +74,7 @@ backend::WindowOp fold_op();
 /// its own buffer), added in block order, so the same bits on any number of threads; zeros of
 /// w's shape (like's dtype and device) for no blocks.
 Tensor sum_blocks(const std::vector<Tensor>& partial, int64_t blocks, const ConvGeom& g,
-                  const Tensor& like);
+                  const Tensor& like, const char* op = "conv2d");
 
 /// The two values of a spatial argument (one value means both, none the fallbacks).
 std::pair<int64_t, int64_t> pair_of(const char* op, const char* what, const IntArg& v,

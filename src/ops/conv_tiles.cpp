@@ -156,16 +156,7 @@ Tensor weight_tiled(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
         }
         partial[size_t(block)] = acc;
     });
-    if (blocks == 0) {  // an empty batch
-        Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv3d");
-        runtime::fill(dw, 0);
-        return dw;
-    }
-    Tensor dw = partial[0];
-    for (int64_t block = 1; block < blocks; ++block)
-        runtime::binary_into(backend::BinaryOp::add, dw, dw, partial[size_t(block)], "conv3d", 0,
-                             0);
-    return dw;
+    return sum_blocks(partial, blocks, g, x, "conv3d");
 }
 
 bool input_tiled(const ConvGeom& g, const Tensor& dy) {
