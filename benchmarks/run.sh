@@ -20,15 +20,29 @@
 # them over rounds, with LibTorch swept over its thread settings (its fastest is the peer), and
 # draws its table as a PNG (scripts/plot_bars.gp) beside the markdown.
 # Debian's OpenBLAS 0.3.21 falls back to its slowest (Prescott) kernel on recent CPUs unless
-# OPENBLAS_CORETYPE is set, so unless the caller set it, it is SkylakeX where the CPU has AVX-512
-# and Haswell where it has AVX2 (SkylakeX on a CPU without AVX-512 dies of SIGILL).
+# OPENBLAS_CORETYPE is set, so it is SkylakeX where the CPU has AVX-512 and Haswell where it has
+# AVX2 (SkylakeX on a CPU without AVX-512 dies of SIGILL). Both sides of every comparison run on
+# the BLAS kernel the CPU can run fastest, LibTorch's best configuration and ours, and the SGEMM
+# peak is the machine's: some hosts pin OPENBLAS_CORETYPE=Haswell in the environment on CPUs with
+# AVX-512 (a Zen 5 EPYC runs SGEMM at 125 GFLOP/s per core that way, 243 with SkylakeX), so an
+# AVX2 kernel set by the caller is replaced there, saying so, unless KEEP_CORETYPE=1. The test
+# suite passes under either kernel on such a host; every benchmark also prints both sides' loss.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-bench}
 RES=$ROOT/benchmarks/results
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-    if grep -q avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
-    elif grep -q avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
+if grep -q avx512f /proc/cpuinfo; then
+    case "${OPENBLAS_CORETYPE:-}" in
+        SkylakeX|SKYLAKEX|Cooperlake|COOPERLAKE) ;;
+        *) if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "${KEEP_CORETYPE:-0}" = 1 ]; then :
+           else
+               [ -n "${OPENBLAS_CORETYPE:-}" ] &&
+                   echo "run.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE on a CPU with AVX-512: running SkylakeX (KEEP_CORETYPE=1 keeps it)" >&2
+               export OPENBLAS_CORETYPE=SkylakeX
+           fi ;;
+    esac
+elif [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -q avx2 /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=Haswell
 fi
 mkdir -p "$RES"
 
