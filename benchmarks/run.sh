@@ -3,9 +3,9 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp (opencl
+#                                    # seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp (opencl
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
-#                                    # TG_MPI and mpirun)
+#                                    # TG_MPI and mpirun, as fsdp does; FSDP_STAGES, default 1,2)
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
@@ -46,7 +46,7 @@ elif [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -q avx2 /proc/cpuinfo; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -68,6 +68,7 @@ for w in $WHAT; do
     gpt) targets+=" bench_gpt" ;;
     lstm) targets+=" bench_lstm" ;;
     ddp) targets+=" bench_ddp" ;;
+    fsdp) targets+=" bench_fsdp" ;;
     esac
 done
 missing=0
@@ -228,6 +229,17 @@ for w in $WHAT; do
             --csv "$RES/lstm_$tag.csv" --md "$RES/lstm_$tag.part.md" \
             --plot "$RES/lstm_$tag.plot.csv" >/dev/null
         finish "lstm_$tag" "LSTM forward + backward ($tag)" "ms per step (median)" ;;
+    fsdp)  # about 4 minutes: DDP and the ZeRO stages at 2 ranks (time), then at 3 (memory)
+        tag=$(host_tag)
+        for np in 2 3; do
+            [ "$np" = 2 ] && rounds=${ROUNDS_FSDP:-3} || rounds=1
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$B/bench_fsdp" \
+                --ranks "$np" --stages "${FSDP_STAGES:-1,2}" --rounds "$rounds" --tag "$tag" \
+                --csv "$RES/fsdp${np}_$tag.csv" --md "$RES/fsdp${np}_$tag.part.md" \
+                --plot "$RES/fsdp${np}_$tag.plot.csv" >/dev/null
+            finish "fsdp${np}_$tag" "Sharded data parallel vs DDP, $np ranks ($tag)" \
+                "time and memory / DDP"
+        done ;;
     ddp)  # about 3 minutes: mpirun jobs of 1 and 2 ranks (root may run them: CI containers)
         tag=$(host_tag)
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$B/bench_ddp" \
