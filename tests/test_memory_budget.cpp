@@ -1,19 +1,22 @@
 // tg::autograd::MemoryBudget (Note [Dynamic rematerialization] in src/checkpoint/budget.cpp):
-// an MLP trains under 1/2, 1/3 and 1/5 of its unconstrained peak activation memory, a model
-// whose loop length depends on its input and one with a custom Function (pinned) under 1/2 and
-// 1/3, a CNN with batch norm under 3/4 and 2/3 (its running statistics updated once), with
-// gradients bit for bit those of the plain step (float64 and float32, with dropout) and the peak
-// within the budget in every step; gradcheck through recomputed ops; an infeasible budget is
-// out_of_memory with the numbers; tensors the caller holds are never evicted; the in-place
-// check still fires, and so does a leaf modified before a recomputation reads it.
+// an MLP and a small char_gpt (4 pre-norm transformer blocks with dropout) train under 1/2, 1/3
+// and 1/5 of their unconstrained peak activation memory, a model whose loop length depends on its
+// input and one with a custom Function (pinned) under 1/2 and 1/3, a CNN with batch norm under
+// 3/4 and 2/3 (its running statistics updated once), with gradients bit for bit those of
+// the plain step (float64 and float32, with dropout) and the peak within the budget in every
+// step; gradcheck through recomputed ops; an infeasible budget is out_of_memory with the numbers;
+// tensors the caller holds are never evicted; the in-place check still fires, and so does a leaf
+// modified before a recomputation reads it.
 #define BOOST_TEST_MODULE memory_budget
 #include <boost/test/unit_test.hpp>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tapegrad/custom_function.hpp"
+#include "tapegrad/nn.hpp"
 #include "tapegrad/tapegrad.hpp"
 #include "test_util.hpp"
 
@@ -96,10 +99,72 @@ struct Net {
     }
 };
 
-/// The model's gradients under 1/2, 1/3 and 1/5 of its plain peak equal the plain ones bit for
-/// bit, two steps each, and the peak stays within the budget in each step.
-void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions = {2, 3, 5}) {
-    Net net(m, dt, p);
+/// A small char_gpt (examples/char_gpt.cpp's model): token and position embeddings, pre-norm
+/// causal TransformerEncoderLayers (GELU, dropout in the attention and after each sublayer), a
+/// final LayerNorm, the logits and cross_entropy.
+struct Gpt {
+    static constexpr int64_t V = 24, T = 16, D = 32, H = 4, B = 4;
+    tg::nn::Embedding tok{nullptr}, pos{nullptr};
+    std::vector<tg::nn::TransformerEncoderLayer> blocks;
+    tg::nn::LayerNorm ln_f{nullptr};
+    tg::nn::Linear head{nullptr};
+    std::vector<Tensor> params;
+    Tensor ids, targets;
+    Gpt(tg::Dtype dt, int layers, double p) {
+        namespace nn = tg::nn;
+        tg::manual_seed(3);
+        tok = nn::Embedding(V, D);
+        pos = nn::Embedding(T, D);
+        std::vector<std::shared_ptr<nn::Module>> modules = {tok.ptr(), pos.ptr()};
+        for (int i = 0; i < layers; ++i) {
+            blocks.emplace_back(nn::TransformerEncoderLayerOptions(D, H)
+                                    .dim_feedforward(4 * D)
+                                    .dropout(p)
+                                    .activation(tg::kGELU)
+                                    .norm_first(true)
+                                    .batch_first(true));
+            modules.push_back(blocks.back().ptr());
+        }
+        ln_f = nn::LayerNorm(nn::LayerNormOptions({D}));
+        head = nn::Linear(D, V);
+        modules.push_back(ln_f.ptr());
+        modules.push_back(head.ptr());
+        for (const auto& m : modules) {
+            m->to(dt);
+            for (const Tensor& t : m->parameters())
+                params.push_back(t);
+        }
+        ids = tg::randint(0, V, {B, T});
+        targets = tg::randint(0, V, {B * T});
+    }
+    Tensor loss() {
+        Tensor h = tok(ids) + pos(tg::arange(T, tg::kInt64));
+        for (auto& b : blocks)
+            h = b->forward(h, {}, {}, /*is_causal=*/true);
+        const Tensor logits = head(ln_f(h));
+        return tg::cross_entropy(logits.reshape({-1, V}), targets);
+    }
+    std::vector<double> step() {
+        for (Tensor t : params)
+            t.set_grad({});
+        tg::manual_seed(11);  // the dropouts draw the same masks in every run
+        loss().backward();
+        std::vector<double> g;
+        for (const Tensor& t : params) {
+            auto gi = t.grad().to(tg::kFloat64).to_vector<double>();
+            g.insert(g.end(), gi.begin(), gi.end());
+        }
+        return g;
+    }
+};
+
+/// net's gradients under 1/f of its plain peak (for f in fractions) equal the plain ones bit for
+/// bit, two steps each, and the peak stays within the budget in each step; `check` looks at
+/// each step's report too.
+template <class N>
+void check_fractions(
+    N& net, const std::vector<int>& fractions,
+    const std::function<void(const tg::autograd::MemoryBudgetReport&)>& check = {}) {
     tg::memory::reset_peak();
     const std::vector<double> plain = net.step();
     const int64_t peak = tg::memory::stats().peak_saved_bytes;
@@ -119,12 +184,21 @@ void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions =
                 BOOST_TEST(r.evictions > 0);
                 BOOST_TEST(r.rematerializations > 0);
                 BOOST_TEST(!r.recomputed_ops.empty());
-                if (m == Model::Custom)
-                    BOOST_TEST(!r.pinned_ops.empty());
+                if (check)
+                    check(r);
             }
         }
     }
     BOOST_TEST(tg::memory::stats().saved_bytes == 0);  // the budget gave everything back
+}
+
+/// The MLP-like models under 1/2, 1/3 and 1/5 of their plain peak.
+void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions = {2, 3, 5}) {
+    Net net(m, dt, p);
+    check_fractions(net, fractions, [m](const tg::autograd::MemoryBudgetReport& r) {
+        if (m == Model::Custom)
+            BOOST_TEST(!r.pinned_ops.empty());
+    });
 }
 
 }  // namespace
@@ -158,6 +232,34 @@ BOOST_AUTO_TEST_CASE(custom_function_is_pinned) {
     for (const std::string& op : r.pinned_ops)
         named = named || op.find("Cube") != std::string::npos;
     BOOST_TEST(named, "pinned: " << r.pinned_ops.front());
+}
+
+BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {
+    // every op of the model has a recipe: what stays is what ops keep besides their outputs
+    // (layer_norm's row statistics, the attention's row log-sum-exps, dropout's bits,
+    // cross_entropy's log-probabilities)
+    std::set<std::string> recomputed, pinned;
+    for (tg::Dtype dt : {tg::kFloat64, tg::kFloat32}) {
+        Gpt net(dt, 4, 0.1);
+        check_fractions(net, {2, 3, 5}, [&](const tg::autograd::MemoryBudgetReport& r) {
+            for (const auto& op : r.recomputed_ops)
+                recomputed.insert(op.first);
+            for (const std::string& op : r.pinned_ops) {
+                pinned.insert(op);
+                BOOST_TEST(op.find("(a buffer it keeps)") != std::string::npos, op);
+            }
+        });
+    }
+    std::string names;
+    for (const std::string& op : recomputed)
+        names += op + "; ";
+    BOOST_TEST_MESSAGE("recomputed: " << names);
+    names.clear();
+    for (const std::string& op : pinned)
+        names += op + "; ";
+    BOOST_TEST_MESSAGE("pinned: " << names);
+    for (const char* op : {"layer_norm", "linear", "scaled_dot_product_attention", "clone"})
+        BOOST_TEST(recomputed.count(op) == 1u, op << " recomputed: " << names);
 }
 
 BOOST_AUTO_TEST_CASE(gradcheck_through_recomputed_ops) {
