@@ -128,10 +128,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
                        scatter_add(ones({N, 1}, p.options()), {N, C}, 1, labels.reshape({N, 1}));
                    return Grads{(p - onehot) * w};
                });
-    recipe(loss, [labels, r](const std::vector<Tensor>& xs) {
-        Tensor lp_again;
-        return cross_entropy_forward(xs[0], labels, r, lp_again);
-    });
+    if (recipes_wanted())  // under a MemoryBudget: the loss again from the same logits
+        recipe(loss, [labels, r](const std::vector<Tensor>& xs) {
+            Tensor lp_again;
+            return cross_entropy_forward(xs[0], labels, r, lp_again);
+        });
     return loss;
 }
 
