@@ -3,11 +3,11 @@
 // and 1/5 of their unconstrained peak activation memory, a model whose loop length depends on its
 // input, one with a custom Function (pinned) and composed attention (matmul, softmax, div, a
 // float32 round trip) under 1/2 and 1/3, a CNN with batch norm under 1/2, 1/3 and 1/5 (its
-// running statistics updated once), with gradients bit for bit those of
-// the plain step (float64 and float32, with dropout) and the peak within the budget in every
-// step; gradcheck through recomputed ops; an infeasible budget is out_of_memory with the numbers;
-// tensors the caller holds are never evicted; the in-place check still fires, and so does a leaf
-// modified before a recomputation reads it.
+// running statistics updated once), with gradients bit for bit those of the plain step (float64
+// and float32, with dropout) and the peak within the budget in every step; gradcheck through
+// recomputed ops; an infeasible budget is out_of_memory with the numbers; tensors the caller
+// holds are never evicted; the in-place check still fires, and so does a leaf modified before a
+// recomputation reads it.
 #define BOOST_TEST_MODULE memory_budget
 #include <boost/test/unit_test.hpp>
 #include <functional>
