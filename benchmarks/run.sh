@@ -3,7 +3,8 @@
 #
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
-#                                    # seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp (opencl
+#                                    # seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp
+#                                    # fsdp memory-budget (opencl
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
 #                                    # TG_MPI and mpirun, as fsdp does; FSDP_STAGES, default 1,2)
 #
@@ -12,7 +13,7 @@
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 10) and
 # ROUNDS_MLP (default 3), ROUNDS_FMNIST (default 3), REPS_AUTOGRAD (default 10), REPS_OPENCL
 # (default 10), REPS_CONV (default 15) and ROUNDS_CONV (default 3), ROUNDS_CONV_SUITE (default 2), ROUNDS_CNN (default 2),
-# ROUNDS_GPT (default 3), ROUNDS_LSTM (default 3), ROUNDS_DDP (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
+# ROUNDS_GPT (default 3), ROUNDS_LSTM (default 3), ROUNDS_DDP (default 3), ROUNDS_MEMORY (default 3), BATCHES_CNN (default 469, an epoch) and THREADS_CNN (default 2), HOST_TAG
 # (the host part of the names of the results that compare implementations, <bench>_<tag>.*;
 # default from the CPU model, its model number and the CPU count, so results of other hosts are
 # kept; CONV_TAG is an older name for it).
@@ -46,7 +47,7 @@ elif [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -q avx2 /proc/cpuinfo; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp memory-budget}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -69,6 +70,7 @@ for w in $WHAT; do
     lstm) targets+=" bench_lstm" ;;
     ddp) targets+=" bench_ddp" ;;
     fsdp) targets+=" bench_fsdp" ;;
+    memory-budget) targets+=" bench_memory" ;;
     esac
 done
 missing=0
@@ -252,6 +254,13 @@ for w in $WHAT; do
                 title='One data-parallel step, 2 ranks, buckets of 1 MiB ($tag)'; world=2" \
                 "$ROOT/scripts/plot_timeline.gp"
         fi ;;
+    memory-budget)  # about 5 minutes: 24 processes, the MLP and char_gpt under MemoryBudgets
+        tag=$(host_tag)
+        OPENBLAS_NUM_THREADS=1 "$B/bench_memory" --rounds "${ROUNDS_MEMORY:-3}" \
+            --csv "$RES/memory_budget_$tag.csv" --md "$RES/memory_budget_$tag.part.md" >/dev/null
+        { cat "$RES/memory_budget_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
+            > "$RES/memory_budget_$tag.md"
+        rm "$RES/memory_budget_$tag.part.md" ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done

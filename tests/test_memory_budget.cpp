@@ -1,19 +1,23 @@
 // tg::autograd::MemoryBudget (Note [Dynamic rematerialization] in src/checkpoint/budget.cpp):
-// an MLP trains under 1/2, 1/3 and 1/5 of its unconstrained peak activation memory, a model
-// whose loop length depends on its input and one with a custom Function (pinned) under 1/2 and
-// 1/3, a CNN with batch norm under 3/4 and 2/3 (its running statistics updated once), with
-// gradients bit for bit those of the plain step (float64 and float32, with dropout) and the peak
-// within the budget in every step; gradcheck through recomputed ops; an infeasible budget is
-// out_of_memory with the numbers; tensors the caller holds are never evicted; the in-place
-// check still fires, and so does a leaf modified before a recomputation reads it.
+// an MLP and a small char_gpt (4 pre-norm transformer blocks with dropout) train under 1/2, 1/3
+// and 1/5 of their unconstrained peak activation memory, a model whose loop length depends on its
+// input, one with a custom Function (pinned) and composed attention (matmul, softmax, div, a
+// float32 round trip) under 1/2 and 1/3, a CNN with batch norm under 1/2, 1/3 and 1/5 (its
+// running statistics updated once), with gradients bit for bit those of the plain step (float64
+// and float32, with dropout) and the peak within the budget in every step; gradcheck through
+// recomputed ops; an infeasible budget is out_of_memory with the numbers; tensors the caller
+// holds are never evicted; the in-place check still fires, and so does a leaf modified before a
+// recomputation reads it.
 #define BOOST_TEST_MODULE memory_budget
 #include <boost/test/unit_test.hpp>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tapegrad/custom_function.hpp"
+#include "tapegrad/nn.hpp"
 #include "tapegrad/tapegrad.hpp"
 #include "test_util.hpp"
 
@@ -96,10 +100,72 @@ struct Net {
     }
 };
 
-/// The model's gradients under 1/2, 1/3 and 1/5 of its plain peak equal the plain ones bit for
-/// bit, two steps each, and the peak stays within the budget in each step.
-void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions = {2, 3, 5}) {
-    Net net(m, dt, p);
+/// A small char_gpt (examples/char_gpt.cpp's model): token and position embeddings, pre-norm
+/// causal TransformerEncoderLayers (GELU, dropout in the attention and after each sublayer), a
+/// final LayerNorm, the logits and cross_entropy.
+struct Gpt {
+    static constexpr int64_t V = 24, T = 16, D = 32, H = 4, B = 4;
+    tg::nn::Embedding tok{nullptr}, pos{nullptr};
+    std::vector<tg::nn::TransformerEncoderLayer> blocks;
+    tg::nn::LayerNorm ln_f{nullptr};
+    tg::nn::Linear head{nullptr};
+    std::vector<Tensor> params;
+    Tensor ids, targets;
+    Gpt(tg::Dtype dt, int layers, double p) {
+        namespace nn = tg::nn;
+        tg::manual_seed(3);
+        tok = nn::Embedding(V, D);
+        pos = nn::Embedding(T, D);
+        std::vector<std::shared_ptr<nn::Module>> modules = {tok.ptr(), pos.ptr()};
+        for (int i = 0; i < layers; ++i) {
+            blocks.emplace_back(nn::TransformerEncoderLayerOptions(D, H)
+                                    .dim_feedforward(4 * D)
+                                    .dropout(p)
+                                    .activation(tg::kGELU)
+                                    .norm_first(true)
+                                    .batch_first(true));
+            modules.push_back(blocks.back().ptr());
+        }
+        ln_f = nn::LayerNorm(nn::LayerNormOptions({D}));
+        head = nn::Linear(D, V);
+        modules.push_back(ln_f.ptr());
+        modules.push_back(head.ptr());
+        for (const auto& m : modules) {
+            m->to(dt);
+            for (const Tensor& t : m->parameters())
+                params.push_back(t);
+        }
+        ids = tg::randint(0, V, {B, T});
+        targets = tg::randint(0, V, {B * T});
+    }
+    Tensor loss() {
+        Tensor h = tok(ids) + pos(tg::arange(T, tg::kInt64));
+        for (auto& b : blocks)
+            h = b->forward(h, {}, {}, /*is_causal=*/true);
+        const Tensor logits = head(ln_f(h));
+        return tg::cross_entropy(logits.reshape({-1, V}), targets);
+    }
+    std::vector<double> step() {
+        for (Tensor t : params)
+            t.set_grad({});
+        tg::manual_seed(11);  // the dropouts draw the same masks in every run
+        loss().backward();
+        std::vector<double> g;
+        for (const Tensor& t : params) {
+            auto gi = t.grad().to(tg::kFloat64).to_vector<double>();
+            g.insert(g.end(), gi.begin(), gi.end());
+        }
+        return g;
+    }
+};
+
+/// net's gradients under 1/f of its plain peak (for f in fractions) equal the plain ones bit for
+/// bit, two steps each, and the peak stays within the budget in each step; `check` looks at
+/// each step's report too.
+template <class N>
+void check_fractions(
+    N& net, const std::vector<int>& fractions,
+    const std::function<void(const tg::autograd::MemoryBudgetReport&)>& check = {}) {
     tg::memory::reset_peak();
     const std::vector<double> plain = net.step();
     const int64_t peak = tg::memory::stats().peak_saved_bytes;
@@ -119,12 +185,21 @@ void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions =
                 BOOST_TEST(r.evictions > 0);
                 BOOST_TEST(r.rematerializations > 0);
                 BOOST_TEST(!r.recomputed_ops.empty());
-                if (m == Model::Custom)
-                    BOOST_TEST(!r.pinned_ops.empty());
+                if (check)
+                    check(r);
             }
         }
     }
     BOOST_TEST(tg::memory::stats().saved_bytes == 0);  // the budget gave everything back
+}
+
+/// The MLP-like models under 1/2, 1/3 and 1/5 of their plain peak.
+void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions = {2, 3, 5}) {
+    Net net(m, dt, p);
+    check_fractions(net, fractions, [m](const tg::autograd::MemoryBudgetReport& r) {
+        if (m == Model::Custom)
+            BOOST_TEST(!r.pinned_ops.empty());
+    });
 }
 
 }  // namespace
@@ -140,14 +215,16 @@ BOOST_AUTO_TEST_CASE(mlp_with_dropout_draws_the_same_masks) {
 }
 
 BOOST_AUTO_TEST_CASE(data_dependent_loop) {
-    // 1/4 and 1/5 fit too in most runs, but which buffers go depends on measured times, and
-    // when a long evicted residual chain must be recomputed its levels are held at once
+    // 1/4 and 1/5 fit too in some runs, but which buffers go depends on measured times, and
+    // when a long evicted residual chain must be recomputed its levels are held at once (float32
+    // with dropout at 1/5: 4136 bytes needed of 4056)
     check_budgets(Model::Loop, tg::kFloat64, 0, {2, 3});
     check_budgets(Model::Loop, tg::kFloat32, 0.1, {2, 3});
 }
 
 BOOST_AUTO_TEST_CASE(custom_function_is_pinned) {
-    // its outputs stay: 1/4 is below what they need (min_feasible_bytes says so)
+    // its outputs stay (a custom forward is not replayed): 1/4 is below what they need
+    // (min_feasible_bytes says so; at 1/5, 7680 bytes of 7065)
     check_budgets(Model::Custom, tg::kFloat64, 0, {2, 3});
     Net net(Model::Custom, tg::kFloat64, 0);
     MemoryBudget budget(1 << 20);
@@ -158,6 +235,82 @@ BOOST_AUTO_TEST_CASE(custom_function_is_pinned) {
     for (const std::string& op : r.pinned_ops)
         named = named || op.find("Cube") != std::string::npos;
     BOOST_TEST(named, "pinned: " << r.pinned_ops.front());
+}
+
+BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {
+    // every op of the model has a recipe: what stays is what ops keep besides their outputs
+    // (layer_norm's row statistics, the attention's row log-sum-exps, dropout's bits,
+    // cross_entropy's log-probabilities)
+    // 4 blocks: 1/5 of a 2-block model's peak (593920 bytes in float64) is below what one GELU
+    // holds at once, its [4,16,128] input and output (131072 bytes), whatever is evicted
+    std::set<std::string> recomputed, pinned;
+    for (tg::Dtype dt : {tg::kFloat64, tg::kFloat32}) {
+        Gpt net(dt, 4, 0.1);
+        check_fractions(net, {2, 3, 5}, [&](const tg::autograd::MemoryBudgetReport& r) {
+            for (const auto& op : r.recomputed_ops)
+                recomputed.insert(op.first);
+            for (const std::string& op : r.pinned_ops) {
+                pinned.insert(op);
+                BOOST_TEST(op.find("(a buffer it keeps)") != std::string::npos, op);
+            }
+        });
+    }
+    std::string names;
+    for (const std::string& op : recomputed)
+        names += op + "; ";
+    BOOST_TEST_MESSAGE("recomputed: " << names);
+    names.clear();
+    for (const std::string& op : pinned)
+        names += op + "; ";
+    BOOST_TEST_MESSAGE("pinned: " << names);
+    for (const char* op : {"layer_norm", "linear", "scaled_dot_product_attention", "clone"})
+        BOOST_TEST(recomputed.count(op) == 1u, op << " recomputed: " << names);
+}
+
+/// Attention written with matmul, softmax and a division, and a round trip through float32: the
+/// ops with recipes that char_gpt does not use.
+struct ComposedAttention {
+    std::vector<Tensor> wq, params;
+    Tensor temperature, x;
+    explicit ComposedAttention(int layers) {
+        tg::manual_seed(6);
+        for (int i = 0; i < layers; ++i)
+            wq.push_back((tg::randn({16, 16}, tg::kFloat64) * 0.3).requires_grad_());
+        temperature = tg::full({1}, 4.0, tg::kFloat64).requires_grad_();
+        x = tg::randn({4, 8, 16}, tg::kFloat64);
+        params = wq;
+        params.push_back(temperature);
+    }
+    std::vector<double> step() {
+        for (Tensor t : params)
+            t.set_grad({});
+        Tensor h = x;
+        for (const Tensor& w : wq) {
+            Tensor s = tg::matmul(tg::matmul(h, w), h.transpose(1, 2));  // mm, then bmm
+            s = tg::softmax(s / temperature, -1);
+            h = tg::matmul(s, h) + h;
+            h = h.to(tg::kFloat32).to(tg::kFloat64);
+        }
+        (h * h).sum().backward();
+        std::vector<double> g;
+        for (const Tensor& t : params) {
+            auto gi = t.grad().to_vector<double>();
+            g.insert(g.end(), gi.begin(), gi.end());
+        }
+        return g;
+    }
+};
+
+BOOST_AUTO_TEST_CASE(matmul_softmax_div_and_to_dtype_recomputed) {
+    ComposedAttention net(12);
+    std::set<std::string> recomputed;
+    // (a residual chain again: at 1/5 its recomputation holds more than the budget)
+    check_fractions(net, {2, 3}, [&](const tg::autograd::MemoryBudgetReport& r) {
+        for (const auto& op : r.recomputed_ops)
+            recomputed.insert(op.first);
+    });
+    for (const char* op : {"mm", "bmm", "softmax", "div", "to_dtype"})
+        BOOST_TEST(recomputed.count(op) == 1u, op);
 }
 
 BOOST_AUTO_TEST_CASE(gradcheck_through_recomputed_ops) {
@@ -274,7 +427,10 @@ BOOST_AUTO_TEST_CASE(cnn_with_batch_norm_updates_its_statistics_once) {
         const Tensor w1 = param(tg::randn({4, 2, 3, 3}, dt) * 0.3), b1 = param(tg::zeros({4}, dt));
         const Tensor gamma = param(tg::ones({4}, dt)), beta = param(tg::zeros({4}, dt));
         std::vector<Tensor> ws;
-        for (int i = 0; i < 4; ++i)
+        // 24 layers after the pooling: 1/5 of a shallower model's peak is below what the first
+        // layer's recomputation holds at once (relu's input and output and max pooling's
+        // indices: 10760 bytes in float32, over 1/5 of the 20-layer model's 52416)
+        for (int i = 0; i < 24; ++i)
             ws.push_back(param(tg::randn({8, i == 0 ? 4 : 8, 3, 3}, dt) * 0.2));
         const Tensor w3 = param(tg::randn({10, 8 * 4 * 4}, dt) * 0.1);
         const Tensor x = tg::randn({4, 2, 8, 8}, dt);
@@ -284,11 +440,17 @@ BOOST_AUTO_TEST_CASE(cnn_with_batch_norm_updates_its_statistics_once) {
         auto step = [&](const Tensor& rm, const Tensor& rv) {
             for (Tensor p : params)
                 p.set_grad({});
+            // one op per statement: the budget never evicts what the caller holds, and
+            // relu(batch_norm(conv2d(x))) would hold all three first-layer outputs at once
+            // (Note [Letting go of intermediates] in src/nn/transformer_layer.cpp)
             Tensor h = tg::conv2d(x, w1, b1, 1, 1);
-            h = tg::relu(tg::batch_norm(h, gamma, beta, rm, rv, true, 0.1, 1e-5, false));
+            h = tg::batch_norm(h, gamma, beta, rm, rv, true, 0.1, 1e-5, false);
+            h = tg::relu(h);
             h = tg::max_pool2d(h, 2);
-            for (const Tensor& w : ws)
-                h = tg::relu(tg::conv2d(h, w, {}, 1, 1));
+            for (const Tensor& w : ws) {
+                h = tg::conv2d(h, w, {}, 1, 1);
+                h = tg::relu(h);
+            }
             h = tg::linear(tg::flatten(h, 1), w3);
             (-(tg::log_softmax(h, 1) * target).sum()).backward();
             std::vector<double> g;
@@ -302,19 +464,24 @@ BOOST_AUTO_TEST_CASE(cnn_with_batch_norm_updates_its_statistics_once) {
         tg::memory::reset_peak();
         const std::vector<double> plain = step(rm0, rv0);
         const int64_t peak = tg::memory::stats().peak_saved_bytes;
-        // the budget counts the activations the caller holds too (conservative): at the first
-        // layer, which is most of this model's peak, conv, batch_norm and relu outputs are all
-        // alive at once, so 1/2 of the plain peak is below the smallest feasible budget here
-        for (int64_t limit : {peak * 3 / 4, peak * 2 / 3}) {
-            const Tensor rm = tg::zeros({4}, dt), rv = tg::ones({4}, dt);
-            MemoryBudget budget(limit);
-            BOOST_TEST(step(rm, rv) == plain);
-            BOOST_TEST(tg::equal(rm, rm0));  // one running-statistics update, as plain
-            BOOST_TEST(tg::equal(rv, rv0));
-            const auto r = budget.report();
-            BOOST_TEST(r.peak_saved_bytes <= limit);
-            BOOST_TEST(r.rematerializations > 0);
-            BOOST_TEST(r.recomputed_ops.count("conv2d") == 1u);
+        std::set<std::string> recomputed;
+        for (int f : {2, 3, 5}) {
+            BOOST_TEST_CONTEXT(dt << " budget 1/" << f << " of " << peak << " bytes") {
+                const int64_t limit = peak / f;
+                const Tensor rm = tg::zeros({4}, dt), rv = tg::ones({4}, dt);
+                MemoryBudget budget(limit);
+                BOOST_TEST(step(rm, rv) == plain);
+                BOOST_TEST(tg::equal(rm, rm0));  // one running-statistics update, as plain
+                BOOST_TEST(tg::equal(rv, rv0));
+                const auto r = budget.report();
+                BOOST_TEST(r.peak_saved_bytes <= limit);
+                BOOST_TEST(r.rematerializations > 0);
+                for (const auto& op : r.recomputed_ops)
+                    recomputed.insert(op.first);
+            }
         }
+        // batch_norm recomputed (on the kernel its forward ran)
+        for (const char* op : {"conv2d", "batch_norm"})
+            BOOST_TEST(recomputed.count(op) == 1u, op);
     }
 }

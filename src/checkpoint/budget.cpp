@@ -12,10 +12,11 @@
 //   - resident entries are the activation bytes (memory::Stats::saved_bytes); before an entry
 //     is added or recomputed past the budget, entries nothing needs are dropped, then resident
 //     ones are evicted, lowest cost / (bytes × staleness) first, where cost counts the evicted
-//     inputs it would need too (a one-level form of the paper's evicted neighbourhood). Only an
-//     entry whose buffer nothing else holds (no tensor of the caller's, no unpacked copy, no
-//     recomputation using it) and that is at the version it was made at can be evicted. When
-//     nothing more can go, out_of_memory says how much could not.
+//     inputs it would need too (a one-level form of the paper's evicted neighbourhood), those
+//     no Saved holds (kept only to recompute others, e.g. a linear output under its tanh) before
+//     any other. Only an entry whose buffer nothing else holds (no tensor of the caller's, no
+//     unpacked copy, no recomputation using it) and that is at the version it was made at can be
+//     evicted. When nothing more can go, out_of_memory says how much could not.
 //   - a handle's unpack recomputes an evicted entry from its recipe without recording, its
 //     inputs first (recursively), under RecomputeScope (batch norm does not update its running
 //     statistics again, Note [Side effects of a recomputation]) and the op's own random state
@@ -65,6 +66,10 @@ struct BudgetHandle final : PackedSaved {
     int64_t offset = 0;
     uint32_t version = 0;
     SavedKind kind = SavedKind::Input;
+    ~BudgetHandle() override {
+        if (entry)
+            entry->handles.fetch_sub(1, std::memory_order_relaxed);
+    }
     Tensor unpack() override {
         std::lock_guard<std::recursive_mutex> lock(budget->mu);
         if (GradMode::is_enabled())
@@ -180,7 +185,9 @@ void Budget::ensure_room(int64_t n, const std::string& what) {
             if (in.entry && !in.entry->t.defined())
                 cost += in.entry->cost;
         const double stale = double(clock_ - e.last_use + 1);
-        cands.push_back({(cost + 1e-9) / (double(e.nbytes) * stale), &e});
+        // what no backward reads (only a recomputation of another entry) goes first
+        const double unread = e.handles.load(std::memory_order_relaxed) == 0 ? 1e-6 : 1;
+        cands.push_back({unread * (cost + 1e-9) / (double(e.nbytes) * stale), &e});
     }
     report.min_feasible_bytes = std::max(report.min_feasible_bytes, stuck + n);
     if (stuck + n > limit)
@@ -303,6 +310,7 @@ std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     }
     auto h = std::make_shared<BudgetHandle>();
     h->budget = shared_from_this();
+    e->handles.fetch_add(1, std::memory_order_relaxed);
     h->entry = std::move(e);
     h->sizes = t.sizes();
     h->strides = t.strides();

@@ -1,5 +1,6 @@
 #pragma once
 // The state of a MemoryBudget (budget.cpp, Note [Dynamic rematerialization]).
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,8 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     uint64_t last_use = 0;
     bool pinned = false;
     bool awaiting_op = false;  // saved as an output before its op recorded
+    /// Saved tensors that hold it (BudgetHandle); 0: only another entry's recomputation needs it
+    std::atomic<int> handles{0};
 };
 
 struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {

@@ -112,7 +112,7 @@ std::tuple<Tensor, Tensor> attention_forward(const AttentionArgs& a, const Tenso
         return t.reshape({N, T, H, Dh}).permute({0, 2, 1, 3});
     };
     const int64_t biased = S + int64_t(a.bias_k.defined());
-    const Tensor qh = heads(qp, L);
+    Tensor qh = heads(qp, L);
     Tensor kh = heads(kp, biased), vh = heads(vp, biased);
     // F::multi_head_attention_forward's static_k / static_v [N·H, S', Dh] replace the keys and
     // values (then S is S'); LibTorch allows them without add_bias_kv only
@@ -163,8 +163,12 @@ std::tuple<Tensor, Tensor> attention_forward(const AttentionArgs& a, const Tenso
         tg::detail::Draw draw(nullptr);
         drawn_from = draw.engine();
     }
-    const Tensor y = scaled_dot_product_attention(qh, kh, vh, mask, p, is_causal);
-    const Tensor joined = y.permute({0, 2, 1, 3}).reshape({N, L, E});
+    const Tensor joined = scaled_dot_product_attention(qh, kh, vh, mask, p, is_causal)
+                              .permute({0, 2, 1, 3})
+                              .reshape({N, L, E});
+    // let go of q, k and v (Note [Letting go of intermediates] in nn/transformer_layer.cpp)
+    if (!need_weights)
+        qp = kp = vp = qh = kh = vh = Tensor();
     Tensor out =
         a.out_proj ? a.out_proj(joined) : linear(joined, a.out_proj_weight, a.out_proj_bias);
     if (!bf)

@@ -10,6 +10,12 @@
 
 namespace tg::nn {
 
+// Note [Letting go of intermediates]: a MemoryBudget (tapegrad/memory_budget.hpp) never evicts a
+// tensor the caller holds, and a C++ temporary lives to the end of its full expression: written
+// as f(g(h(x))), h's and g's outputs are held until f returns. The feed-forward blocks assign
+// each step's result to one variable instead, so only the step's input and output are held
+// (GELU's [.., 4d] input and output instead of the whole block's five results).
+
 Tensor TransformerActivation::operator()(const Tensor& x) const {
     if (fn_)
         return fn_(x);
@@ -64,7 +70,13 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
             self_attn(x, x, x, src_key_padding_mask, false, src_mask, true, is_causal)));
     };
     auto feed_forward = [&](const Tensor& x) {
-        return dropout2(linear2(dropout(options.activation()(linear1(x)))));
+        // step by step, each result let go of when the next is made (Note [Letting go of
+        // intermediates])
+        Tensor h = linear1(x);
+        h = options.activation()(h);
+        h = dropout(h);
+        h = linear2(h);
+        return dropout2(h);
     };
     if (options.norm_first()) {
         const Tensor x = src + attend(norm1(src));
@@ -125,8 +137,12 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
         return dropout2(std::get<0>(multihead_attn(x, memory, memory, memory_key_padding_mask,
                                                    false, memory_mask, true, memory_is_causal)));
     };
-    auto feed_forward = [&](const Tensor& x) {
-        return dropout3(linear2(dropout(options.activation()(linear1(x)))));
+    auto feed_forward = [&](const Tensor& x) {  // step by step, as the encoder layer's
+        Tensor h = linear1(x);
+        h = options.activation()(h);
+        h = dropout(h);
+        h = linear2(h);
+        return dropout3(h);
     };
     if (options.norm_first()) {
         Tensor x = tgt + self_block(norm1(tgt));

@@ -151,6 +151,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
             const Tensor yy = sy.get();
             return Grads{yy * (dy - sum(dy * yy, {dim}, true))};
         });
+    recipe(y, [dim](const std::vector<Tensor>& xs) { return softmax_impl(xs[0], dim, false); });
     return y;
 }
 

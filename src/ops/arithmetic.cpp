@@ -101,6 +101,9 @@ Tensor div(const Tensor& a_in, const Tensor& b_in) {
                        needs(n, 0) ? grad_for(n, 0, dy / bb) : Tensor(),
                        needs(n, 1) ? grad_for(n, 1, -dy * sa.get() / (bb * bb)) : Tensor()};
                });
+    recipe(y, [](const std::vector<Tensor>& xs) {
+        return runtime::binary(BinaryOp::div, xs[0], xs[1], "div");
+    });
     return y;
 }
 

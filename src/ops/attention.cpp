@@ -271,17 +271,13 @@ Grads backward_recorded(const Geo& g, const Tensor& q, const Tensor& k, const Te
     return out;
 }
 
-Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
-            bool causal, std::optional<double> scale, const Generator* gen) {
-    Geo g = check_and_size(q, k, v, mask, p, causal, scale);
-    if (g.p > 0) {  // the whole mask, drawn now from the caller's generator
-        detail::Draw draw(gen);
-        g.drop_from = std::make_shared<const detail::Engine>(draw.engine());
-        g.drop_bits = drop_bits(g, draw.engine());
-    }
+/// y [lead..., L, Ev] and the row log-sum-exps lse [BH, L], unrecorded (g with its dropout bits
+/// when p > 0): the forward, and a MemoryBudget's recomputation of y.
+Tensor forward(const Geo& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+               Tensor& lse) {
     const Tensor q3 = as3(q, g), k3 = as3(k, g), v3 = as3(v, g);
     Tensor y = runtime::empty({g.BH, g.L, g.Ev}, q.dtype(), q.device(), kOp);
-    Tensor lse = runtime::empty({g.BH, g.L}, q.dtype(), q.device(), kOp);
+    lse = runtime::empty({g.BH, g.L}, q.dtype(), q.device(), kOp);
     if (g.S == 0) {  // no keys: every row is an empty sum
         runtime::fill(y, 0);
         runtime::fill(lse, -std::numeric_limits<double>::infinity());
@@ -290,7 +286,29 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mas
         runtime::parallel_parts(q3, g.BH,
                                 [&](int64_t bh) { forward_matrix(g, b, q3, k3, v3, y, lse, bh); });
     }
-    y = y.reshape(with_last(g, g.L, g.Ev));
+    return y.reshape(with_last(g, g.L, g.Ev));
+}
+
+/// g with its dropout mask's bits drawn again from the state the forward drew them from.
+Geo redrawn(const Geo& kept) {
+    Geo g = kept;
+    if (g.p > 0) {
+        detail::Engine e = *g.drop_from;
+        g.drop_bits = drop_bits(g, e);
+    }
+    return g;
+}
+
+Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double p,
+            bool causal, std::optional<double> scale, const Generator* gen) {
+    Geo g = check_and_size(q, k, v, mask, p, causal, scale);
+    if (g.p > 0) {  // the whole mask, drawn now from the caller's generator
+        detail::Draw draw(gen);
+        g.drop_from = std::make_shared<const detail::Engine>(draw.engine());
+        g.drop_bits = drop_bits(g, draw.engine());
+    }
+    Tensor lse;
+    Tensor y = forward(g, q, k, v, mask, lse);
     const bool mask_grad = mask.defined() && is_floating(mask.dtype());
     const Tensor none;
     if (!should_record({&q, &k, &v, mask_grad ? &mask : &none}))
@@ -299,11 +317,7 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mas
     kept.drop_bits.reset();  // backward draws the mask again (Note [Dropout masks])
     auto backward = [sq = save(q), sk = save(k), sv = save(v), sm = save(mask),
                      sl = save_intermediate(lse), kept](const Tensor& dy, const Node& n) {
-        Geo geo = kept;
-        if (geo.p > 0) {
-            detail::Engine e = *geo.drop_from;
-            geo.drop_bits = drop_bits(geo, e);
-        }
+        const Geo geo = redrawn(kept);
         const Tensor qq = sq.get(), kk = sk.get(), vv = sv.get(), mm = sm.get();
         if (GradMode::is_enabled())
             return backward_recorded(geo, qq, kk, vv, mm, dy, n);
@@ -342,6 +356,12 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mas
         record(kOp, {&q, &k, &v, &mask}, y, std::move(backward));
     else
         record(kOp, {&q, &k, &v}, y, std::move(backward));
+    if (recipes_wanted())  // under a MemoryBudget: y again, with the same dropout mask
+        recipe(y, [kept, m = mask_grad ? Tensor() : mask](const std::vector<Tensor>& xs) {
+            Tensor lse_again;
+            return forward(redrawn(kept), xs[0], xs[1], xs[2], xs.size() > 3 ? xs[3] : m,
+                           lse_again);
+        });
     return y;
 }
 

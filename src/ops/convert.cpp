@@ -13,8 +13,10 @@ namespace tg {
 Tensor Tensor::clone() const {
     Tensor y = runtime::empty(sizes(), dtype(), device(), "clone");
     runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
-    if (should_record({this}))
+    if (should_record({this})) {
         record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
+        recipe(y, [](const std::vector<Tensor>& xs) { return xs[0].clone(); });
+    }
     return y;
 }
 Tensor Tensor::contiguous() const {
@@ -28,6 +30,7 @@ Tensor Tensor::to(Dtype d) const {
     if (is_floating(d) && should_record({this})) {
         const Dtype from = dtype();
         record("to_dtype", {this}, y, [from](const Tensor& dy) { return Grads{dy.to(from)}; });
+        recipe(y, [d](const std::vector<Tensor>& xs) { return runtime::converted(xs[0], d); });
     }
     return y;
 }

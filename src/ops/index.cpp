@@ -144,7 +144,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                          runtime::empty({flat.numel(), D}, weight.dtype(), weight.device(), op),
                          weight, 0, flat)
                    .reshape(out);
-    if (should_record({&weight}))
+    if (should_record({&weight})) {
         record(op, {&weight}, y, [flat, V, D, padding_idx, scale_grad_by_freq](const Tensor& dy) {
             // each row of dweight gathers the rows of dy whose token it is (the CPU's index_add
             // sorts the tokens and gives each thread whole rows: Note [Gathering index_add])
@@ -165,6 +165,16 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
             }
             return Grads{dw};
         });
+        if (recipes_wanted())  // under a MemoryBudget: the same rows gathered again
+            recipe(y, [flat, out, op](const std::vector<Tensor>& xs) {
+                const Tensor& w = xs[0];
+                return run_index(
+                           backend::IndexOp::Select, op,
+                           runtime::empty({flat.numel(), w.size(1)}, w.dtype(), w.device(), op), w,
+                           0, flat)
+                    .reshape(out);
+            });
+    }
     return y;
 }
 

@@ -184,31 +184,33 @@ Grads backward_fused(const RowNorm& r, const Tensor& dy, const Tensor& x, const 
     return g;
 }
 
+/// y, mean and rstd of x, unrecorded: the forward, and a MemoryBudget's recomputation of y.
+void forward(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+             Tensor& mean, Tensor& rstd) {
+    NoGradGuard no_grad;
+    const Tensor xv = x.detach().reshape({r.rows, r.cols});
+    if (x.numel() == 0) {
+        y = runtime::empty(x.sizes(), x.dtype(), x.device(), r.op);
+        mean = rstd = zeros({r.rows, 1}, x.options());
+    } else if (fused(x)) {
+        forward_fused(r, x.detach(), w.defined() ? w.detach() : w, b.defined() ? b.detach() : b, y,
+                      mean, rstd);
+    } else {
+        Stats s = stats(r, xv);
+        mean = s.mean;
+        rstd = s.rstd;
+        y = s.xhat;
+        if (w.defined())
+            runtime::binary_into(BinaryOp::mul, y, y, w.detach().reshape({1, r.cols}), r.op, 0, 0);
+        if (b.defined())
+            runtime::binary_into(BinaryOp::add, y, y, b.detach().reshape({1, r.cols}), r.op, 0, 0);
+        y = y.reshape(x.sizes());
+    }
+}
+
 Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor& b) {
     Tensor y, mean, rstd;
-    {
-        NoGradGuard no_grad;
-        const Tensor xv = x.detach().reshape({r.rows, r.cols});
-        if (x.numel() == 0) {
-            y = runtime::empty(x.sizes(), x.dtype(), x.device(), r.op);
-            mean = rstd = zeros({r.rows, 1}, x.options());
-        } else if (fused(x)) {
-            forward_fused(r, x.detach(), w.defined() ? w.detach() : w, b.defined() ? b.detach() : b,
-                          y, mean, rstd);
-        } else {
-            Stats s = stats(r, xv);
-            mean = s.mean;
-            rstd = s.rstd;
-            y = s.xhat;
-            if (w.defined())
-                runtime::binary_into(BinaryOp::mul, y, y, w.detach().reshape({1, r.cols}), r.op, 0,
-                                     0);
-            if (b.defined())
-                runtime::binary_into(BinaryOp::add, y, y, b.detach().reshape({1, r.cols}), r.op, 0,
-                                     0);
-            y = y.reshape(x.sizes());
-        }
-    }
+    forward(r, x, w, b, y, mean, rstd);
     if (!should_record({&x, &w, &b}))
         return y;
     auto backward = [sx = save(x), sw = save(w), sm = save_intermediate(mean),
@@ -230,6 +232,12 @@ Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor
         return backward_fast(r, dy, xx, ww, sm.get(), sr.get(), n);
     };
     record(r.op, {&x, &w, &b}, y, std::move(backward));
+    // under a MemoryBudget: y again on the same kernel, so the same bits (the statistics dropped)
+    recipe(y, [r](const std::vector<Tensor>& xs) {
+        Tensor y2, mean2, rstd2;
+        forward(r, xs[0], xs[1], xs[2], y2, mean2, rstd2);
+        return y2;
+    });
     return y;
 }
 

@@ -52,13 +52,15 @@ void check_mm(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int6
 Tensor mm_node(const Tensor& a, const Tensor& b) {
     Tensor y = runtime::empty({a.size(0), b.size(1)}, a.dtype(), a.device(), "matmul");
     mm_into("matmul", a.detach(), b.detach(), y, 1, 0);
-    if (should_record({&a, &b}))
+    if (should_record({&a, &b})) {
         record("mm", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
                    return Grads{needs(n, 0) ? mm_node(dy, sb.get().t()) : Tensor(),
                                 needs(n, 1) ? mm_node(sa.get().t(), dy) : Tensor()};
                });
+        recipe(y, [](const std::vector<Tensor>& xs) { return mm_node(xs[0], xs[1]); });
+    }
     return y;
 }
 
@@ -70,13 +72,15 @@ Tensor bmm_node(const Tensor& a, const Tensor& b) {
     for (int64_t i = 0; i < B; ++i)
         mm_into("matmul", ad.narrow(0, i, 1).squeeze(0), bd.narrow(0, i, 1).squeeze(0),
                 y.narrow(0, i, 1).squeeze(0), 1, 0);
-    if (should_record({&a, &b}))
+    if (should_record({&a, &b})) {
         record("bmm", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
                 sb = a.requires_grad() ? save(b) : Saved()](const Tensor& dy, const Node& n) {
                    return Grads{needs(n, 0) ? bmm_node(dy, sb.get().transpose(1, 2)) : Tensor(),
                                 needs(n, 1) ? bmm_node(sa.get().transpose(1, 2), dy) : Tensor()};
                });
+        recipe(y, [](const std::vector<Tensor>& xs) { return bmm_node(xs[0], xs[1]); });
+    }
     return y;
 }
 }  // namespace

@@ -95,24 +95,28 @@ Tensor nll_loss(const Tensor& logp, const Tensor& labels, Reduction r) {
     return named(reduce(-picked.squeeze(1), r), "nll_loss", "NllLossBackward0");
 }
 
+namespace {
+/// cross_entropy's loss and log-probabilities lp, unrecorded: the forward, and a MemoryBudget's
+/// recomputation of the loss.
+Tensor cross_entropy_forward(const Tensor& logits, const Tensor& labels, Reduction r, Tensor& lp) {
+    NoGradGuard g;
+    const int64_t N = logits.size(0);
+    lp = log_softmax(logits, 1);
+    const Tensor picked = runtime::empty({N, 1}, lp.dtype(), lp.device());
+    const Tensor idx = labels.reshape({N, 1}).contiguous();
+    runtime::be(lp).index(backend::IndexOp::Gather, runtime::view(picked), runtime::view(lp), 1,
+                          runtime::view(idx), "cross_entropy");
+    const Tensor loss = runtime::unary(runtime::UnaryOp::neg, picked.reshape({N}));
+    return r == Reduction::None ? loss : r == Reduction::Sum ? sum(loss) : mean(loss);
+}
+}  // namespace
+
 /// loss_i = logsumexp(x_i) - x_i[label_i];  dx = (softmax(x) - onehot) * dy_i  (/N for mean)
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
     check_labels("cross_entropy", logits, labels);
     const int64_t N = logits.size(0), C = logits.size(1);
-    Tensor lp, picked;
-    {
-        NoGradGuard g;
-        lp = log_softmax(logits, 1);
-        picked = runtime::empty({N, 1}, lp.dtype(), lp.device());
-        const Tensor idx = labels.reshape({N, 1}).contiguous();
-        runtime::be(lp).index(backend::IndexOp::Gather, runtime::view(picked), runtime::view(lp), 1,
-                              runtime::view(idx), "cross_entropy");
-    }
-    Tensor loss = runtime::unary(runtime::UnaryOp::neg, picked.reshape({N}));
-    if (r != Reduction::None) {
-        NoGradGuard g;
-        loss = r == Reduction::Sum ? sum(loss) : mean(loss);
-    }
+    Tensor lp;
+    Tensor loss = cross_entropy_forward(logits, labels, r, lp);
     if (should_record({&logits}))
         record("cross_entropy", {&logits}, loss,
                [slp = save_intermediate(lp), sx = save(logits), labels, r, N, C](const Tensor& dy) {
@@ -124,6 +128,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction r) {
                        scatter_add(ones({N, 1}, p.options()), {N, C}, 1, labels.reshape({N, 1}));
                    return Grads{(p - onehot) * w};
                });
+    if (recipes_wanted())  // under a MemoryBudget: the loss again from the same logits
+        recipe(loss, [labels, r](const std::vector<Tensor>& xs) {
+            Tensor lp_again;
+            return cross_entropy_forward(xs[0], labels, r, lp_again);
+        });
     return loss;
 }
 

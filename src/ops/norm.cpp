@@ -282,11 +282,14 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                                         needs(n, 0), needs(n, 1), needs(n, 2));
                });
         // the same statistics, so no running-statistics update (Note [Dynamic
-        // rematerialization] in src/checkpoint/budget.cpp)
+        // rematerialization] in src/checkpoint/budget.cpp), on the kernel the forward ran: the
+        // fused one computes its scale and shift in double, the composed one in x's dtype
         if (recipes_wanted())
             recipe(y, [l, m = mean.detach(), is = invstd.detach(),
                        op = a.op](const std::vector<Tensor>& xs) {
-                return affine(xs[0], l, m, is, xs[1], xs[2], op, Tensor());
+                return norm_fused::takes(xs[0])
+                           ? norm_fused::affine(xs[0], l.groups, m, is, xs[1], xs[2], Tensor())
+                           : affine(xs[0], l, m, is, xs[1], xs[2], op, Tensor());
             });
     }
     return y;
