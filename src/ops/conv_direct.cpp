@@ -67,12 +67,11 @@ bool dense(const ConvGeom& g, const Tensor& t) {
            t.device().is_cpu() && t.dtype() == kFloat32 && backend::cpu::dense_conv_available();
 }
 
-/// Forward (x, w, b) or with `adjoint` Input (dy, w) on the dense kernel.
-Tensor dense_run(const ConvGeom& g, bool adjoint, const Tensor& in, const Tensor& w,
-                 const Tensor& b) {
+/// Forward (in = x, w, b), Input (in = dy, w) or Weight (in = x, w = dy) on the dense kernels.
+Tensor dense_run(Kind k, const ConvGeom& g, const Tensor& in, const Tensor& w, const Tensor& b) {
     backend::cpu::DenseConv d;
     d.N = g.N, d.kt = g.kt, d.kh = g.kh, d.kw = g.kw, d.dt = g.dt, d.dh = g.dh, d.dw = g.dw;
-    if (!adjoint) {
+    if (k != Kind::Input) {
         d.C = g.C, d.O = g.O, d.T = g.T, d.H = g.H, d.W = g.W, d.ot = g.ot, d.oh = g.oh,
         d.ow = g.ow, d.pt = g.pt, d.ph = g.ph, d.pw = g.pw;
     } else {  // dy's windows: front padding d·(k-1) - p, output x's extents
@@ -80,13 +79,20 @@ Tensor dense_run(const ConvGeom& g, bool adjoint, const Tensor& in, const Tensor
         d.ow = g.W, d.pt = g.dt * (g.kt - 1) - g.pt, d.ph = g.dh * (g.kh - 1) - g.ph,
         d.pw = g.dw * (g.kw - 1) - g.pw;
     }
-    Tensor out =
-        runtime::empty(adjoint ? g.x_shape() : g.y_shape(), kFloat32, in.device(), "conv3d");
+    const Shape shape = k == Kind::Forward ? g.y_shape()
+                        : k == Kind::Input ? g.x_shape()
+                                           : g.w_shape();
+    Tensor out = runtime::empty(shape, kFloat32, in.device(), "conv3d");
     Tensor ws =
         runtime::empty({backend::cpu::dense_conv_workspace(d)}, kFloat32, in.device(), "conv3d");
+    if (k == Kind::Weight) {
+        backend::cpu::dense_conv_weight(d, out.data_ptr<float>(), in.data_ptr<float>(),
+                                        w.data_ptr<float>(), ws.data_ptr<float>());
+        return out;
+    }
     const Tensor bc = b.defined() ? b.contiguous() : b;
     backend::cpu::dense_conv(d, out.data_ptr<float>(), in.data_ptr<float>(), w.data_ptr<float>(),
-                             b.defined() ? bc.data_ptr<float>() : nullptr, adjoint,
+                             b.defined() ? bc.data_ptr<float>() : nullptr, k == Kind::Input,
                              ws.data_ptr<float>());
     return out;
 }
@@ -159,7 +165,7 @@ Direct direct(const ConvGeom& g, const Tensor& t, Kind k) {
         return Direct::Pointwise;
     if (depthwise(g, t))
         return Direct::Depthwise;
-    if (k != Kind::Weight && dense(g, t))
+    if (dense(g, t) && (k != Kind::Weight || g.kw <= backend::cpu::kDenseWeightMaxKw))
         return Direct::Dense;
     return Direct::None;
 }
@@ -169,7 +175,7 @@ Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& 
     if (d == Direct::Pointwise)
         return forward_pointwise(x, w, b, g);
     if (d == Direct::Dense)
-        return dense_run(g, false, x, w, b);
+        return dense_run(Kind::Forward, g, x, w, b);
     Tensor y = runtime::empty(g.y_shape(), x.dtype(), x.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseForward, g, y, x, w);
     if (b.defined() && g.N > 0) {
@@ -186,7 +192,7 @@ Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom&
     if (d == Direct::Pointwise)
         return input_pointwise(dy, w, g);
     if (d == Direct::Dense)
-        return dense_run(g, true, dy, w, {});
+        return dense_run(Kind::Input, g, dy, w, {});
     Tensor dx = runtime::empty(g.x_shape(), dy.dtype(), dy.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseInput, g, dx, dy, w);
     return dx;
@@ -195,6 +201,8 @@ Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom&
 Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom& g) {
     if (d == Direct::Pointwise)
         return weight_pointwise(x, dy, g);
+    if (d == Direct::Dense)
+        return dense_run(Kind::Weight, g, x, dy, {});
     Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseWeight, g, dw, x, dy);
     return dw;

@@ -170,6 +170,81 @@ RowKernel row_kernel(int64_t ob, int64_t ow) {
     const auto blocks = std::make_integer_sequence<int, kMaxBlock>();
     return ow > 16 ? row_kernel_of<2>(int(ob), blocks) : row_kernel_of<1>(int(ob), blocks);
 }
+
+#pragma GCC diagnostic push  // GCC 12 flags _mm512_undefined inside the intrinsics' own headers
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// The weight gradient's sums over one tile (sample n, output depth z) for OB output channels
+/// [o0, o0 + OB) and one input channel c: for each (q, a) tap row, acc[u][b] sums dy row i of
+/// channel u times the padded x row it read at tap (q, a, b), 16 columns a vector (dy's last
+/// vector under a mask); then each acc's lanes are added into dw[u·ct + (q·kh + a)·kw + b].
+template <int OB, int KW>
+__attribute__((target("avx512f"))) void weight_tile(const DenseConv& g, const Padded& p,
+                                                    const float* xc, const float* dy, int64_t L,
+                                                    float* dw, int64_t ct) {
+    for (int64_t q = 0; q < g.kt; ++q)
+        for (int64_t a = 0; a < g.kh; ++a) {
+            __m512 acc[OB][KW];
+#pragma GCC unroll 12
+            for (int u = 0; u < OB; ++u)
+#pragma GCC unroll 4
+                for (int b = 0; b < KW; ++b)
+                    acc[u][b] = _mm512_setzero_ps();
+            for (int64_t i = 0; i < g.oh; ++i) {
+                const float* xr = xc + (q * g.dt * p.h + i + a * g.dh) * p.w;
+                const float* dr = dy + i * g.ow;
+                for (int64_t j = 0; j < g.ow; j += 16) {
+                    const int64_t n = std::min<int64_t>(16, g.ow - j);
+                    const __mmask16 m = __mmask16(n == 16 ? 0xFFFFu : (1u << n) - 1u);
+                    __m512 xv[KW];
+#pragma GCC unroll 4
+                    for (int b = 0; b < KW; ++b)
+                        xv[b] = _mm512_loadu_ps(xr + j + b * g.dw);
+#pragma GCC unroll 12
+                    for (int u = 0; u < OB; ++u) {
+                        const __m512 d = _mm512_maskz_loadu_ps(m, dr + u * L + j);
+#pragma GCC unroll 4
+                        for (int b = 0; b < KW; ++b)
+                            acc[u][b] = _mm512_fmadd_ps(d, xv[b], acc[u][b]);
+                    }
+                }
+            }
+#pragma GCC unroll 12
+            for (int u = 0; u < OB; ++u)
+#pragma GCC unroll 4
+                for (int b = 0; b < KW; ++b)
+                    dw[u * ct + (q * g.kh + a) * g.kw + b] += _mm512_reduce_add_ps(acc[u][b]);
+        }
+}
+
+#pragma GCC diagnostic pop
+
+using WeightKernel = void (*)(const DenseConv&, const Padded&, const float*, const float*, int64_t,
+                              float*, int64_t);
+
+template <int KW, int... OB>
+WeightKernel weight_kernel_of(int ob, std::integer_sequence<int, OB...>) {
+    WeightKernel table[] = {weight_tile<OB + 1, KW>...};
+    return table[ob - 1];
+}
+
+/// Output channels per block of the weight kernel: OB·kw accumulators, at most 24.
+int64_t weight_block(int64_t kw) {
+    return std::min<int64_t>(kMaxBlock, 24 / kw);
+}
+
+WeightKernel weight_kernel(int64_t ob, int64_t kw) {
+    const auto blocks = std::make_integer_sequence<int, kMaxBlock>();
+    switch (kw) {
+        case 1:
+            return weight_kernel_of<1>(int(ob), blocks);
+        case 2:
+            return weight_kernel_of<2>(int(ob), blocks);
+        case 3:
+            return weight_kernel_of<3>(int(ob), std::make_integer_sequence<int, 8>());
+        default:
+            return weight_kernel_of<4>(int(ob), std::make_integer_sequence<int, 6>());
+    }
+}
 #endif
 
 }  // namespace
@@ -221,6 +296,33 @@ void dense_conv(const DenseConv& g, float* y, const float* x, const float* w, co
     });
 #else
     (void)g, (void)y, (void)x, (void)w, (void)bias, (void)adjoint, (void)workspace;
+#endif
+}
+
+void dense_conv_weight(const DenseConv& g, float* dw, const float* x, const float* dy,
+                       float* workspace) {
+    const int64_t taps = g.kt * g.kh * g.kw;
+    std::fill(dw, dw + g.O * g.C * taps, 0.f);
+#if TG_DENSE_AVX512
+    const Padded p(g);
+    pad_input(g, p, x, workspace);
+    std::fill(workspace + g.N * g.C * p.plane, workspace + g.N * g.C * p.plane + kSlack, 0.f);
+    const int64_t per = weight_block(g.kw), nb = (g.O + per - 1) / per, L = g.ot * g.oh * g.ow;
+    // units (block, c), each owning its dw elements and adding the tiles (n, z) in order
+    ranges(nb * g.C, [&](int64_t u0, int64_t u1) {
+        for (int64_t tile = 0; tile < g.N * g.ot; ++tile) {
+            const int64_t n = tile / g.ot, z = tile % g.ot;
+            for (int64_t unit = u0; unit < u1; ++unit) {
+                const int64_t b = unit / g.C, c = unit % g.C;
+                const int64_t o0 = block_start(g.O, nb, b), ob = block_start(g.O, nb, b + 1) - o0;
+                weight_kernel(ob, g.kw)(g, p, workspace + ((n * g.C + c) * p.t + z) * p.h * p.w,
+                                        dy + (n * g.O + o0) * L + z * g.oh * g.ow, L,
+                                        dw + (o0 * g.C + c) * taps, g.C * taps);
+            }
+        }
+    });
+#else
+    (void)x, (void)dy, (void)workspace;
 #endif
 }
 

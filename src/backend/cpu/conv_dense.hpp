@@ -32,4 +32,15 @@ int64_t dense_conv_workspace(const DenseConv& g);
 void dense_conv(const DenseConv& g, float* y, const float* x, const float* w, const float* bias,
                 bool adjoint, float* workspace);
 
+/// The largest kw dense_conv_weight takes.
+constexpr int64_t kDenseWeightMaxKw = 4;
+
+/// dw [O, C, kt, kh, kw] = Σ_n Σ_{z, i, j} dy[n, o, z, i, j] · x[n, c, z - pt + q·dt,
+/// i - ph + a·dh, j - pw + b·dw]: the weight gradient of dense_conv's (not adjoint) convolution
+/// g, for kw <= kDenseWeightMaxKw. The sums run over (sample, output depth) tiles in order, each
+/// tile's a vector per dw element added across its lanes at the tile's end; the dw elements are
+/// shared out over the threads, so the same bits for any thread count. workspace as dense_conv's.
+void dense_conv_weight(const DenseConv& g, float* dw, const float* x, const float* dy,
+                       float* workspace);
+
 }  // namespace tg::backend::cpu
