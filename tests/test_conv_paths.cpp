@@ -185,11 +185,12 @@ Result run_f32(const Conv& f, const tg::Shape& xs, const tg::Shape& ws, int64_t 
     return {y.detach(), x.grad(), w.grad(), nb ? b.grad() : Tensor()};
 }
 
-/// The same bits in what the dense kernel computes, y and dx (dw and db come from the GEMM
-/// paths, whose BLAS calls may split over threads).
+/// The same bits in what the dense kernels compute, y, dx and dw (db comes from BLAS GEMVs,
+/// which may split over threads).
 void same_bits(const Result& a, const Result& b) {
     check_close(a.y, b.y, 0, 0);
     check_close(a.dx, b.dx, 0, 0);
+    check_close(a.dw, b.dw, 0, 0);
 }
 
 /// f in float32 on the dense kernel: the float64 per-sample path's values to float32 rounding
@@ -239,6 +240,10 @@ BOOST_AUTO_TEST_CASE(dense_3d_kernel_matches_the_float64_path_in_float32) {
             return tg::conv3d(x, w, b, 1, tg::kSame);
         },
         {2, 3, 5, 6, 7}, {4, 3, 2, 2, 4}, 4);
+    dense_matches("1x2x1 and 1x1x5 windows (kw 5: dw on the tiles)", conv3d(0, 1), {2, 3, 4, 5, 6},
+                  {4, 3, 1, 2, 1}, 4);
+    dense_matches("1x1x5 windows (kw 5: dw on the tiles)", conv3d({0, 0, 2}, 1), {2, 3, 4, 5, 6},
+                  {4, 3, 1, 1, 5}, 4);
     dense_matches("tiled on the GEMM path (one sample unfolds to 2.2 MB)", conv3d(1, 1),
                   {1, 4, 8, 16, 40}, {20, 4, 3, 3, 3}, 20);
     dense_matches(
