@@ -14,13 +14,14 @@
 // - Depthwise: groups = input channels = output channels, 2-D, on the CPU in float32/float64:
 //   the direct kernels of Note [Depthwise convolutions] (cpu/depthwise.cpp). Through im2col each
 //   group's GEMM is a [1, 9] x [9, L] GEMV per sample and channel.
-// - Dense 3-D: stride 1, groups 1, float32, on a CPU with AVX-512: Forward and Input by the
-//   direct kernel of Note [Direct dense convolutions] (cpu/conv_dense.cpp), no unfolded buffer
-//   (Input is the same kernel over dy with the taps reversed); Weight keeps the tiles below.
-//   bench_conv3d's step, 1 thread, SkylakeX OpenBLAS (Zen 5): the forwards were 30 ms (24 of
-//   them GEMMs at 150 GFLOP/s, 7 unfolding), the input gradient 46 (33 GEMMs of inner size 32
-//   at 110 GFLOP/s, 13 folding); on the kernel the step 105 -> 83 ms (a loaded host: medians
-//   195 -> 147 ms).
+// - Dense 3-D: stride 1, groups 1, float32, on a CPU with AVX-512: the direct kernels of Note
+//   [Direct dense convolutions] (cpu/conv_dense.cpp), no unfolded buffer (Input is the Forward
+//   kernel over dy with the taps reversed; Weight its own kernel, for kw <= 4, else the tiles).
+//   bench_conv3d's step, 1 thread, SkylakeX OpenBLAS (Zen 5), on the tiles: the forwards 30 ms
+//   (24 of them GEMMs at 150 GFLOP/s, 7 unfolding), the input gradient 46 (33 GEMMs of inner
+//   size 32 at 110 GFLOP/s, 13 folding), the weight gradients 37 (30 GEMMs, 7 unfolding); the
+//   step 105 -> 83 ms with Forward and Input on the kernel, and the tapegrad side's process CPU
+//   time (7 steps) 0.796 -> 0.639 -> 0.527 s with Weight too (a loaded host).
 // - Depth tiles (3-D convolutions whose sample unfolds to more than 1 MiB: Note [Depth tiles]).
 // - Otherwise im2col chunks (Note [Sample-parallel convolutions]): as many samples as keep the
 //   chunk's columns within 1 MiB, but at least enough for 512 columns while they stay within
@@ -33,8 +34,8 @@
 // which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
 // 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
 // steps from 32 and 59 ms to 21 and 36 ms.
-// TG_CONV_DIRECT=0 turns the first three off, TG_CONV_DENSE=0 the dense one (for benchmarks and
-// tests of the choice).
+// TG_CONV_DIRECT=0 turns the first three off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
+// and tests of the choice).
 #include <algorithm>
 #include <cstdlib>
 #include <vector>

@@ -15,8 +15,14 @@
 // run in order, and every y element is summed over (c, q, a, b) in that order by one thread, so
 // y is bit-identical for any thread count. The sums are fused multiply-adds in another order
 // than the BLAS's, so values equal the GEMM path's to float32 rounding, not bit for bit.
-// The stride-1 input gradient is the same kernel over dy (DenseConv's adjoint). conv_direct.cpp
-// picks it (Note [The convolution strategy by shape]).
+// The stride-1 input gradient is the same kernel over dy (DenseConv's adjoint). The weight
+// gradient (dense_conv_weight) runs over the same padded x: per (sample, output depth) tile, for
+// 8 output channels and the 3 column taps of one (c, q, a), 24 vector sums of dy row · x row
+// (24 FMAs for 8 dy and 3 x loads; the loops fully unrolled, or GCC keeps the sums in memory
+// and the kernel is slower than the GEMMs); at the tile's end each sum's lanes are added into
+// its dw element, tiles in order, and the dw elements are shared out over the threads, so dw is
+// bit-identical for any thread count too. conv_direct.cpp picks these kernels (Note [The
+// convolution strategy by shape]).
 #include "backend/cpu/conv_dense.hpp"
 
 #include <algorithm>
