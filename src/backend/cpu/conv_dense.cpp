@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -58,6 +57,7 @@ struct Padded {
 };
 constexpr int64_t kSlack = 64;
 
+#if TG_DENSE_AVX512
 /// Runs body(u0, u1) over [0, n) in one contiguous range per kernel thread.
 template <class F>
 void ranges(int64_t n, const F& body) {
@@ -118,7 +118,6 @@ std::vector<float> pack_weights(const DenseConv& g, const float* w, bool adjoint
     return wp;
 }
 
-#if TG_DENSE_AVX512
 /// One output row of ow columns for OB channels: y[u·ys + j] (u < OB) from the padded rows
 /// x + c·cs + roff[r] (r < nr: the (q, a) taps) read at column j + b·dw, the weights wp
 /// [C, nr, kw, OB] in that order; JV vectors of 16 columns a step, the last under masks.
