@@ -16,7 +16,7 @@
 //   group's GEMM is a [1, 9] x [9, L] GEMV per sample and channel.
 // - Dense 3-D: stride 1, groups 1, float32, on a CPU with AVX-512: the direct kernels of Note
 //   [Direct dense convolutions] (cpu/conv_dense.cpp), no unfolded buffer (Input is the Forward
-//   kernel over dy with the taps reversed; Weight its own kernel, for kw <= 4, else the tiles).
+//   kernel over dy with the taps reversed; Weight its own kernel, for kw <= 4, else the GEMMs).
 //   bench_conv3d's step, 1 thread, SkylakeX OpenBLAS (Zen 5), on the tiles: the forwards 30 ms
 //   (24 of them GEMMs at 150 GFLOP/s, 7 unfolding), the input gradient 46 (33 GEMMs of inner
 //   size 32 at 110 GFLOP/s, 13 folding), the weight gradients 37 (30 GEMMs, 7 unfolding); the
