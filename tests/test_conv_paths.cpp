@@ -3,7 +3,9 @@
 /// kernels, the chunked GEMMs (one GEMM over a chunk of samples) and whole-batch chunks each
 /// give the per-sample im2col path's y, dx, dw and db in float64 to 1e-12, at shapes that select
 /// them: groups, dilation, padding, strides, odd sizes, batch 1 and an empty batch; and the
-/// direct paths pass gradcheck and gradgradcheck.
+/// direct paths pass gradcheck and gradgradcheck. The dense 3-D kernel (float32 only) gives the
+/// float64 path's values to float32 rounding, as the float32 GEMM paths do, and the same bits on 1
+/// and 2 threads.
 #define BOOST_TEST_MODULE test_conv_paths
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
@@ -160,4 +162,93 @@ BOOST_AUTO_TEST_CASE(direct_paths_pass_gradcheck_and_gradgradcheck) {
             BOOST_TEST(tg::gradgradcheck(f, in));
         }
     }
+}
+
+namespace {
+
+/// y and the gradients of sum(y * up) of f in float32 (inputs as run's, rounded), on the dense
+/// 3-D kernel (Note [Direct dense convolutions]) or, with TG_CONV_DENSE=0, on the GEMM paths,
+/// on `threads` threads.
+Result run_f32(const Conv& f, const tg::Shape& xs, const tg::Shape& ws, int64_t nb, bool dense,
+               int threads) {
+    if (!dense)
+        setenv("TG_CONV_DENSE", "0", 1);
+    const int before = tg::get_num_threads();
+    tg::set_num_threads(threads);
+    auto f32 = [](const Tensor& t) { return t.detach().to(tg::kFloat32).requires_grad_(true); };
+    Tensor x = f32(input(xs, 0)), w = f32(input(ws, 1)), b = nb ? f32(input({nb}, 2)) : Tensor();
+    Tensor y = f(x, w, b);
+    const Tensor up = (tg::arange(y.numel(), tg::kFloat64) * 0.21).cos().reshape(y.sizes());
+    (y * up.to(tg::kFloat32)).sum().backward();
+    tg::set_num_threads(before);
+    unsetenv("TG_CONV_DENSE");
+    return {y.detach(), x.grad(), w.grad(), nb ? b.grad() : Tensor()};
+}
+
+/// The same bits in what the dense kernels compute, y, dx and dw (db comes from BLAS GEMVs,
+/// which may split over threads).
+void same_bits(const Result& a, const Result& b) {
+    check_close(a.y, b.y, 0, 0);
+    check_close(a.dx, b.dx, 0, 0);
+    check_close(a.dw, b.dw, 0, 0);
+}
+
+/// f in float32 on the dense kernel: the float64 per-sample path's values to float32 rounding
+/// (as the float32 GEMM paths are), and the same bits on 1 and 2 threads.
+void dense_matches(const std::string& what, const Conv& f, const tg::Shape& xs, const tg::Shape& ws,
+                   int64_t nb) {
+    BOOST_TEST_CONTEXT(what) {
+        const Result ref = run(f, xs, ws, nb, {{"TG_CONV_DIRECT", "0"}, {"TG_CONV_BATCHED", "0"}});
+        const Result gemm = run_f32(f, xs, ws, nb, false, 1);
+        const Result one = run_f32(f, xs, ws, nb, true, 1), two = run_f32(f, xs, ws, nb, true, 2);
+        for (const Result* r : {&gemm, &one}) {
+            check_close(r->y, ref.y, 2e-5, 2e-5);
+            check_close(r->dx, ref.dx, 2e-5, 2e-5);
+            check_close(r->dw, ref.dw, 1e-4, 2e-5);
+            if (nb)
+                check_close(r->db, ref.db, 1e-4, 2e-5);
+        }
+        same_bits(one, two);
+    }
+}
+
+Conv conv3d(tg::IntArg p, tg::IntArg d) {
+    return [=](const Tensor& x, const Tensor& w, const Tensor& b) {
+        return tg::conv3d(x, w, b, 1, p, d);
+    };
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(dense_3d_kernel_matches_the_float64_path_in_float32) {
+    for (int64_t n : {2, 1, 0}) {
+        const std::string at = " N=" + std::to_string(n);
+        // 13 channels: blocks of 7 and 6; 35 columns: a step of 32 and a masked one
+        dense_matches("3x3x3 p1, 35 columns" + at, conv3d(1, 1), {n, 3, 4, 6, 35}, {13, 3, 3, 3, 3},
+                      13);
+        dense_matches("one input channel, 9 columns" + at, conv3d(1, 1), {n, 1, 5, 7, 9},
+                      {16, 1, 3, 3, 3}, 16);
+        dense_matches("2x3x3 p(0,2,1) d(1,2,2), no bias" + at, conv3d({0, 2, 1}, {1, 2, 2}),
+                      {n, 2, 6, 7, 20}, {5, 2, 2, 3, 3}, 0);
+        // padding 3 > k-1: the input gradient's front padding is negative
+        dense_matches("p3 (taps wholly in the padding)" + at, conv3d(3, 1), {n, 2, 3, 4, 5},
+                      {3, 2, 3, 3, 3}, 3);
+    }
+    dense_matches(
+        "'same' with even kernels (the odd padding at the end)",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv3d(x, w, b, 1, tg::kSame);
+        },
+        {2, 3, 5, 6, 7}, {4, 3, 2, 2, 4}, 4);
+    dense_matches("1x2x1 windows (kw 1)", conv3d(0, 1), {2, 3, 4, 5, 6}, {4, 3, 1, 2, 1}, 4);
+    dense_matches("1x1x5 windows (kw 5: dw on the GEMM path)", conv3d({0, 0, 2}, 1),
+                  {2, 3, 4, 5, 6}, {4, 3, 1, 1, 5}, 4);
+    dense_matches("tiled on the GEMM path (one sample unfolds to 2.2 MB)", conv3d(1, 1),
+                  {1, 4, 8, 16, 40}, {20, 4, 3, 3, 3}, 20);
+    dense_matches(
+        "conv_transpose3d stride 1 (Input on the dense kernel)",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv_transpose3d(x, w, b, 1, 1, 0, 1);
+        },
+        {2, 4, 3, 5, 18}, {4, 6, 3, 3, 3}, 6);
 }

@@ -137,30 +137,40 @@ BOOST_AUTO_TEST_CASE(convolution_and_pooling_gradients_match_one_thread) {
 /// 3-D convolutions a tile of windows at a time (Note [Depth tiles] in src/ops/conv_tiles.cpp,
 /// here with 2000-byte tiles: a row of a depth): the forward and weight gradient over (sample,
 /// tile) units, the weight gradient's blocks added in a fixed order, and the input gradient a
-/// sample per thread, its tiles folded and added in order: 2 threads give 1 thread's bits.
+/// sample per thread, its tiles folded and added in order: 2 threads give 1 thread's bits. In
+/// float32 on an AVX-512 CPU these convolutions take the dense kernels (Note [Direct dense
+/// convolutions]: (sample, depth) units, dw's elements shared out) unless TG_CONV_DENSE=0:
+/// both are checked.
 BOOST_AUTO_TEST_CASE(tiled_conv3d_matches_one_thread) {
     setenv("TG_CONV_TILE_BYTES", "2000", 1);
-    for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
-        const std::string d = dt == tg::kFloat32 ? " f32" : " f64";
-        const tg::Tensor x = make_const({3, 4, 5, 6, 7}, 21).to(dt),
-                         w = make_const({5, 4, 3, 3, 3}, 22).to(dt), b = make_const({5}, 23).to(dt);
-        check_same_on_1_and_2_threads("conv3d forward, tiles" + d,
-                                      [&] { return tg::conv3d(x, w, b, 1, 1); });
-        for (int which = 0; which < 3; ++which)
-            check_same_on_1_and_2_threads(
-                std::string(which == 0   ? "input"
-                            : which == 1 ? "weight"
-                                         : "bias") +
-                    " gradient, tiles" + d,
-                [&, which] {
-                    tg::Tensor xl = x.detach().requires_grad_(true);
-                    tg::Tensor wl = w.detach().requires_grad_(true);
-                    tg::Tensor bl = b.detach().requires_grad_(true);
-                    const tg::Tensor y = tg::conv3d(xl, wl, bl, 1, 1);
-                    (y * make_const(y.sizes(), 24).to(dt)).sum().backward();
-                    return which == 0 ? xl.grad() : which == 1 ? wl.grad() : bl.grad();
-                });
-    }
+    for (const char* dense : {"1", "0"})
+        for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
+            if (dense[0] == '0' && dt == tg::kFloat64)
+                continue;  // float64 never takes the dense kernels
+            setenv("TG_CONV_DENSE", dense, 1);
+            const std::string d = std::string(dt == tg::kFloat32 ? " f32" : " f64") +
+                                  (dense[0] == '0' ? " TG_CONV_DENSE=0" : "");
+            const tg::Tensor x = make_const({3, 4, 5, 6, 7}, 21).to(dt),
+                             w = make_const({5, 4, 3, 3, 3}, 22).to(dt),
+                             b = make_const({5}, 23).to(dt);
+            check_same_on_1_and_2_threads("conv3d forward, tiles" + d,
+                                          [&] { return tg::conv3d(x, w, b, 1, 1); });
+            for (int which = 0; which < 3; ++which)
+                check_same_on_1_and_2_threads(
+                    std::string(which == 0   ? "input"
+                                : which == 1 ? "weight"
+                                             : "bias") +
+                        " gradient, tiles" + d,
+                    [&, which] {
+                        tg::Tensor xl = x.detach().requires_grad_(true);
+                        tg::Tensor wl = w.detach().requires_grad_(true);
+                        tg::Tensor bl = b.detach().requires_grad_(true);
+                        const tg::Tensor y = tg::conv3d(xl, wl, bl, 1, 1);
+                        (y * make_const(y.sizes(), 24).to(dt)).sum().backward();
+                        return which == 0 ? xl.grad() : which == 1 ? wl.grad() : bl.grad();
+                    });
+        }
+    unsetenv("TG_CONV_DENSE");
     unsetenv("TG_CONV_TILE_BYTES");
 }
 

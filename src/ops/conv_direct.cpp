@@ -14,6 +14,14 @@
 // - Depthwise: groups = input channels = output channels, 2-D, on the CPU in float32/float64:
 //   the direct kernels of Note [Depthwise convolutions] (cpu/depthwise.cpp). Through im2col each
 //   group's GEMM is a [1, 9] x [9, L] GEMV per sample and channel.
+// - Dense 3-D: stride 1, groups 1, float32, on a CPU with AVX-512: the direct kernels of Note
+//   [Direct dense convolutions] (cpu/conv_dense.cpp), no unfolded buffer (Input is the Forward
+//   kernel over dy with the taps reversed; Weight its own kernel, for kw <= 4, else the GEMMs).
+//   bench_conv3d's step, 1 thread, SkylakeX OpenBLAS (Zen 5), on the tiles: the forwards 30 ms
+//   (24 of them GEMMs at 150 GFLOP/s, 7 unfolding), the input gradient 46 (33 GEMMs of inner
+//   size 32 at 110 GFLOP/s, 13 folding), the weight gradients 37 (30 GEMMs, 7 unfolding); the
+//   step 105 -> 83 ms with Forward and Input on the kernel, and the tapegrad side's process CPU
+//   time (7 steps) 0.796 -> 0.639 -> 0.527 s with Weight too (a loaded host).
 // - Depth tiles (3-D convolutions whose sample unfolds to more than 1 MiB: Note [Depth tiles]).
 // - Otherwise im2col chunks (Note [Sample-parallel convolutions]): as many samples as keep the
 //   chunk's columns within 1 MiB, but at least enough for 512 columns while they stay within
@@ -26,11 +34,13 @@
 // which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
 // 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
 // steps from 32 and 59 ms to 21 and 36 ms.
-// TG_CONV_DIRECT=0 turns the first two off (for benchmarks and tests of the choice).
+// TG_CONV_DIRECT=0 turns the first three off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
+// and tests of the choice).
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 
+#include "backend/cpu/conv_dense.hpp"
 #include "ops/conv_gemm.hpp"
 #include "runtime/dispatch.hpp"
 
@@ -51,6 +61,41 @@ bool pointwise(const ConvGeom& g) {
 bool depthwise(const ConvGeom& g, const Tensor& t) {
     return g.nd == 2 && g.groups == g.C && g.O == g.C && t.device().is_cpu() &&
            (t.dtype() == kFloat32 || t.dtype() == kFloat64);
+}
+
+bool dense(const ConvGeom& g, const Tensor& t) {
+    return g.nd == 3 && g.groups == 1 && g.st == 1 && g.sh == 1 && g.sw == 1 &&
+           t.device().is_cpu() && t.dtype() == kFloat32 && backend::cpu::dense_conv_available();
+}
+
+/// Forward (in = x, w, b), Input (in = dy, w) or Weight (in = x, w = dy) on the dense kernels.
+Tensor dense_run(Kind k, const ConvGeom& g, const Tensor& in, const Tensor& w, const Tensor& b) {
+    backend::cpu::DenseConv d;
+    d.N = g.N, d.kt = g.kt, d.kh = g.kh, d.kw = g.kw, d.dt = g.dt, d.dh = g.dh, d.dw = g.dw;
+    if (k != Kind::Input) {
+        d.C = g.C, d.O = g.O, d.T = g.T, d.H = g.H, d.W = g.W, d.ot = g.ot, d.oh = g.oh,
+        d.ow = g.ow, d.pt = g.pt, d.ph = g.ph, d.pw = g.pw;
+    } else {  // dy's windows: front padding d·(k-1) - p, output x's extents
+        d.C = g.O, d.O = g.C, d.T = g.ot, d.H = g.oh, d.W = g.ow, d.ot = g.T, d.oh = g.H,
+        d.ow = g.W, d.pt = g.dt * (g.kt - 1) - g.pt, d.ph = g.dh * (g.kh - 1) - g.ph,
+        d.pw = g.dw * (g.kw - 1) - g.pw;
+    }
+    const Shape shape = k == Kind::Forward ? g.y_shape()
+                        : k == Kind::Input ? g.x_shape()
+                                           : g.w_shape();
+    Tensor out = runtime::empty(shape, kFloat32, in.device(), "conv3d");
+    Tensor ws =
+        runtime::empty({backend::cpu::dense_conv_workspace(d)}, kFloat32, in.device(), "conv3d");
+    if (k == Kind::Weight) {
+        backend::cpu::dense_conv_weight(d, out.data_ptr<float>(), in.data_ptr<float>(),
+                                        w.data_ptr<float>(), ws.data_ptr<float>());
+        return out;
+    }
+    const Tensor bc = b.defined() ? b.contiguous() : b;
+    backend::cpu::dense_conv(d, out.data_ptr<float>(), in.data_ptr<float>(), w.data_ptr<float>(),
+                             b.defined() ? bc.data_ptr<float>() : nullptr, k == Kind::Input,
+                             ws.data_ptr<float>());
+    return out;
 }
 
 /// The depthwise kernel op over the whole batch: out, in, aux as backend.hpp says.
@@ -114,13 +159,15 @@ Tensor weight_pointwise(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
 
 }  // namespace
 
-Direct direct(const ConvGeom& g, const Tensor& t) {
+Direct direct(const ConvGeom& g, const Tensor& t, Kind k) {
     if (!enabled())
         return Direct::None;
     if (pointwise(g))
         return Direct::Pointwise;
     if (depthwise(g, t))
         return Direct::Depthwise;
+    if (dense(g, t) && (k != Kind::Weight || g.kw <= backend::cpu::kDenseWeightMaxKw))
+        return Direct::Dense;
     return Direct::None;
 }
 
@@ -128,6 +175,8 @@ Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& 
                       const ConvGeom& g) {
     if (d == Direct::Pointwise)
         return forward_pointwise(x, w, b, g);
+    if (d == Direct::Dense)
+        return dense_run(Kind::Forward, g, x, w, b);
     Tensor y = runtime::empty(g.y_shape(), x.dtype(), x.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseForward, g, y, x, w);
     if (b.defined() && g.N > 0) {
@@ -143,6 +192,8 @@ Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& 
 Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom& g) {
     if (d == Direct::Pointwise)
         return input_pointwise(dy, w, g);
+    if (d == Direct::Dense)
+        return dense_run(Kind::Input, g, dy, w, {});
     Tensor dx = runtime::empty(g.x_shape(), dy.dtype(), dy.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseInput, g, dx, dy, w);
     return dx;
@@ -151,6 +202,8 @@ Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom&
 Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom& g) {
     if (d == Direct::Pointwise)
         return weight_pointwise(x, dy, g);
+    if (d == Direct::Dense)
+        return dense_run(Kind::Weight, g, x, dy, {});
     Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseWeight, g, dw, x, dy);
     return dw;

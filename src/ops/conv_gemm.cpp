@@ -255,7 +255,7 @@ WindowOp fold_op() {
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
     const bool tiles = k != Kind::Input && tiled(g, ac);
-    const Direct d = direct(g, ac);
+    const Direct d = direct(g, ac, k);
     Tensor y = d != Direct::None ? (k == Kind::Forward
                                         ? direct_forward(d, ac, bc, c.defined() ? c.detach() : c, g)
                                     : k == Kind::Input ? direct_input(d, ac, bc, g)

@@ -57,9 +57,9 @@ Tensor input_by_tiles(const Tensor& dy, const Tensor& w, const ConvGeom& g);
 
 /// The paths without an unfolded buffer (Note [The convolution strategy by shape] in
 /// conv_direct.cpp): which one a convolution takes (None: im2col or tiles), and its three ops on
-/// contiguous detached operands.
-enum class Direct { None, Pointwise, Depthwise };
-Direct direct(const ConvGeom& g, const Tensor& t);
+/// contiguous detached operands (Dense: for Weight only when kw <= 4).
+enum class Direct { None, Pointwise, Depthwise, Dense };
+Direct direct(const ConvGeom& g, const Tensor& t, Kind k);
 Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& b,
                       const ConvGeom& g);
 Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom& g);
