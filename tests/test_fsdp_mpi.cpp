@@ -112,8 +112,8 @@ struct Result {
 /// `steps` AdamW steps of DDP and of FSDP at `stage` from the same weights on the same data,
 /// each rank on its slice of the batch, in `micro` micro-batches (all but the last under
 /// no_sync); clip > 0 clips the gradients by their global 2-norm first.
-Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
-           double cap_mb = 25) {
+Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20, double cap_mb = 25,
+           bool checkpoint = false) {
     const int world = dist::world_size(), r = dist::rank();
     tg::manual_seed(11 + uint64_t(r));  // different weights per rank: both wrappers broadcast
     auto a = c.make(), b = c.make();
@@ -124,8 +124,8 @@ Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
             pb[i].copy_(pa[i]);
     }
     nn::DistributedDataParallel ddp(a, nn::DistributedDataParallelOptions().bucket_cap_mb(0.001));
-    auto model =
-        nn::FullyShardedDataParallel(b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb));
+    auto model = nn::FullyShardedDataParallel(
+        b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb).checkpoint(checkpoint));
     tg::optim::AdamW opt_a(a->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::optim::AdamW opt_b(model->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::Generator gen(5);
@@ -194,18 +194,21 @@ bool identical_across_ranks(const std::vector<Tensor>& ps) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(stages_equal_ddp_bit_for_bit_with_and_without_accumulation) {
-    // one unit (the default 25 MiB), or units of 1 KiB reduce-scattered while backward runs
+    // one unit (the default 25 MiB), or units of 1 KiB reduce-scattered while backward runs;
+    // each child checkpointed (at stage 3 its recomputation gathers the unit again) or not
     for (int stage : {1, 2, 3})
         for (int micro : {1, 2})
             for (const Case& c : {transformer(), cnn()})
                 for (double cap : {25.0, 0.001})
-                    if (stage < 3 || cap > 1)  // stage 3's units are the Sequential's children
-                        BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro
-                                                    << ", units of " << cap << " MiB") {
-                            Result res = run(c, stage, micro, 0, 20, cap);
-                            BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
-                            BOOST_TEST(identical_across_ranks(res.fsdp));
-                        }
+                    for (bool ckpt : {false, true})
+                        if ((stage < 3 || cap > 1) && (!ckpt || cap > 1))
+                            BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro
+                                                        << ", units of " << cap
+                                                        << " MiB, checkpoint " << ckpt) {
+                                Result res = run(c, stage, micro, 0, 20, cap, ckpt);
+                                BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+                                BOOST_TEST(identical_across_ranks(res.fsdp));
+                            }
 }
 
 BOOST_AUTO_TEST_CASE(memory_per_rank_follows_the_zero_model) {
@@ -408,6 +411,32 @@ BOOST_AUTO_TEST_CASE(stage_3_gathers_each_child_around_its_forward_and_backward)
     tg::NoGradGuard no_grad;
     model(x);
     BOOST_TEST(parameter_bytes(*m) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(stage_3_checkpointed_units_keep_no_activations_and_regather_once) {
+    auto c = transformer();
+    tg::Generator gen(6);
+    Tensor x = c.x(8, gen), y = c.y(8, gen);
+    int64_t saved[2] = {0, 0};
+    for (bool ckpt : {false, true}) {
+        auto m = c.make();
+        auto model =
+            nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(3).checkpoint(ckpt));
+        const auto before = model->stats();
+        const int64_t base = tg::memory::stats().saved_bytes;
+        Tensor loss = tg::mse_loss(model(x), y);
+        saved[ckpt] = tg::memory::stats().saved_bytes - base;
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        loss.backward();
+        // the recomputation in backward gathers each unit once, as the plain backward does
+        BOOST_TEST(model->stats().all_gathers - before.all_gathers == 6u);
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        for (const Tensor& sh : model->parameters())
+            BOOST_TEST(sh.grad().defined());
+    }
+    BOOST_TEST_MESSAGE("activations saved: " << saved[0] << " B plain, " << saved[1]
+                                             << " B checkpointed");
+    BOOST_TEST(saved[1] < saved[0] / 2);
 }
 
 BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_refused) {

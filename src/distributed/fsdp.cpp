@@ -80,6 +80,7 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
     FsdpState& s = *state_;
     s.stage = options.stage();
     s.broadcast_buffers = options.broadcast_buffers();
+    s.checkpoint = options.checkpoint();
     s.group = options.process_group() ? options.process_group() : distributed::default_group();
     std::vector<std::string> lines;
     std::unordered_set<const TensorImpl*> seen;  // a tied parameter goes into its unit once
@@ -135,15 +136,17 @@ Tensor FullyShardedDataParallel::forward(const Tensor& x) {
         for (auto& w : works)
             w->wait();
     }
-    if (s.stage < 3)
+    if (s.stage < 3 && !s.checkpoint)
         return (*module_)(x);
     SequentialImpl* seq = as_sequential(*module_);
     if (!seq)
-        return s.run_units(s.child_units[0], [&] { return (*module_)(x); });
+        return s.run_child(module_, s.stage < 3 ? std::vector<size_t>{} : s.child_units[0], x);
     Tensor y = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per child
     size_t c = 0;
-    for (const std::shared_ptr<Module>& child : *seq)
-        y = s.run_units(s.child_units[c++], [&] { return (*child)(y); });
+    for (const std::shared_ptr<Module>& child : *seq) {
+        y = s.run_child(child, s.stage < 3 ? std::vector<size_t>{} : s.child_units[c], y);
+        ++c;
+    }
     return y;
 }
 

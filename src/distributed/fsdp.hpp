@@ -42,7 +42,8 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     bool fresh = true;       // the next forward starts an accumulation window
     bool dirty = false;      // a sync happened since the last gather: the shards may have changed
     bool broadcast_buffers = true;
-    size_t next = 0;  // the next unit to launch
+    bool checkpoint = false;  // each unit's forward under tg::checkpoint
+    size_t next = 0;          // the next unit to launch
     FullyShardedDataParallelStats stats;
 
     /// Flattens each group of params (indices into params) into units of about cap bytes, a
@@ -55,6 +56,9 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     /// Stage 3 (Note [Sharded parameters, stage 3] in fsdp_stage3.cpp): runs fn with the units
     /// gathered, the parameters it saves for backward packed as handles, and frees them after.
     Tensor run_units(const std::vector<size_t>& ids, const std::function<Tensor()>& fn);
+    /// Runs child on x as one unit (ids: its units at stage 3), under tg::checkpoint if set.
+    Tensor run_child(const std::shared_ptr<Module>& child, const std::vector<size_t>& ids,
+                     const Tensor& x);
     /// Stage 3: all-gathers unit k's shards into a new flat buffer the parameters point at.
     void gather_unit(size_t k);
     /// Stage 3: drops unit k's full parameters (the parameters point at an empty buffer).

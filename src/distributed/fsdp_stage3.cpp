@@ -6,6 +6,7 @@
 
 #include "distributed/fsdp.hpp"
 #include "tapegrad/autograd.hpp"
+#include "tapegrad/checkpoint.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn {
@@ -125,7 +126,31 @@ Tensor FsdpState::regather(size_t k) {
     return units[k].flat;
 }
 
+Tensor FsdpState::run_child(const std::shared_ptr<Module>& child, const std::vector<size_t>& ids,
+                            const Tensor& x) {
+    if (!checkpoint || !GradMode::is_enabled())
+        return run_units(ids, [&] { return (*child)(x); });
+    // Note [Sharded parameters, stage 3]: the recomputation in backward gathers the units again
+    std::weak_ptr<FsdpState> weak = weak_from_this();
+    auto fn = [weak, ids, child](const std::vector<Tensor>& in) -> Tensor {
+        auto s = weak.lock();
+        if (!s)
+            throw autograd_error(
+                "FullyShardedDataParallel: a checkpointed unit is recomputed after its wrapper "
+                "was destroyed");
+        if (s->stage < 3 || !GradMode::is_enabled())  // the forward: gathered by run_units
+            return (*child)(in[0]);
+        for (size_t k : ids)
+            s->regather(k);
+        autograd::detail::SavedHooksScope scope(*s->pack_units);
+        return (*child)(in[0]);
+    };
+    return run_units(ids, [&] { return tg::checkpoint(fn, {x}); });
+}
+
 Tensor FsdpState::run_units(const std::vector<size_t>& ids, const std::function<Tensor()>& fn) {
+    if (stage < 3)
+        return fn();
     if (!pack_units) {
         auto hooks = std::make_shared<PackUnits>();
         hooks->all_saved = true;

@@ -20,8 +20,7 @@
 /// parameters, stage 3] in src/distributed/fsdp_stage3.cpp) a unit is a child of a Sequential
 /// (the whole module for any other module): its parameters are all-gathered just before its
 /// forward and freed after it, gathered again when backward first needs them and freed once
-/// their gradients are done. Custom wrap policies, checkpoint composition and sharded save/load
-/// are not implemented yet.
+/// their gradients are done. Custom wrap policies and sharded save/load are not implemented yet.
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -55,6 +54,13 @@ public:
         broadcast_buffers_ = on;
         return *this;
     }
+    /// Activation checkpointing per unit: each child of a Sequential (or the whole module) runs
+    /// under tg::checkpoint, and at stage 3 its recomputation in backward gathers the unit again.
+    /// The gradients are the same bits as without it.
+    ShardingOptions& checkpoint(bool on) {
+        checkpoint_ = on;
+        return *this;
+    }
     ShardingOptions& process_group(std::shared_ptr<distributed::ProcessGroup> g) {
         group_ = std::move(g);
         return *this;
@@ -62,12 +68,14 @@ public:
     int stage() const { return stage_; }
     double bucket_cap_mb() const { return bucket_cap_mb_; }
     bool broadcast_buffers() const { return broadcast_buffers_; }
+    bool checkpoint() const { return checkpoint_; }
     const std::shared_ptr<distributed::ProcessGroup>& process_group() const { return group_; }
 
 private:
     int stage_ = 1;
     double bucket_cap_mb_ = 25;
     bool broadcast_buffers_ = true;
+    bool checkpoint_ = false;
     std::shared_ptr<distributed::ProcessGroup> group_;
 };
 
