@@ -401,6 +401,8 @@ BOOST_AUTO_TEST_CASE(stage_3_gathers_each_child_around_its_forward_and_backward)
         for (const Tensor& sh : model->parameters())
             BOOST_TEST(sh.grad().defined());
     }
+    // one unit's full parameters or full gradients at a time: the transformer layer's 600
+    BOOST_TEST(model->stats().peak_full_bytes == 600 * sizeof(double));
     // gather_parameters() materialises them all until the next forward
     model->gather_parameters();
     const int64_t full =

@@ -63,6 +63,11 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     void gather_unit(size_t k);
     /// Stage 3: drops unit k's full parameters (the parameters point at an empty buffer).
     void release(size_t k);
+    /// Stage 3: frees the full gradient buffers whose reduce-scatter has completed (block: waits
+    /// for every one launched).
+    void drain(bool block);
+    /// Stage 3: the bytes of gathered parameters and full gradient buffers held now.
+    void note_full_bytes();
     /// Stage 3, from a packed parameter's unpack in backward: unit k gathered for this pass.
     Tensor regather(size_t k);
     /// Before a forward: a pass that threw is cleaned up, the shards are gathered if a step may

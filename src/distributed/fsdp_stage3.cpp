@@ -1,5 +1,6 @@
 // nn::FullyShardedDataParallel at stage 3: a unit's full parameters exist only while a forward
 // or a backward uses them.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -94,6 +95,10 @@ void FsdpState::gather_unit(size_t k) {
     if (u.gathered)
         return;
     NoGradGuard no_grad;
+    // the all-gather runs after the reduce-scatters posted before it (the communication thread
+    // runs in order) and is waited for: waiting for them first costs nothing and frees their
+    // buffers before this one is allocated
+    drain(true);
     const int world = group->size();
     Tensor flat =
         tg::empty({u.shard * world}, TensorOptions(u.mine.dtype()).device(u.mine.device()));
@@ -107,6 +112,26 @@ void FsdpState::gather_unit(size_t k) {
         attach(params[u.params[i]], flat, u.offsets[i]);
     u.flat = std::move(flat);
     u.gathered = true;
+    note_full_bytes();
+}
+
+void FsdpState::drain(bool block) {
+    for (Unit& u : units)
+        if (u.launched && u.work && (block || u.work->is_completed())) {
+            u.work->wait();
+            u.work.reset();
+            u.grads = Tensor();  // the reduce-scatter's input
+        }
+}
+
+void FsdpState::note_full_bytes() {
+    uint64_t bytes = 0;
+    for (const Unit& u : units) {
+        const uint64_t b =
+            uint64_t(u.shard) * uint64_t(group->size()) * uint64_t(element_size(u.mine.dtype()));
+        bytes += (u.gathered ? b : 0) + (u.grads.defined() ? b : 0);
+    }
+    stats.peak_full_bytes = std::max(stats.peak_full_bytes, bytes);
 }
 
 void FsdpState::release(size_t k) {

@@ -179,6 +179,10 @@ void FsdpState::launch(Unit& u) {
     u.work = group->reduce_scatter(u.shard_grad, pieces_of(u.grads, u.shard, group->size()));
     u.launched = true;
     ++stats.reduce_scatters;
+    if (stage == 3) {
+        note_full_bytes();
+        drain(false);
+    }
 }
 
 void FsdpState::finish() {
@@ -195,7 +199,8 @@ void FsdpState::finish() {
     armed = false;
     const int world = group->size();
     for (Unit& u : units)
-        u.work->wait();
+        if (u.work)  // stage 3 may have waited for it already (drain)
+            u.work->wait();
     NoGradGuard no_grad;
     std::vector<std::shared_ptr<distributed::Work>> works;
     for (Unit& u : units) {

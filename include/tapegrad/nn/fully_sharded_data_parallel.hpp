@@ -85,6 +85,8 @@ struct FullyShardedDataParallelStats {
     uint64_t reduce_scatters = 0;  // gradients: one per unit per sync
     uint64_t all_gathers = 0;  // stage 1's averaged gradients, the parameters after a step (stage
                                // 3: a unit before its forward and again for its backward)
+    uint64_t peak_full_bytes = 0;  // stage 3: the most bytes of gathered parameters and of full
+                                   // gradient buffers awaiting their reduce-scatter held at once
 };
 
 class FullyShardedDataParallel {
