@@ -1,8 +1,8 @@
-// nn::FullyShardedDataParallel (ZeRO stages 1 and 2), run by CTest under mpirun with 1, 2 and 3
+// nn::FullyShardedDataParallel (ZeRO stages 1 to 3), run by CTest under mpirun with 1, 2 and 3
 // ranks (tests/CMakeLists.txt): each stage against DDP, bit for bit in float64, after 20 AdamW
 // steps on a small transformer and a small CNN, with and without gradient accumulation; the
 // memory each rank holds for parameters, gradients and optimizer state; clipping by a norm over
-// the shards; stage 3 refused.
+// the shards; stage 3's units gathered and freed around their forward and backward.
 #define BOOST_TEST_MODULE fsdp_mpi
 #include <boost/test/unit_test.hpp>
 #include <cstring>
@@ -112,8 +112,8 @@ struct Result {
 /// `steps` AdamW steps of DDP and of FSDP at `stage` from the same weights on the same data,
 /// each rank on its slice of the batch, in `micro` micro-batches (all but the last under
 /// no_sync); clip > 0 clips the gradients by their global 2-norm first.
-Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
-           double cap_mb = 25) {
+Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20, double cap_mb = 25,
+           bool checkpoint = false) {
     const int world = dist::world_size(), r = dist::rank();
     tg::manual_seed(11 + uint64_t(r));  // different weights per rank: both wrappers broadcast
     auto a = c.make(), b = c.make();
@@ -124,8 +124,8 @@ Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
             pb[i].copy_(pa[i]);
     }
     nn::DistributedDataParallel ddp(a, nn::DistributedDataParallelOptions().bucket_cap_mb(0.001));
-    auto model =
-        nn::FullyShardedDataParallel(b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb));
+    auto model = nn::FullyShardedDataParallel(
+        b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb).checkpoint(checkpoint));
     tg::optim::AdamW opt_a(a->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::optim::AdamW opt_b(model->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::Generator gen(5);
@@ -194,33 +194,42 @@ bool identical_across_ranks(const std::vector<Tensor>& ps) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(stages_equal_ddp_bit_for_bit_with_and_without_accumulation) {
-    // one unit (the default 25 MiB), or units of 1 KiB reduce-scattered while backward runs
-    for (int stage : {1, 2})
+    // one unit (the default 25 MiB), or units of 1 KiB reduce-scattered while backward runs;
+    // each child checkpointed (at stage 3 its recomputation gathers the unit again) or not
+    for (int stage : {1, 2, 3})
         for (int micro : {1, 2})
             for (const Case& c : {transformer(), cnn()})
                 for (double cap : {25.0, 0.001})
-                    BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro
-                                                << ", units of " << cap << " MiB") {
-                        Result res = run(c, stage, micro, 0, 20, cap);
-                        BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
-                        BOOST_TEST(identical_across_ranks(res.fsdp));
-                    }
+                    for (bool ckpt : {false, true})
+                        if ((stage < 3 || cap > 1) && (!ckpt || cap > 1))
+                            BOOST_TEST_CONTEXT("stage " << stage << ", micro-batches " << micro
+                                                        << ", units of " << cap
+                                                        << " MiB, checkpoint " << ckpt) {
+                                Result res = run(c, stage, micro, 0, 20, cap, ckpt);
+                                BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+                                BOOST_TEST(identical_across_ranks(res.fsdp));
+                            }
 }
 
 BOOST_AUTO_TEST_CASE(memory_per_rank_follows_the_zero_model) {
     // One dtype for everything (no mixed precision): with AdamW's two moments, DDP holds 4
     // copies of the parameters per rank (weights, gradients, exp_avg, exp_avg_sq); stage 1
-    // 2 + 2/N, stage 2 1 + 3/N (+ the padding to a multiple of N)
+    // 2 + 2/N, stage 2 1 + 3/N, stage 3 4/N (+ the padding to a multiple of N), between steps
     const double n = dist::world_size();
-    Result s1 = run(transformer(), 1, 1, 0, 2), s2 = run(transformer(), 2, 1, 0, 2);
+    Result s1 = run(transformer(), 1, 1, 0, 2), s2 = run(transformer(), 2, 1, 0, 2),
+           s3 = run(transformer(), 3, 1, 0, 2);
     const double r1 = double(s1.fsdp_bytes) / double(s1.ddp_bytes),
-                 r2 = double(s2.fsdp_bytes) / double(s2.ddp_bytes);
-    BOOST_TEST_MESSAGE("world " << n << ": stage 1 " << r1 << "x DDP, stage 2 " << r2 << "x");
+                 r2 = double(s2.fsdp_bytes) / double(s2.ddp_bytes),
+                 r3 = double(s3.fsdp_bytes) / double(s3.ddp_bytes);
+    BOOST_TEST_MESSAGE("world " << n << ": stage 1 " << r1 << "x DDP, stage 2 " << r2
+                                << "x, stage 3 " << r3 << "x");
     BOOST_TEST(r1 <= (2 + 2 / n) / 4 + 0.01);
     BOOST_TEST(r2 <= (1 + 3 / n) / 4 + 0.01);
+    BOOST_TEST(r3 <= 1 / n + 0.01);
     if (n >= 3) {
         BOOST_TEST(r1 <= 0.67);
         BOOST_TEST(r2 <= 0.51);
+        BOOST_TEST(r3 <= 0.36);
     }
 }
 
@@ -286,7 +295,9 @@ BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
     // weight's memory
     if (dist::rank() == 0)
         BOOST_TEST(shards[0].data_ptr<double>() == m->parameters()[2].data_ptr<double>());
-    BOOST_CHECK_THROW(nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().stage(3)),
+    BOOST_CHECK_THROW(nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().stage(4)),
+                      tg::value_error);
+    BOOST_CHECK_THROW(nn::FullyShardedDataParallel(cnn().make(), nn::ShardingOptions().stage(0)),
                       tg::value_error);
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(std::shared_ptr<nn::Module>()), tg::value_error);
     BOOST_CHECK_THROW(
@@ -345,4 +356,104 @@ BOOST_AUTO_TEST_CASE(a_model_converted_after_wrapping_is_refused) {
     BOOST_CHECK_NO_THROW(model(x));
     m->to(tg::kFloat32);
     BOOST_CHECK_THROW(model(x.to(tg::kFloat32)), tg::value_error);
+}
+
+namespace {
+/// Bytes of memory behind the module's parameters (a freed stage-3 parameter has none).
+int64_t parameter_bytes(nn::Module& m) {
+    std::set<const tg::Storage*> seen;
+    int64_t total = 0;
+    for (const Tensor& p : m.parameters())
+        if (seen.insert(p.impl()->storage.get()).second)
+            total += int64_t(p.impl()->storage->nbytes);
+    return total;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stage_3_gathers_each_child_around_its_forward_and_backward) {
+    auto m = transformer().make();  // three children with parameters: three units
+    auto model = nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(3));
+    BOOST_TEST(model->parameters().size() == 3u);
+    BOOST_TEST(parameter_bytes(*m) == 0);  // only the shards are held
+    // in backward, when the first linear's weight (among the last gradients) is done, the
+    // transformer layer's unit has been freed already
+    int64_t layer_bytes = -1;
+    auto layer = m->ptr(1)->parameters();
+    m->parameters()[0].register_post_accumulate_grad_hook(
+        [&](const Tensor&) { layer_bytes = int64_t(layer[0].impl()->storage->nbytes); });
+    int64_t after_forward = -1;
+    tg::Generator gen(3);
+    auto c = transformer();
+    Tensor x = c.x(4, gen), y = c.y(4, gen);
+    for (int step = 0; step < 2; ++step) {
+        const auto before = model->stats();
+        Tensor loss = tg::mse_loss(model(x), y);
+        after_forward = parameter_bytes(*m);
+        loss.backward();
+        const auto after = model->stats();
+        BOOST_TEST(after.all_gathers - before.all_gathers == 6u);  // 3 forward, 3 backward
+        BOOST_TEST(after.reduce_scatters - before.reduce_scatters == 3u);
+        BOOST_TEST(after_forward == 0);  // freed after each child, saved as handles
+        BOOST_TEST(layer_bytes == 0);
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        for (const Tensor& p : m->parameters())
+            BOOST_TEST(!p.grad().defined());
+        for (const Tensor& sh : model->parameters())
+            BOOST_TEST(sh.grad().defined());
+    }
+    // one unit's full parameters or full gradients at a time: the transformer layer's 600
+    BOOST_TEST(model->stats().peak_full_bytes == 600 * sizeof(double));
+    // gather_parameters() materialises them all until the next forward
+    model->gather_parameters();
+    const int64_t full =
+        (8 * 4 + 8 + 24 * 8 + 24 + 8 * 8 + 8 + 16 * 8 + 16 + 8 * 16 + 8 + 4 * 8 + 3 * 8 + 3) *
+        int64_t(sizeof(double));
+    BOOST_TEST(parameter_bytes(*m) >= full);
+    BOOST_TEST(identical_across_ranks(model->full_parameters()));
+    tg::NoGradGuard no_grad;
+    model(x);
+    BOOST_TEST(parameter_bytes(*m) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(stage_3_checkpointed_units_keep_no_activations_and_regather_once) {
+    auto c = transformer();
+    tg::Generator gen(6);
+    Tensor x = c.x(8, gen), y = c.y(8, gen);
+    int64_t saved[2] = {0, 0};
+    for (bool ckpt : {false, true}) {
+        auto m = c.make();
+        auto model =
+            nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(3).checkpoint(ckpt));
+        const auto before = model->stats();
+        const int64_t base = tg::memory::stats().saved_bytes;
+        Tensor loss = tg::mse_loss(model(x), y);
+        saved[ckpt] = tg::memory::stats().saved_bytes - base;
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        loss.backward();
+        // the recomputation in backward gathers each unit once, as the plain backward does
+        BOOST_TEST(model->stats().all_gathers - before.all_gathers == 6u);
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        for (const Tensor& sh : model->parameters())
+            BOOST_TEST(sh.grad().defined());
+    }
+    BOOST_TEST_MESSAGE("activations saved: " << saved[0] << " B plain, " << saved[1]
+                                             << " B checkpointed");
+    BOOST_TEST(saved[1] < saved[0] / 2);
+}
+
+BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_refused) {
+    auto tied = std::make_shared<Tied>();
+    auto model = nn::FullyShardedDataParallel(tied, nn::ShardingOptions().stage(3));
+    BOOST_TEST(model->parameters().size() == 1u);
+    tg::Generator gen(2);
+    tg::mse_loss(model(tg::randn({3, 4}, gen, f64)), tg::randn({3, 4}, gen, f64)).backward();
+    BOOST_TEST(model->parameters()[0].grad().defined());
+    BOOST_TEST(parameter_bytes(*tied) == 0);
+    // a double backward through a unit's parameters is refused, not silently wrong
+    Tensor x = tg::randn({3, 4}, gen, f64);
+    BOOST_CHECK_THROW(tg::mse_loss(model(x), x).backward({}, false, true), tg::autograd_error);
+    nn::Linear shared(4, 4);
+    nn::Sequential twice(shared, nn::ReLU(), shared);
+    BOOST_CHECK_THROW(nn::FullyShardedDataParallel(twice, nn::ShardingOptions().stage(3)),
+                      tg::value_error);
 }

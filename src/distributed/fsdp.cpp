@@ -4,16 +4,66 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <typeinfo>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "distributed/reducer.hpp"
 #include "tapegrad/autograd.hpp"
+#include "tapegrad/nn/sequential.hpp"
 #include "tapegrad/nn/utils.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::nn {
+
+namespace {
+/// m as a plain Sequential (not a subclass, whose forward may differ), or null.
+SequentialImpl* as_sequential(Module& m) {
+    return typeid(m) == typeid(SequentialImpl) ? static_cast<SequentialImpl*>(&m) : nullptr;
+}
+
+/// Stage 3's groups of parameters (indices into s.params): one per child of a Sequential, or
+/// one for any other module. value_error for a parameter two children share.
+std::vector<std::vector<size_t>> unit_groups(Module& m, const FsdpState& s) {
+    std::vector<size_t> all(s.params.size());
+    for (size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    SequentialImpl* seq = as_sequential(m);
+    if (!seq)
+        return {all};
+    std::unordered_map<const TensorImpl*, size_t> index;
+    for (size_t i = 0; i < s.params.size(); ++i)
+        index[s.params[i].impl()] = i;
+    std::vector<int64_t> child_of(s.params.size(), -1);
+    std::vector<std::vector<size_t>> groups;
+    for (const std::shared_ptr<Module>& child : *seq) {
+        const int64_t c = int64_t(groups.size());
+        groups.emplace_back();
+        for (auto& [name, p] : child->named_parameters()) {
+            auto it = index.find(p.impl());
+            if (it == index.end() || child_of[it->second] == c)
+                continue;
+            if (child_of[it->second] >= 0)
+                throw value_error("FullyShardedDataParallel: stage 3: parameter '" +
+                                  s.names[it->second] + "' is used by children " +
+                                  std::to_string(child_of[it->second]) + " and " +
+                                  std::to_string(c) +
+                                  " of the Sequential; wrap a module that holds both "
+                                  "as one unit");
+            child_of[it->second] = c;
+            groups.back().push_back(it->second);
+        }
+    }
+    for (size_t i = 0; i < child_of.size(); ++i)
+        if (child_of[i] < 0)
+            throw value_error("FullyShardedDataParallel: stage 3: parameter '" + s.names[i] +
+                              "' belongs to none of the Sequential's children");
+    return groups;
+}
+}  // namespace
 
 FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> module,
                                                    ShardingOptions options)
@@ -23,13 +73,14 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
     if (!(options.bucket_cap_mb() > 0))
         throw value_error("FullyShardedDataParallel: bucket_cap_mb must be positive, got " +
                           std::to_string(options.bucket_cap_mb()));
-    if (options.stage() != 1 && options.stage() != 2)
+    if (options.stage() < 1 || options.stage() > 3)
         throw value_error("FullyShardedDataParallel: stage " + std::to_string(options.stage()) +
-                          " is not supported (1: optimizer state sharded, 2: gradients too; "
-                          "stage 3 is not implemented yet)");
+                          " is not supported (1: optimizer state sharded, 2: gradients too, 3: "
+                          "parameters too)");
     FsdpState& s = *state_;
     s.stage = options.stage();
     s.broadcast_buffers = options.broadcast_buffers();
+    s.checkpoint = options.checkpoint();
     s.group = options.process_group() ? options.process_group() : distributed::default_group();
     std::vector<std::string> lines;
     std::unordered_set<const TensorImpl*> seen;  // a tied parameter goes into its unit once
@@ -51,7 +102,14 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
         for (auto& w : works)
             w->wait();
     }
-    s.build(std::max<int64_t>(1, int64_t(options.bucket_cap_mb() * 1024 * 1024)));
+    if (s.stage < 3) {
+        s.build(std::max<int64_t>(1, int64_t(options.bucket_cap_mb() * 1024 * 1024)),
+                {bucket_order(s.names)});
+    } else {  // Note [Sharded parameters, stage 3]: the children's units, built last child first
+        auto groups = unit_groups(*module_, s);
+        auto built = s.build(std::numeric_limits<int64_t>::max(), {groups.rbegin(), groups.rend()});
+        s.child_units.assign(built.rbegin(), built.rend());
+    }
     std::weak_ptr<FsdpState> weak = state_;
     for (size_t i = 0; i < s.params.size(); ++i)
         s.params[i].register_post_accumulate_grad_hook([weak, i](const Tensor&) {
@@ -78,7 +136,18 @@ Tensor FullyShardedDataParallel::forward(const Tensor& x) {
         for (auto& w : works)
             w->wait();
     }
-    return (*module_)(x);
+    if (s.stage < 3 && !s.checkpoint)
+        return (*module_)(x);
+    SequentialImpl* seq = as_sequential(*module_);
+    if (!seq)
+        return s.run_child(module_, s.stage < 3 ? std::vector<size_t>{} : s.child_units[0], x);
+    Tensor y = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per child
+    size_t c = 0;
+    for (const std::shared_ptr<Module>& child : *seq) {
+        y = s.run_child(child, s.stage < 3 ? std::vector<size_t>{} : s.child_units[c], y);
+        ++c;
+    }
+    return y;
 }
 
 std::vector<Tensor> FullyShardedDataParallel::parameters() const {
@@ -121,7 +190,7 @@ double FullyShardedDataParallel::clip_grad_norm_(double max_norm, double norm_ty
         if (norm_type == 0)
             throw value_error(
                 "FullyShardedDataParallel::clip_grad_norm_: norm_type 0 is not "
-                "supported at stage 2 (the gradients are sharded)");
+                "supported at stages 2 and 3 (the gradients are sharded)");
         // this rank's part (sum of |g|^p, or the max for inf), all-reduced
         const bool is_max = std::isinf(norm_type);
         double local = 0;

@@ -1,10 +1,12 @@
 #pragma once
 // The part of nn::FullyShardedDataParallel that runs inside forward and backward: flat units,
 // shards, readiness and the reductions (Note [Sharded parameters] in fsdp_state.cpp).
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "autograd/hooks.hpp"
 #include "tapegrad/nn/fully_sharded_data_parallel.hpp"
 
 namespace tg::nn {
@@ -13,11 +15,13 @@ struct Unit {
     std::vector<size_t> params;
     std::vector<int64_t> offsets;  // in elements of flat
     int64_t shard = 0;             // S: elements per rank
-    Tensor flat;                   // the parameters, S·N elements
+    Tensor flat;                   // the parameters, S·N elements (stage 3: while gathered)
+    Tensor hollow;                 // stage 3: the empty buffer the parameters point at when freed
+    bool gathered = true;          // flat holds the full parameters (stages 1, 2: always)
     Tensor grads;                  // the full gradients, S·N (undefined when freed)
-    Tensor mine;                   // flat[r·S, (r+1)·S): this rank's shard, for the optimizer
-    Tensor shard_grad;             // the reduce-scatter's output in this pass
-    size_t pending = 0;            // parameters not ready yet in this pass
+    Tensor mine;  // this rank's shard, for the optimizer: flat[r·S, (r+1)·S), stage 3 a copy
+    Tensor shard_grad;   // the reduce-scatter's output in this pass
+    size_t pending = 0;  // parameters not ready yet in this pass
     bool launched = false;
     std::shared_ptr<distributed::Work> work;
 };
@@ -30,19 +34,42 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::vector<size_t> unit_of;
     std::vector<Unit> units;
     std::vector<char> ready;
-    bool sync = true;    // false inside no_sync()
-    bool armed = false;  // a backward pass is under way: hooks have fired, finish() is queued
-    bool fresh = true;   // the next forward starts an accumulation window
-    bool dirty = false;  // a sync happened since the last gather: the shards may have changed
+    std::vector<std::vector<size_t>> child_units;  // stage 3: the units each child runs with
+    std::shared_ptr<autograd::detail::SavedHooks> pack_units;  // stage 3 (fsdp_stage3.cpp)
+    bool sync = true;                                          // false inside no_sync()
+    bool armed = false;      // a backward pass is under way: hooks have fired, finish() is queued
+    bool pass_sync = false;  // the armed pass reduces (sync was on when it was armed)
+    bool fresh = true;       // the next forward starts an accumulation window
+    bool dirty = false;      // a sync happened since the last gather: the shards may have changed
     bool broadcast_buffers = true;
-    size_t next = 0;  // the next unit to launch
+    bool checkpoint = false;  // each unit's forward under tg::checkpoint
+    size_t next = 0;          // the next unit to launch
     FullyShardedDataParallelStats stats;
 
-    /// Flattens params into units of about cap bytes (bucket order) and makes the module's
-    /// parameters views of them.
-    void build(int64_t cap);
+    /// Flattens each group of params (indices into params) into units of about cap bytes, a
+    /// fresh unit at each group, and makes the module's parameters views of them; returns the
+    /// units of each group. Stage 3 then frees the full parameters (keeping the shards).
+    std::vector<std::vector<size_t>> build(int64_t cap,
+                                           const std::vector<std::vector<size_t>>& groups);
     /// Post-accumulate hook of parameter i.
     void on_ready(size_t i);
+    /// Stage 3 (Note [Sharded parameters, stage 3] in fsdp_stage3.cpp): runs fn with the units
+    /// gathered, the parameters it saves for backward packed as handles, and frees them after.
+    Tensor run_units(const std::vector<size_t>& ids, const std::function<Tensor()>& fn);
+    /// Runs child on x as one unit (ids: its units at stage 3), under tg::checkpoint if set.
+    Tensor run_child(const std::shared_ptr<Module>& child, const std::vector<size_t>& ids,
+                     const Tensor& x);
+    /// Stage 3: all-gathers unit k's shards into a new flat buffer the parameters point at.
+    void gather_unit(size_t k);
+    /// Stage 3: drops unit k's full parameters (the parameters point at an empty buffer).
+    void release(size_t k);
+    /// Stage 3: frees the full gradient buffers whose reduce-scatter has completed (block: waits
+    /// for every one launched).
+    void drain(bool block);
+    /// Stage 3: the bytes of gathered parameters and full gradient buffers held now.
+    void note_full_bytes();
+    /// Stage 3, from a packed parameter's unpack in backward: unit k gathered for this pass.
+    Tensor regather(size_t k);
     /// Before a forward: a pass that threw is cleaned up, the shards are gathered if a step may
     /// have changed them, and a new window's gradients become zeroed views of the units' buffers.
     void prepare();

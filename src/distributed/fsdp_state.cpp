@@ -64,51 +64,66 @@ std::vector<Tensor> pieces_of(const Tensor& buffer, int64_t shard, int world) {
 }
 }  // namespace
 
-void FsdpState::build(int64_t cap) {
+std::vector<std::vector<size_t>> FsdpState::build(int64_t cap,
+                                                  const std::vector<std::vector<size_t>>& groups) {
     NoGradGuard no_grad;
     const int64_t world = group->size(), rank = group->rank();
     unit_of.assign(params.size(), 0);
-    int64_t bytes = 0;
-    for (size_t j : bucket_order(names)) {
-        const Tensor& p = params[j];
-        const int64_t nb = p.numel() * int64_t(element_size(p.dtype()));
-        bool fresh_unit = units.empty() || bytes + nb > cap;
-        if (!fresh_unit) {
-            const Tensor& q = params[units.back().params.front()];
-            fresh_unit = q.dtype() != p.dtype() || q.device() != p.device();
+    std::vector<std::vector<size_t>> of_group;
+    for (const std::vector<size_t>& members : groups) {
+        of_group.emplace_back();
+        int64_t bytes = 0;
+        for (size_t j : members) {
+            const Tensor& p = params[j];
+            const int64_t nb = p.numel() * int64_t(element_size(p.dtype()));
+            bool fresh_unit = of_group.back().empty() || bytes + nb > cap;
+            if (!fresh_unit) {
+                const Tensor& q = params[units.back().params.front()];
+                fresh_unit = q.dtype() != p.dtype() || q.device() != p.device();
+            }
+            if (fresh_unit) {
+                units.emplace_back();
+                of_group.back().push_back(units.size() - 1);
+                bytes = 0;
+            }
+            Unit& u = units.back();
+            u.offsets.push_back(
+                u.params.empty() ? 0 : u.offsets.back() + params[u.params.back()].numel());
+            u.params.push_back(j);
+            unit_of[j] = units.size() - 1;
+            bytes += nb;
         }
-        if (fresh_unit) {
-            units.emplace_back();
-            bytes = 0;
-        }
-        Unit& u = units.back();
-        u.offsets.push_back(u.params.empty() ? 0
-                                             : u.offsets.back() + params[u.params.back()].numel());
-        u.params.push_back(j);
-        unit_of[j] = units.size() - 1;
-        bytes += nb;
     }
-    for (Unit& u : units) {
+    for (size_t k = 0; k < units.size(); ++k) {
+        Unit& u = units[k];
         const Tensor& first = params[u.params.front()];
+        const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
         const int64_t numel = u.offsets.back() + params[u.params.back()].numel();
         u.shard = std::max<int64_t>(1, (numel + world - 1) / world);
-        u.flat = tg::zeros({u.shard * world}, TensorOptions(first.dtype()).device(first.device()));
-        for (size_t k = 0; k < u.params.size(); ++k)
-            repoint(params[u.params[k]], u.flat, u.offsets[k]);
+        u.flat = tg::zeros({u.shard * world}, opts);
+        for (size_t i = 0; i < u.params.size(); ++i)
+            repoint(params[u.params[i]], u.flat, u.offsets[i]);
         u.mine = u.flat.narrow(0, rank * u.shard, u.shard);
+        if (stage == 3) {  // only the shard stays, in its own buffer
+            u.mine = u.mine.clone();
+            u.hollow = tg::empty({0}, opts);
+            u.hollow.impl()->storage->grad_leaf.store(true, std::memory_order_relaxed);
+            release(k);
+        }
         u.mine.requires_grad_(true);
     }
     ready.assign(params.size(), 0);
+    return of_group;
 }
 
 void FsdpState::on_ready(size_t i) {
-    if (!sync)
+    if (!sync && stage < 3)  // stage 3 frees a unit once its gradients are done, synced or not
         return;
     if (!armed)
         arm();
     Unit& u = units[unit_of[i]];
     if (ready[i]) {
-        if (u.launched)
+        if (pass_sync && u.launched)
             throw distributed_error(
                 "FullyShardedDataParallel: parameter '" + names[i] +
                 "' received a gradient after its unit was reduce-scattered in this backward pass "
@@ -117,13 +132,18 @@ void FsdpState::on_ready(size_t i) {
         return;
     }
     ready[i] = 1;
-    if (--u.pending == 0)
+    if (--u.pending != 0)
+        return;
+    if (stage == 3)
+        release(unit_of[i]);
+    if (pass_sync)
         while (next < units.size() && units[next].pending == 0)
             launch(units[next++]);
 }
 
 void FsdpState::arm() {
     armed = true;
+    pass_sync = sync;
     next = 0;
     std::fill(ready.begin(), ready.end(), 0);
     for (Unit& u : units) {
@@ -140,9 +160,9 @@ void FsdpState::arm() {
 
 void FsdpState::launch(Unit& u) {
     NoGradGuard no_grad;
-    const TensorOptions opts = TensorOptions(u.flat.dtype()).device(u.flat.device());
-    if (!u.grads.defined())  // backward of a forward that did not go through the wrapper
-        u.grads = tg::zeros(u.flat.sizes(), opts);
+    const TensorOptions opts = TensorOptions(u.mine.dtype()).device(u.mine.device());
+    if (!u.grads.defined())  // stage 3, or a forward that did not go through the wrapper
+        u.grads = tg::zeros({u.shard * group->size()}, opts);
     for (size_t k = 0; k < u.params.size(); ++k) {  // gradients that are not the buffer's views
         const Tensor& p = params[u.params[k]];
         const Tensor g = p.grad();
@@ -152,22 +172,35 @@ void FsdpState::launch(Unit& u) {
         else if (g.impl()->storage != u.grads.impl()->storage ||
                  g.storage_offset() != u.grads.storage_offset() + u.offsets[k])
             v.copy_(g);
+        if (stage == 3)  // copied: the full gradient is not kept
+            p.set_grad(Tensor());
     }
     u.shard_grad = tg::empty({u.shard}, opts);
     u.work = group->reduce_scatter(u.shard_grad, pieces_of(u.grads, u.shard, group->size()));
     u.launched = true;
     ++stats.reduce_scatters;
+    if (stage == 3) {
+        note_full_bytes();
+        drain(false);
+    }
 }
 
 void FsdpState::finish() {
     if (!armed)
         return;
+    for (size_t k = 0; k < units.size(); ++k)  // stage 3: units with a parameter left unused
+        release(k);
+    if (!pass_sync) {  // stage 3 inside no_sync: the full gradients accumulate locally
+        armed = false;
+        return;
+    }
     while (next < units.size())
         launch(units[next++]);
     armed = false;
     const int world = group->size();
     for (Unit& u : units)
-        u.work->wait();
+        if (u.work)  // stage 3 may have waited for it already (drain)
+            u.work->wait();
     NoGradGuard no_grad;
     std::vector<std::shared_ptr<distributed::Work>> works;
     for (Unit& u : units) {
@@ -178,7 +211,7 @@ void FsdpState::finish() {
             works.push_back(group->all_gather(pieces, u.shard_grad));
             ++stats.all_gathers;
             u.mine.set_grad(pieces[size_t(group->rank())]);
-        } else {  // ZeRO-2: only the shard's gradient stays
+        } else {  // ZeRO-2 and 3: only the shard's gradient stays
             u.mine.set_grad(u.shard_grad);
             for (size_t j : u.params)
                 params[j].set_grad(Tensor());
@@ -206,13 +239,17 @@ void FsdpState::recover() {
 
 void FsdpState::prepare() {
     recover();
+    for (size_t k = 0; k < units.size(); ++k)  // stage 3: gather_parameters()'s copies may be stale
+        release(k);
     for (const Unit& u : units)  // Note [Sharded parameters]: they must stay the units' views
         for (size_t j : u.params)
-            if (params[j].impl()->storage != u.flat.impl()->storage)
+            if (params[j].impl()->storage != (u.gathered ? u.flat : u.hollow).impl()->storage)
                 throw value_error("FullyShardedDataParallel: parameter '" + names[j] +
                                   "' no longer lives in its unit (the module was converted or "
                                   "the parameter replaced after wrapping); convert the model "
                                   "before wrapping it");
+    if (stage == 3)  // gathered unit by unit as the forward reaches them
+        return;
     gather();
     if (!GradMode::is_enabled() || !fresh)
         return;
@@ -230,6 +267,11 @@ void FsdpState::prepare() {
 }
 
 void FsdpState::gather() {
+    if (stage == 3) {
+        for (size_t k = 0; k < units.size(); ++k)
+            gather_unit(k);
+        return;
+    }
     if (!dirty)
         return;
     NoGradGuard no_grad;

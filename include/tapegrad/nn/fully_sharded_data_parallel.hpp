@@ -1,7 +1,8 @@
 #pragma once
-/// Sharded data parallel (ZeRO stages 1 and 2, issue 33): like DistributedDataParallel every rank
-/// holds the whole model and runs it on its share of the batch, but the optimizer state (stage
-/// 1) and, after backward, the gradients too (stage 2) are cut in shards, one per rank.
+/// Sharded data parallel (ZeRO stages 1 to 3, issue 33): like DistributedDataParallel every rank
+/// runs the whole model on its share of the batch, but the optimizer state (stage 1), after
+/// backward the gradients too (stage 2), and between uses the parameters too (stage 3) are cut
+/// in shards, one per rank.
 ///
 ///     tg::distributed::init(&argc, &argv);
 ///     auto model = tg::nn::FullyShardedDataParallel(make_model(),
@@ -15,9 +16,11 @@
 ///     }                                // the next forward all-gathers the updated shards
 ///
 /// Note [Sharded parameters] in src/distributed/fsdp_state.cpp says how the module's parameters,
-/// the shards the optimizer sees and the gradients share memory. Stage 3 (parameters sharded too),
-/// wrap policies, checkpoint composition and sharded save/load are not implemented yet:
-/// stage(3) throws value_error.
+/// the shards the optimizer sees and the gradients share memory. At stage 3 (Note [Sharded
+/// parameters, stage 3] in src/distributed/fsdp_stage3.cpp) a unit is a child of a Sequential
+/// (the whole module for any other module): its parameters are all-gathered just before its
+/// forward and freed after it, gathered again when backward first needs them and freed once
+/// their gradients are done. Custom wrap policies and sharded save/load are not implemented yet.
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -33,14 +36,15 @@ namespace tg::nn {
 /// 0 at every forward, the default process group.
 class ShardingOptions {
 public:
-    /// 1: optimizer state sharded; 2: gradients too (value_error otherwise, when the wrapper is
-    /// built; 3 is not implemented yet).
+    /// 1: optimizer state sharded; 2: gradients too; 3: parameters too (value_error otherwise,
+    /// when the wrapper is built).
     ShardingOptions& stage(int s) {
         stage_ = s;
         return *this;
     }
     /// Parameter bytes per unit (MiB, > 0): a unit's gradients are reduce-scattered as soon as
-    /// backward has finished them, so smaller units start communicating earlier.
+    /// backward has finished them, so smaller units start communicating earlier. Stages 1 and 2
+    /// only: stage 3's units are the children of a Sequential.
     ShardingOptions& bucket_cap_mb(double mb) {
         bucket_cap_mb_ = mb;
         return *this;
@@ -50,6 +54,13 @@ public:
         broadcast_buffers_ = on;
         return *this;
     }
+    /// Activation checkpointing per unit: each child of a Sequential (or the whole module) runs
+    /// under tg::checkpoint, and at stage 3 its recomputation in backward gathers the unit again.
+    /// The gradients are the same bits as without it.
+    ShardingOptions& checkpoint(bool on) {
+        checkpoint_ = on;
+        return *this;
+    }
     ShardingOptions& process_group(std::shared_ptr<distributed::ProcessGroup> g) {
         group_ = std::move(g);
         return *this;
@@ -57,12 +68,14 @@ public:
     int stage() const { return stage_; }
     double bucket_cap_mb() const { return bucket_cap_mb_; }
     bool broadcast_buffers() const { return broadcast_buffers_; }
+    bool checkpoint() const { return checkpoint_; }
     const std::shared_ptr<distributed::ProcessGroup>& process_group() const { return group_; }
 
 private:
     int stage_ = 1;
     double bucket_cap_mb_ = 25;
     bool broadcast_buffers_ = true;
+    bool checkpoint_ = false;
     std::shared_ptr<distributed::ProcessGroup> group_;
 };
 
@@ -70,7 +83,10 @@ private:
 struct FullyShardedDataParallelStats {
     uint64_t syncs = 0;            // backward passes whose gradients were reduced
     uint64_t reduce_scatters = 0;  // gradients: one per unit per sync
-    uint64_t all_gathers = 0;      // stage 1's averaged gradients, and the parameters after a step
+    uint64_t all_gathers = 0;  // stage 1's averaged gradients, the parameters after a step (stage
+                               // 3: a unit before its forward and again for its backward)
+    uint64_t peak_full_bytes = 0;  // stage 3: the most bytes of gathered parameters and of full
+                                   // gradient buffers awaiting their reduce-scatter held at once
 };
 
 class FullyShardedDataParallel {
@@ -80,8 +96,10 @@ public:
     /// the parameters that require grad into units of about bucket_cap_mb (one dtype and device
     /// each, modules in reverse order as DDP's buckets), one buffer each
     /// (padded to a multiple of the world size) that the module's parameters become views of,
-    /// and registers the hooks that reduce gradients. Collective. value_error for a null module
-    /// or a stage other than 1 or 2.
+    /// and registers the hooks that reduce gradients. Stage 3 makes a unit of each child of a
+    /// Sequential (value_error for a parameter two children share) or of the whole module, and
+    /// keeps only this rank's shard of it. Collective. value_error for a null module or a stage
+    /// other than 1, 2 or 3.
     explicit FullyShardedDataParallel(std::shared_ptr<Module> module, ShardingOptions options = {});
     template <class Impl>
     explicit FullyShardedDataParallel(const ModuleHolder<Impl>& module,
@@ -98,7 +116,8 @@ public:
     /// Gathers the shards updated since the last sync (all_gather, collective), broadcasts
     /// buffers if set, then runs the module. With grad mode on, the module's gradients become
     /// zeroed views of the unit's gradient buffer when a new accumulation starts (the first
-    /// forward after a sync).
+    /// forward after a sync). Stage 3 runs a Sequential's children itself, each between the
+    /// gather and the release of its unit (the whole module for any other module).
     Tensor forward(const Tensor& x);
     Tensor operator()(const Tensor& x) { return forward(x); }
 
@@ -106,19 +125,22 @@ public:
     /// parameters' memory, for the optimizer. After a synced backward their gradients hold the
     /// average over the ranks of the shard's gradient.
     std::vector<Tensor> parameters() const;
-    /// The module's full parameters (up to date after gather_parameters() or a forward).
+    /// The module's full parameters (up to date after gather_parameters() or a forward; at stage
+    /// 3 they hold no memory between uses, so read them only after gather_parameters()).
     std::vector<Tensor> full_parameters() const;
     /// All-gathers the shards if an optimizer step may have changed them since the last gather:
     /// forward() calls it; call it (on every rank) before reading or saving the full parameters.
+    /// At stage 3 the gathered parameters stay until the next forward (or until this wrapper is
+    /// destroyed, after which they stay for good).
     void gather_parameters();
 
     /// clip_grad_norm_ over the whole model, after a synced backward. Stage 1: the norm of the
     /// full averaged gradients every rank holds, computed as nn::utils::clip_grad_norm_ computes
     /// it (the same bits), and those gradients scaled. Stage 2: every rank's shard gradients'
     /// sum of |g|^p (max for inf) all-reduced, and the shards scaled; value_error for norm_type
-    /// 0. Scaling is by min(max_norm / (norm + 1e-6), 1), as nn::utils::clip_grad_norm_ does.
-    /// Returns the total norm. Collective. nn::utils::clip_grad_norm_(parameters(), ...) alone
-    /// would see only this rank's shard.
+    /// 0. Stage 3 as stage 2. Scaling is by min(max_norm / (norm + 1e-6), 1), as
+    /// nn::utils::clip_grad_norm_ does. Returns the total norm. Collective.
+    /// nn::utils::clip_grad_norm_(parameters(), ...) alone would see only this rank's shard.
     double clip_grad_norm_(double max_norm, double norm_type = 2.0);
 
     /// While it lives, backward only accumulates full gradients locally; the first backward after
