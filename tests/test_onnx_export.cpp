@@ -424,8 +424,9 @@ BOOST_AUTO_TEST_CASE(functional_forwards_export_by_tracing) {
     const std::string model = export_to("traced_mlp", mlp, x);
     write_reference("traced_mlp", *mlp, x);
     const auto ops = op_types(model);
-    for (const char* op : {"ReduceMean", "Gemm", "Erf", "Sigmoid", "Tanh", "Relu", "Neg", "MatMul",
-                           "ReduceSum", "Sqrt", "Exp", "Log", "Slice", "Concat", "LogSoftmax"})
+    for (const char* op :
+         {"ReduceMean", "Gemm", "Erf", "Sigmoid", "Tanh", "Relu", "Neg", "MatMul", "ReduceSum",
+          "Sqrt", "Exp", "Log", "Slice", "Concat", "LogSoftmax", "Expand"})
         BOOST_TEST(has(ops, op), op);
     const auto inits = initializer_names(model);
     for (const char* k : {"norm.weight", "norm.bias", "fc1.weight", "fc1.bias", "w2", "scale"})
@@ -451,6 +452,13 @@ BOOST_AUTO_TEST_CASE(functional_forwards_export_by_tracing) {
         BOOST_TEST(has(att_inits, k), k);
     export_to("traced_attention17", seq.ptr(), xa, o);
     write_reference("traced_attention17", *seq, tg::randn({3, 5, 16}));
+
+    // the whole small GPT: int64 ids in, Gather of the embeddings, positions as a constant
+    auto gpt = std::make_shared<TinyGptImpl>(11, 6, 8);
+    const Tensor ids = tg::randint(0, 11, {3, 6}, tg::kInt64);
+    const auto gpt_ops = op_types(export_to("traced_gpt", gpt, ids, o));
+    BOOST_TEST(std::count(gpt_ops.begin(), gpt_ops.end(), "Gather") == 2);
+    write_reference("traced_gpt", *gpt, tg::randint(0, 11, {4, 6}, tg::kInt64));
 }
 
 BOOST_AUTO_TEST_CASE(what_a_trace_cannot_export_is_a_typed_error) {

@@ -7,8 +7,8 @@
 namespace onnxtest {
 
 /// A residual MLP block on [N, T, D] in functional ops: layer norm, linear, gelu, silu, sigmoid,
-/// tanh, relu, neg, matmul with a parameter, a buffer, mean, pow, sum, sqrt, exp, log, narrow,
-/// cat, the numbers on either side, flatten and log_softmax.
+/// tanh, relu, neg, matmul with a parameter, an expanded buffer, mean, pow, sum, sqrt, exp, log,
+/// narrow, cat, the numbers on either side, flatten and log_softmax.
 struct ResidualMlpImpl : tg::nn::Module {
     tg::nn::LayerNorm norm{nullptr};
     tg::nn::Linear fc1{nullptr};
@@ -22,7 +22,7 @@ struct ResidualMlpImpl : tg::nn::Module {
     tg::Tensor forward(const tg::Tensor& x) override {
         tg::Tensor h = tg::gelu(fc1(norm(x)));
         h = tg::silu(h) - tg::sigmoid(h) * 0.25 + tg::tanh(h) / 3.0 + tg::relu(-h);
-        tg::Tensor y = x + tg::matmul(h, w2) * scale;
+        tg::Tensor y = x + tg::matmul(h, w2) * scale.expand({x.size(1), x.size(2)});
         const tg::Tensor c = y - y.mean({-1}, true);
         y = c / tg::sqrt(c.pow(2).sum({-1}, true) + 1.0) + tg::log(tg::exp(y) + 1.0);
         const int64_t d = y.size(-1);
@@ -32,7 +32,8 @@ struct ResidualMlpImpl : tg::nn::Module {
 };
 
 /// examples/char_gpt.cpp's block (pre-norm, causal self-attention, GELU feed-forward) in
-/// functional ops on [N, T, E]: the heads by reshape and transpose, F::scaled_dot_product_attention
+/// functional ops on [N, T, E]: the heads by reshape, transpose and permute,
+/// F::scaled_dot_product_attention
 /// with is_causal, dropout modules (the identity in eval).
 struct AttentionBlockImpl : tg::nn::Module {
     int64_t heads;
@@ -57,8 +58,28 @@ struct AttentionBlockImpl : tg::nn::Module {
         const tg::Tensor a = tg::scaled_dot_product_attention(
             split(p.narrow(2, 0, E)), split(p.narrow(2, E, E)), split(p.narrow(2, 2 * E, E)), {},
             is_training() ? 0.1 : 0.0, /*is_causal=*/true);
-        const tg::Tensor y = x + drop(proj(a.transpose(1, 2).contiguous().view({N, T, E})));
+        const tg::Tensor y = x + drop(proj(a.permute({0, 2, 1, 3}).contiguous().view({N, T, E})));
         return y + drop(fc2(tg::gelu(fc1(ln2(y)))));
+    }
+};
+
+/// examples/char_gpt.cpp's model in small: token plus position embeddings (an arange of
+/// positions: a constant), the block above, a final layer norm and the head; ids [N, T] int64.
+struct TinyGptImpl : tg::nn::Module {
+    tg::nn::Embedding tok{nullptr}, pos{nullptr};
+    std::shared_ptr<AttentionBlockImpl> block;
+    tg::nn::LayerNorm ln_f{nullptr};
+    tg::nn::Linear head{nullptr};
+    TinyGptImpl(int64_t vocab, int64_t t, int64_t e) : Module("TinyGpt") {
+        tok = register_module("tok", tg::nn::Embedding(vocab, e));
+        pos = register_module("pos", tg::nn::Embedding(t, e));
+        block = register_module("block", std::make_shared<AttentionBlockImpl>(e, 2));
+        ln_f = register_module("ln_f", tg::nn::LayerNorm(tg::nn::LayerNormOptions({e})));
+        head = register_module("head", tg::nn::Linear(e, vocab));
+    }
+    tg::Tensor forward(const tg::Tensor& ids) override {
+        const tg::Tensor h = tok(ids) + pos(tg::arange(ids.size(1), tg::TensorOptions(tg::kInt64)));
+        return head(ln_f(block->forward(h)));
     }
 };
 
