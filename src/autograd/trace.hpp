@@ -4,6 +4,7 @@
 // output, appends what it was called with (its name, its tensor inputs, its output and its
 // non-tensor arguments) with one line:
 //
+//     trace_op("relu", {&x}, y);
 //     if (Trace* t = trace_slot()) t->add("softmax", {&x}, y, {{"dim", dim}});
 //
 // With no trace active that is one thread-local load and a branch; the attributes are built
@@ -67,6 +68,14 @@ inline Trace*& trace_slot() {
     return t;
 }
 
+/// trace_slot()->add(op, inputs, out) when a trace is active: the one line of an op without
+/// attributes (with attributes, test trace_slot() first, so they are built only when tracing).
+inline void trace_op(const char* op, std::initializer_list<const Tensor*> inputs,
+                     const Tensor& out) {
+    if (Trace* t = trace_slot())
+        t->add(op, inputs, out);
+}
+
 /// Makes `t` the thread's active trace for its lifetime, then restores the previous one.
 class TraceGuard {
 public:
@@ -83,5 +92,6 @@ private:
 
 namespace tg {
 using autograd::detail::Trace;
+using autograd::detail::trace_op;
 using autograd::detail::trace_slot;
 }  // namespace tg

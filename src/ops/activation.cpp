@@ -21,8 +21,7 @@ using runtime::UnaryOp;
 Tensor tanh(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's tanh is float32
     Tensor y = runtime::unary(UnaryOp::tanh, x);
-    if (Trace* tr = trace_slot())
-        tr->add("tanh", {&x_in}, y);
+    trace_op("tanh", {&x_in}, y);
     if (should_record({&x}))
         record("tanh", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -37,8 +36,7 @@ Tensor tanh(const Tensor& x_in) {
 Tensor sigmoid(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);
     Tensor y = runtime::unary(UnaryOp::sigmoid, x);
-    if (Trace* tr = trace_slot())
-        tr->add("sigmoid", {&x_in}, y);
+    trace_op("sigmoid", {&x_in}, y);
     if (should_record({&x}))
         record("sigmoid", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -52,8 +50,7 @@ Tensor sigmoid(const Tensor& x_in) {
 
 Tensor relu(const Tensor& x) {
     Tensor y = runtime::unary(UnaryOp::relu, x);
-    if (Trace* tr = trace_slot())
-        tr->add("relu", {&x}, y);
+    trace_op("relu", {&x}, y);
     if (should_record({&x}))
         record("relu", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();  // y > 0 exactly where x > 0
@@ -101,8 +98,7 @@ Tensor gelu_prime(const Tensor& x) {
 Tensor gelu(const Tensor& x) {
     runtime::check_floating("gelu", x);
     Tensor y = runtime::unary(UnaryOp::gelu, x);
-    if (Trace* tr = trace_slot())
-        tr->add("gelu", {&x}, y);
+    trace_op("gelu", {&x}, y);
     if (should_record({&x}))
         record("gelu", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();

@@ -129,8 +129,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 Tensor silu(const Tensor& x) {
     check_args("silu", x, {});
     Tensor y = runtime::unary(UnaryOp::silu, x);
-    if (Trace* tr = trace_slot())
-        tr->add("silu", {&x}, y);
+    trace_op("silu", {&x}, y);
     if (should_record({&x})) {
         record("silu", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();

@@ -45,8 +45,7 @@ Tensor add(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::add, a, b, "add");
-    if (Trace* tr = trace_slot())
-        tr->add("add", {&a_in, &b_in}, y);
+    trace_op("add", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), grad_for(n, 1, dy)};
@@ -62,8 +61,7 @@ Tensor sub(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::sub, a, b, "sub");
-    if (Trace* tr = trace_slot())
-        tr->add("sub", {&a_in, &b_in}, y);
+    trace_op("sub", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), needs(n, 1) ? grad_for(n, 1, -dy) : Tensor()};
@@ -80,8 +78,7 @@ Tensor mul(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::mul, a, b, "mul");
-    if (Trace* tr = trace_slot())
-        tr->add("mul", {&a_in, &b_in}, y);
+    trace_op("mul", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))  // each input is saved only if the other needs its gradient
         record("mul", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
@@ -99,8 +96,7 @@ Tensor div(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both_floating(a_in, b_in);  // true division, as LibTorch's
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::div, a, b, "div");
-    if (Trace* tr = trace_slot())
-        tr->add("div", {&a_in, &b_in}, y);
+    trace_op("div", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("div", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(), sb = save(b)](const Tensor& dy,
@@ -190,8 +186,7 @@ Tensor rdiv(Scalar s, const Tensor& a) {
 
 Tensor neg(const Tensor& x) {
     Tensor y = runtime::unary(UnaryOp::neg, x);
-    if (Trace* tr = trace_slot())
-        tr->add("neg", {&x}, y);
+    trace_op("neg", {&x}, y);
     if (should_record({&x}))
         record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
     recipe(y, [](const std::vector<Tensor>& xs) { return runtime::unary(UnaryOp::neg, xs[0]); });
@@ -218,8 +213,7 @@ Tensor pow(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::pow, a, b, "pow");
-    if (Trace* tr = trace_slot())
-        tr->add("pow", {&a_in, &b_in}, y);
+    trace_op("pow", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("pow", {&a, &b}, y,
                [sa = save(a), sb = save(b), sy = save_output(y)](const Tensor& dy, const Node& n) {
@@ -247,8 +241,7 @@ Tensor pow(Scalar s, const Tensor& x_in) {
 Tensor sqrt(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's sqrt is float32
     Tensor y = runtime::unary(UnaryOp::sqrt, x);
-    if (Trace* tr = trace_slot())
-        tr->add("sqrt", {&x_in}, y);
+    trace_op("sqrt", {&x_in}, y);
     if (should_record({&x}))
         record("sqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -277,8 +270,7 @@ Tensor square(const Tensor& x) {
 Tensor exp(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's exp is float32
     Tensor y = runtime::unary(UnaryOp::exp, x);
-    if (Trace* tr = trace_slot())
-        tr->add("exp", {&x_in}, y);
+    trace_op("exp", {&x_in}, y);
     if (should_record({&x}))
         record("exp", {&x}, y,
                [sy = save_output(y)](const Tensor& dy) { return Grads{dy * sy.get()}; });
@@ -288,8 +280,7 @@ Tensor exp(const Tensor& x_in) {
 Tensor log(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's log is float32
     Tensor y = runtime::unary(UnaryOp::log, x);
-    if (Trace* tr = trace_slot())
-        tr->add("log", {&x_in}, y);
+    trace_op("log", {&x_in}, y);
     if (should_record({&x}))
         record("log", {&x}, y, [sx = save(x)](const Tensor& dy) { return Grads{dy / sx.get()}; });
     return y;

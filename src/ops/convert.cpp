@@ -14,8 +14,7 @@ namespace tg {
 Tensor Tensor::clone() const {
     Tensor y = runtime::empty(sizes(), dtype(), device(), "clone");
     runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
-    if (Trace* tr = trace_slot())
-        tr->add("clone", {this}, y);
+    trace_op("clone", {this}, y);
     if (should_record({this}))
         record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
     return y;

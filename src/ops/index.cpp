@@ -145,8 +145,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                          runtime::empty({flat.numel(), D}, weight.dtype(), weight.device(), op),
                          weight, 0, flat)
                    .reshape(out);
-    if (Trace* tr = trace_slot())
-        tr->add(op, {&weight, &indices}, y);
+    trace_op(op, {&weight, &indices}, y);
     if (should_record({&weight}))
         record(op, {&weight}, y, [flat, V, D, padding_idx, scale_grad_by_freq](const Tensor& dy) {
             // each row of dweight gathers the rows of dy whose token it is (the CPU's index_add

@@ -123,8 +123,7 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor y = matmul_impl(a, b);
-    if (Trace* tr = trace_slot())
-        tr->add("matmul", {&a, &b}, y);
+    trace_op("matmul", {&a, &b}, y);
     return y;
 }
 
@@ -179,8 +178,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
         Shape out = x.sizes();
         out.back() = w.size(0);
         Tensor y = linear(x.reshape({-1, x.size(-1)}), w, b).reshape(out);
-        if (Trace* tr = trace_slot())
-            tr->add("linear", {&x, &w, &b}, y);
+        trace_op("linear", {&x, &w, &b}, y);
         return y;
     }
     const int64_t N = x.size(0), out = w.size(0);
@@ -188,8 +186,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     if (b.defined())
         runtime::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
     mm_into("linear", x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);
-    if (Trace* tr = trace_slot())
-        tr->add("linear", {&x, &w, &b}, y);
+    trace_op("linear", {&x, &w, &b}, y);
     if (should_record({&x, &w, &b})) {
         const Tensor* in[3] = {&x, &w, &b};
         record("linear", {in[0], in[1], in[2]}, y,

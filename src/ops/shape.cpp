@@ -91,8 +91,7 @@ Tensor view(const Tensor& x, Shape shape) {
                           " and strides " + shape_str(x.strides()) +
                           "; use reshape (which copies)");
     Tensor y = reshape_view("view", x, s, *st);
-    if (Trace* tr = trace_slot())
-        tr->add("view", {&x}, y);
+    trace_op("view", {&x}, y);
     return y;
 }
 
@@ -102,8 +101,7 @@ Tensor reshape(const Tensor& x, Shape shape) {
         return x;
     const auto st = view_strides(x, s);
     Tensor y = st ? reshape_view("reshape", x, s, *st) : view(x.contiguous(), s);
-    if (Trace* tr = trace_slot())
-        tr->add("reshape", {&x}, y);
+    trace_op("reshape", {&x}, y);
     return y;
 }
 
@@ -179,8 +177,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     numel_of(s, "expand");  // a stride-0 view can grow past int64 (Note [Checked sizes])
     Tensor y = make_view("expand", x, s, st, x.storage_offset(),
                          [](const Tensor& dy, const Shape& xs) { return sum_to(dy, xs); });
-    if (Trace* tr = trace_slot())
-        tr->add("expand", {&x}, y);
+    trace_op("expand", {&x}, y);
     return y;
 }
 
