@@ -453,6 +453,13 @@ BOOST_AUTO_TEST_CASE(functional_forwards_export_by_tracing) {
     export_to("traced_attention17", seq.ptr(), xa, o);
     write_reference("traced_attention17", *seq, tg::randn({3, 5, 16}));
 
+    // masks built in the forward from constants: a bool one (Where) and a float one (Add)
+    auto masked = std::make_shared<MaskedAttentionImpl>();
+    const Tensor xm = tg::randn({2, 2, 4, 3});
+    const auto masked_ops = op_types(export_to("traced_masked", masked, xm));
+    BOOST_TEST(std::count(masked_ops.begin(), masked_ops.end(), "Where") == 1);
+    write_reference("traced_masked", *masked, xm);
+
     // the whole small GPT: int64 ids in, Gather of the embeddings, positions as a constant
     auto gpt = std::make_shared<TinyGptImpl>(11, 6, 8);
     const Tensor ids = tg::randint(0, 11, {3, 6}, tg::kInt64);
