@@ -502,6 +502,9 @@ BOOST_AUTO_TEST_CASE(what_a_trace_cannot_export_is_a_typed_error) {
         x, "changes the output of mul in place");
     refused([](const Tensor& v) { return tg::scaled_dot_product_attention(v, v, v, {}, 0.5); }, x,
             "scaled_dot_product_attention has dropout_p > 0");
+    // a mask computed from the input by a comparison (no tape node) would be a constant
+    refused([](const Tensor& v) { return v * (v > 0).to(tg::kFloat32); }, x,
+            "has a tensor whose values follow its input's");
     refused(
         [](const Tensor& v) {
             return v.transpose(0, 1).reshape({3, -1});

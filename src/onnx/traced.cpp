@@ -2,6 +2,7 @@
 // src/autograd/trace.hpp, docs/onnx.md "Functional forwards"): the ops the output depends on,
 // in call order, each through its mapping (map_*.cpp).
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "onnx/map.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
+#include "tapegrad/ops.hpp"
 
 namespace tg::onnx::detail {
 
@@ -62,6 +64,41 @@ std::string constant(Graph& g, const std::string& name, const Tensor& t, const s
     return g.weight(name, c);
 }
 
+/// m's forward on a copy of x, traced; with grad on (x requiring grad when floating), the tape
+/// names any op the trace does not know.
+struct Run {
+    autograd::detail::Trace trace;
+    Tensor x, y;
+    Run(nn::Module& m, const Tensor& in) : x(in.detach()) {
+        if (is_floating(x.dtype()))
+            x.requires_grad_(true);
+        AutoGradMode grad(true);
+        autograd::detail::TraceGuard guard(trace);
+        y = m(x);
+    }
+};
+
+/// x with other values: 0.25 - x/2 (floats: most signs flip), reversed (indices stay in range).
+Tensor other_values(const Tensor& x) {
+    if (x.dtype() != kInt64)
+        return x.detach() * -0.5 + 0.25;
+    Tensor c = x.detach().contiguous().clone();
+    int64_t* p = c.data_ptr<int64_t>();
+    std::reverse(p, p + c.numel());
+    return c;
+}
+
+bool same_values(const Tensor& a, const Tensor& b) {
+    if (!b.defined() || a.dtype() != b.dtype() || a.sizes() != b.sizes())
+        return false;
+    const Tensor ca = a.detach().contiguous(), cb = b.detach().contiguous();
+    const size_t esize = element_size(a.dtype());
+    auto bytes = [esize](const Tensor& t) {
+        return static_cast<const char*>(t.impl()->storage->data) + size_t(t.impl()->offset) * esize;
+    };
+    return std::memcmp(bytes(ca), bytes(cb), size_t(a.numel()) * esize) == 0;
+}
+
 }  // namespace
 
 std::string emit_traced(Graph& g, nn::Module& m, const std::string& path, Tensor& x,
@@ -70,17 +107,9 @@ std::string emit_traced(Graph& g, nn::Module& m, const std::string& path, Tensor
     auto refuse = [&](const std::string& why) {
         throw value_error("onnx::export_model: " + who + " " + why);
     };
-    // the forward, traced; with grad on, the tape names any op the trace does not know
-    autograd::detail::Trace trace;
-    Tensor xin = x.detach();
-    if (is_floating(xin.dtype()))
-        xin.requires_grad_(true);
-    Tensor y;
-    {
-        AutoGradMode grad(true);
-        autograd::detail::TraceGuard guard(trace);
-        y = m(xin);
-    }
+    const Run first(m, x);
+    const auto& trace = first.trace;
+    const Tensor &xin = first.x, &y = first.y;
     // the last record for each value (an outer op's, Note [Op tracing]), and the records the
     // output depends on
     std::unordered_map<Impl, size_t> producer;
@@ -108,7 +137,8 @@ std::string emit_traced(Graph& g, nn::Module& m, const std::string& path, Tensor
     std::unordered_map<Impl, std::string> names{{xin.impl(), name}};
     std::unordered_map<Impl, int64_t> bdims{{xin.impl(), dynamic_batch ? 0 : -1}};
     ScopeGuard scope(g, path);
-    auto value = [&](const Tensor& t, uint32_t version) -> std::string {
+    std::vector<std::pair<size_t, size_t>> constants;  // (record, input) of each constant
+    auto value = [&](const Tensor& t, uint32_t version, size_t i, size_t j) -> std::string {
         if (!t.defined())
             return "";
         if (auto it = names.find(t.impl()); it != names.end())
@@ -124,6 +154,7 @@ std::string emit_traced(Graph& g, nn::Module& m, const std::string& path, Tensor
             n = constant(g, k->second, t, who);
         } else {
             n = constant(g, "const", t, who);
+            constants.emplace_back(i, j);
         }
         bdims[t.impl()] = -1;
         return names[t.impl()] = n;
@@ -139,7 +170,7 @@ std::string emit_traced(Graph& g, nn::Module& m, const std::string& path, Tensor
             if (p != producer.end() && trace.ops[p->second].out_version != r.in_version[j])
                 refuse(std::string("changes the output of ") + trace.ops[p->second].op +
                        " in place during its forward (in-place ops are not traced)");
-            s.in.push_back(value(t, r.in_version[j]));
+            s.in.push_back(value(t, r.in_version[j], i, j));
             const int64_t b = t.defined() ? bdims[t.impl()] : -1;
             s.in_bdim.push_back(b);
             if (b >= 0)  // elementwise: dims line up from the right
@@ -155,7 +186,29 @@ std::string emit_traced(Graph& g, nn::Module& m, const std::string& path, Tensor
         names[r.out.impl()] = *out;
         bdims[r.out.impl()] = s.out_bdim;
     }
-    std::string out = value(y, y._version());
+    std::string out = value(y, y._version(), trace.ops.size(), 0);
+    // Note [Constants that are not]: a value computed from the input by an op the trace does not
+    // see and the tape does not name (a comparison, argmax, integer arithmetic) would be a
+    // constant holding the example's values; run once more on other values to find it, and
+    // control flow on the input's values with it
+    const Run second(m, other_values(x));
+    const auto& ops2 = second.trace.ops;
+    bool same = trace.ops.size() == ops2.size();
+    for (size_t i = 0; same && i < ops2.size(); ++i)
+        same = std::strcmp(trace.ops[i].op, ops2[i].op) == 0 &&
+               trace.ops[i].inputs.size() == ops2[i].inputs.size();
+    if (!same)
+        refuse(
+            "runs other ops for other input values (control flow on the values, which a "
+            "traced graph cannot express)");
+    for (const auto& [i, j] : constants)
+        if (!same_values(i < ops2.size() ? trace.ops[i].inputs[j] : y,
+                         i < ops2.size() ? ops2[i].inputs[j] : second.y))
+            refuse(std::string("has a tensor whose values follow its input's, computed by an op "
+                               "the ONNX tracer does not see (a comparison, argmax, integer "
+                               "arithmetic, a random draw, ...): it would be exported as a "
+                               "constant") +
+                   (i < ops2.size() ? std::string(" (an input of ") + trace.ops[i].op + ")" : ""));
     if (g.nodes().empty() || g.nodes().back().outputs[0] != out)
         out = g.add("Identity", {out});
     x = y.detach();
