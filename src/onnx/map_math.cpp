@@ -66,8 +66,8 @@ std::optional<std::string> map_math_op(OpStep& s) {
         return binary(s, "Div", true);
     if (s.is("pow"))  // x ^ tensor, x ^ number, number ^ x
         return binary(s, "Pow", s.op.inputs.size() == 1 && s.op.i("number_first") != 0);
-    if (const char* type = unary_type(s))
-        return s.graph.add(type, {s.in[0]});
+    if (const char* type = unary_type(s))  // an integer tensor's exp is float32: Cast first
+        return s.graph.add(type, {s.as_out_type(0)});
     if (s.is("gelu"))
         return emit_gelu(s.graph, s.in[0], "none");
     if (s.is("silu"))

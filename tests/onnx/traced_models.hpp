@@ -84,14 +84,15 @@ struct TinyGptImpl : tg::nn::Module {
 };
 
 /// Self-attention of [N, H, T, D] with masks built in the forward from constants: a bool mask
-/// (keys up to one ahead; Where) and an additive float one (Add), and an explicit scale.
+/// (keys up to one ahead; Where) and an additive float one (Add; the sqrt of an int64 tensor, a
+/// Cast first), and an explicit scale.
 struct MaskedAttentionImpl : tg::nn::Module {
     MaskedAttentionImpl() : Module("MaskedAttention") {}
     tg::Tensor forward(const tg::Tensor& x) override {
         const int64_t T = x.size(2);
         const tg::Tensor i = tg::arange(T, tg::TensorOptions(tg::kInt64));
         const tg::Tensor ahead = i.unsqueeze(0) <= i.unsqueeze(1) + 1;  // [T, T] bool
-        const tg::Tensor bias = tg::arange(T * T).reshape({T, T}) * -0.01;
+        const tg::Tensor bias = tg::sqrt(tg::arange(T * T).reshape({T, T})) * -0.1;
         const tg::Tensor a = tg::scaled_dot_product_attention(x, x, x, ahead);
         return a + tg::scaled_dot_product_attention(a, x, x, bias, 0.0, false, 0.3);
     }
