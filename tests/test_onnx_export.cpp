@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "onnx/models.hpp"
+#include "onnx/traced_models.hpp"
 #include "tapegrad/onnx.hpp"
 
 namespace fs = std::filesystem;
@@ -288,13 +289,12 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_exported_is_a_typed_error) {
     };
     struct CustomImpl : nn::Module {
         CustomImpl() : Module("Custom") {}
-        Tensor forward(const Tensor& x) override { return x * 2; }
+        Tensor forward(const Tensor& x) override { return tg::abs(x) * 2; }  // abs: no mapping
     };
     nn::Sequential seq(nn::Linear(3, 3));
     seq->push_back(std::make_shared<CustomImpl>());
-    refused(seq.ptr(), tg::randn({2, 3}), "Custom 'Custom[1]' has no ONNX emitter");
-    refused(nn::Sequential(nn::Unflatten(nn::UnflattenOptions(1, {2, 2}))).ptr(), tg::randn({3, 4}),
-            "Unflatten 'Unflatten[0]' has no ONNX emitter");
+    refused(seq.ptr(), tg::randn({2, 3}),
+            "Custom 'Custom[1]' calls abs, which the ONNX tracer does not map");
     refused(nn::Sequential(nn::AdaptiveAvgPool2d(3)).ptr(), tg::randn({1, 2, 8, 8}),
             "AdaptiveAvgPool2d 'AdaptiveAvgPool2d[0]' pools 8 to 3");
     refused(nn::BatchNorm2d(nn::BatchNormOptions(2).track_running_stats(false)).ptr(),
@@ -342,7 +342,13 @@ BOOST_AUTO_TEST_CASE(a_registered_emitter_exports_a_custom_module) {
     nn::Sequential m(nn::Linear(4, 6), std::make_shared<ResidualImpl>(6), nn::Tanh());
     const Tensor x = tg::randn({3, 4});
     const fs::path p = out_dir() / "custom_refused.onnx";
-    BOOST_CHECK_THROW(tg::onnx::export_model(m, x, p.string()), tg::value_error);  // unknown
+    // unregistered, it exports by tracing its forward: the same nodes as the emitter below (in
+    // the order the forward called its ops)
+    auto traced_ops = op_types(export_to("custom_traced", m.ptr(), x));
+    std::sort(traced_ops.begin(), traced_ops.end());
+    BOOST_TEST(
+        traced_ops == (std::vector<std::string>{"Add", "Gemm", "Gemm", "Mul", "Relu", "Tanh"}),
+        boost::test_tools::per_element());
     std::vector<std::string> seen;  // what the emitter was told
     tg::onnx::register_emitter<ResidualImpl>([&](ResidualImpl& r, tg::onnx::Emitter& e) {
         seen = {e.path(), e.input(), tg::shape_str(e.example_output().sizes())};
@@ -389,6 +395,125 @@ BOOST_AUTO_TEST_CASE(a_registered_emitter_exports_a_custom_module) {
             return e.floats("c", {2, 2}, {1.0f});
         },
         "'c' has dims holding 4 values but 1 were given");
-    tg::onnx::register_emitter(typeid(ResidualImpl), nullptr);  // removed: refused again
-    BOOST_CHECK_THROW(tg::onnx::export_model(m, x, p.string()), tg::value_error);
+    tg::onnx::register_emitter(typeid(ResidualImpl), nullptr);  // removed: traced again
+    BOOST_TEST(op_types(export_to("custom_traced", m.ptr(), x)).size() == 6u);
+}
+
+// ---- functional forwards: modules without an emitter export by tracing their ops
+
+namespace {
+
+std::vector<std::string> initializer_names(const std::string& model) {
+    std::vector<std::string> r;
+    for (const auto& t : strs(str(model, kGraph), kInitializer))
+        r.push_back(str(t, kName));
+    return r;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(functional_forwards_export_by_tracing) {
+    namespace nn = tg::nn;
+    tg::manual_seed(7);
+    auto mlp = std::make_shared<ResidualMlpImpl>(6, 12);
+    const Tensor x = tg::randn({3, 4, 6});
+    const std::string model = export_to("traced_mlp", mlp, x);
+    write_reference("traced_mlp", *mlp, x);
+    const auto ops = op_types(model);
+    for (const char* op :
+         {"ReduceMean", "Gemm", "Erf", "Sigmoid", "Tanh", "Relu", "Neg", "MatMul", "ReduceSum",
+          "Sqrt", "Exp", "Log", "Slice", "Concat", "LogSoftmax", "Expand"})
+        BOOST_TEST(has(ops, op), op);
+    const auto inits = initializer_names(model);
+    for (const char* k : {"norm.weight", "norm.bias", "fc1.weight", "fc1.bias", "w2", "scale"})
+        BOOST_TEST(has(inits, k), k);
+    // opset 17 and a dynamic batch: exported at batch 3, evaluated at batch 5
+    tg::onnx::ExportOptions o;
+    o.opset = 17;
+    o.dynamic_batch = true;
+    BOOST_TEST(has(op_types(export_to("traced_mlp17", mlp, x, o)), "LayerNormalization"));
+    write_reference("traced_mlp17", *mlp, tg::randn({5, 4, 6}));
+
+    // char_gpt's block in functional ops, inside a Sequential (path "1"), causal attention
+    nn::Sequential seq(nn::Linear(16, 16), std::make_shared<AttentionBlockImpl>(16, 4));
+    const Tensor xa = tg::randn({2, 5, 16});
+    const std::string att = export_to("traced_attention", seq.ptr(), xa);
+    BOOST_TEST(seq->is_training());  // modes restored
+    write_reference("traced_attention", *seq, xa);
+    const auto att_ops = op_types(att);
+    BOOST_TEST(std::count(att_ops.begin(), att_ops.end(), "Softmax") == 1);
+    BOOST_TEST(std::count(att_ops.begin(), att_ops.end(), "Slice") == 3);
+    const auto att_inits = initializer_names(att);
+    for (const char* k : {"0.bias", "1.ln1.weight", "1.qkv.weight", "1.proj.bias", "1.fc2.weight"})
+        BOOST_TEST(has(att_inits, k), k);
+    export_to("traced_attention17", seq.ptr(), xa, o);
+    write_reference("traced_attention17", *seq, tg::randn({3, 5, 16}));
+
+    // masks built in the forward from constants: a bool one (Where) and a float one (Add)
+    auto masked = std::make_shared<MaskedAttentionImpl>();
+    const Tensor xm = tg::randn({2, 2, 4, 3});
+    const auto masked_ops = op_types(export_to("traced_masked", masked, xm));
+    BOOST_TEST(std::count(masked_ops.begin(), masked_ops.end(), "Where") == 1);
+    BOOST_TEST(masked_ops[1] + " " + masked_ops[2] == "Cast Sqrt");  // sqrt of int64 is float32
+    write_reference("traced_masked", *masked, xm);
+
+    // the whole small GPT: int64 ids in, Gather of the embeddings, positions as a constant
+    auto gpt = std::make_shared<TinyGptImpl>(11, 6, 8);
+    const Tensor ids = tg::randint(0, 11, {3, 6}, tg::kInt64);
+    const auto gpt_ops = op_types(export_to("traced_gpt", gpt, ids, o));
+    BOOST_TEST(std::count(gpt_ops.begin(), gpt_ops.end(), "Gather") == 2);
+    write_reference("traced_gpt", *gpt, tg::randint(0, 11, {4, 6}, tg::kInt64));
+}
+
+BOOST_AUTO_TEST_CASE(what_a_trace_cannot_export_is_a_typed_error) {
+    namespace nn = tg::nn;
+    const fs::path p = out_dir() / "refused.onnx";
+    fs::remove(p);
+    auto refused = [&](std::function<Tensor(const Tensor&)> f, const Tensor& x,
+                       const std::string& words, bool dynamic = false) {
+        struct FnImpl : nn::Module {
+            std::function<Tensor(const Tensor&)> f;
+            explicit FnImpl(std::function<Tensor(const Tensor&)> fn) : Module("Fn"), f(fn) {}
+            Tensor forward(const Tensor& in) override { return f(in); }
+        };
+        tg::onnx::ExportOptions o;
+        o.dynamic_batch = dynamic;
+        try {
+            tg::onnx::export_model(std::make_shared<FnImpl>(f), x, p.string(), o);
+            BOOST_ERROR("no error for " << words);
+        } catch (const tg::value_error& e) {
+            BOOST_TEST_INFO(e.what());
+            BOOST_TEST(std::string(e.what()).find(words) != std::string::npos);
+        }
+        BOOST_TEST(!fs::exists(p));  // nothing written
+    };
+    const Tensor x = tg::randn({2, 3, 4});
+    refused([](const Tensor& v) { return tg::abs(v) + 1.0; }, x,
+            "Fn 'Fn' calls abs, which the ONNX tracer does not map");
+    refused(
+        [](const Tensor& v) {
+            Tensor y = v * 2.0;
+            y.add_(1.0);
+            return tg::relu(y);
+        },
+        x, "changes the output of mul in place");
+    refused([](const Tensor& v) { return tg::scaled_dot_product_attention(v, v, v, {}, 0.5); }, x,
+            "scaled_dot_product_attention has dropout_p > 0");
+    // a mask computed from the input by a comparison (no tape node) would be a constant
+    refused([](const Tensor& v) { return v * (v > 0).to(tg::kFloat32); }, x,
+            "has a tensor whose values follow its input's");
+    refused(
+        [](const Tensor& v) {
+            return v.transpose(0, 1).reshape({3, -1});
+        },
+        x, "with the batch in dim 1", true);
+    refused(
+        [](const Tensor& v) {
+            return v.reshape({3, 8});
+        },
+        x, "moves the batch out of dim 0", true);
 }

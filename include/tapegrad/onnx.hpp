@@ -6,12 +6,13 @@
 ///     o.dynamic_batch = true;
 ///     tg::onnx::export_model(model, tg::randn({1, 1, 28, 28}), "model.onnx", o);
 ///
-/// The graph is found by walking the module, not by tracing: Sequential and ModuleList (run
-/// as a chain) are walked in order, and every other module must be one of the kinds that
-/// have an emitter (docs/onnx.md lists them with the ONNX ops they become) or a type the user
-/// registered an emitter for (register_emitter, below). Any other module (a custom one, or a
-/// known one with an option ONNX cannot express) is a tg::value_error naming the module's
-/// label and type before anything is written.
+/// The graph is found by walking the module: Sequential and ModuleList (run as a chain) are
+/// walked in order, every other module is one of the kinds that have an emitter (docs/onnx.md
+/// lists them with the ONNX ops they become) or a type the user registered an emitter for
+/// (register_emitter, below), or else its forward is traced: the functional ops it calls
+/// (docs/onnx.md "Functional forwards") become the nodes. A known module with an option ONNX
+/// cannot express, or a traced forward that calls an op without a mapping, is a
+/// tg::value_error naming the module's label and type (and the op) before anything is written.
 ///
 /// As torch.onnx.export's default (TrainingMode.EVAL), the export uses eval behaviour whatever
 /// the module's mode: it runs the model in eval mode (BatchNorm's running statistics, dropout
@@ -47,8 +48,8 @@ struct ExportOptions {
 
 /// Writes `module`'s inference graph for inputs shaped as `example_input` to `path` as an ONNX
 /// ModelProto (atomically, as tg::save: the file appears whole or not at all). Throws
-/// value_error for a module without an ONNX mapping (naming it) or bad options, dtype_error or
-/// device_error for a model or input that is not float32 (int64 indices) on the CPU, io_error
+/// value_error for a module or op without an ONNX mapping (naming it) or bad options, dtype_error
+/// or device_error for a model or input that is not float32 (int64 indices) on the CPU, io_error
 /// when the file cannot be written, and whatever the model's own forward throws for the input.
 void export_model(const std::shared_ptr<nn::Module>& module, const Tensor& example_input,
                   const std::string& path, const ExportOptions& options = {});

@@ -36,6 +36,11 @@ std::optional<std::string> emit_transformer(const Step& s);
 std::string emit_linear(Graph& g, const nn::Module& linear, const std::string& x, size_t rank);
 std::string emit_layer_norm(Graph& g, const nn::Module& norm, const std::string& x, size_t rank);
 std::string emit_gelu(Graph& g, const std::string& x, const std::string& approximate);
+/// LayerNorm's nodes over the last normalized.size() of rank dims of x (weight and bias value
+/// names, "" for none): LayerNormalization at opset 17, torch.onnx's decomposition below.
+std::string layer_norm_nodes(Graph& g, const std::string& x, const std::string& weight,
+                             const std::string& bias, const Dims& normalized, float eps,
+                             size_t rank);
 
 /// Sets g's scope for its lifetime (the path of a submodule), then restores it.
 class ScopeGuard {

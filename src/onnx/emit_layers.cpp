@@ -201,18 +201,25 @@ std::string batch_norm(const Step& s, const nn::BatchNormBase& bn) {
 std::string emit_layer_norm(Graph& g, const nn::Module& m, const std::string& x, size_t rank) {
     const auto& ln = dynamic_cast<const nn::LayerNormImpl&>(m);
     const auto& shape = ln.options.normalized_shape();
-    const int64_t axis = int64_t(rank - shape.size());
-    const float eps = float(ln.options.eps());
-    const Dims normalized(shape.begin(), shape.end());
-    int64_t count = 1;
-    for (int64_t v : normalized)
-        count *= v;
-    const std::vector<float> ones(size_t(count), 1.0f);
+    const std::string w = ln.weight.defined() ? g.weight("weight", ln.weight) : "";
+    const std::string b = ln.bias.defined() ? g.weight("bias", ln.bias) : "";
+    return layer_norm_nodes(g, x, w, b, Dims(shape.begin(), shape.end()), float(ln.options.eps()),
+                            rank);
+}
+
+std::string layer_norm_nodes(Graph& g, const std::string& x, const std::string& weight,
+                             const std::string& bias, const Dims& normalized, float eps,
+                             size_t rank) {
+    const int64_t axis = int64_t(rank - normalized.size());
     if (g.opset() >= 17) {
-        std::vector<std::string> in{x, ln.weight.defined() ? g.weight("weight", ln.weight)
-                                                           : g.floats("weight", normalized, ones)};
-        if (ln.bias.defined())
-            in.push_back(g.weight("bias", ln.bias));
+        int64_t count = 1;
+        for (int64_t v : normalized)
+            count *= v;
+        const std::vector<float> ones(size_t(count), 1.0f);
+        std::vector<std::string> in{
+            x, !weight.empty() ? weight : g.floats("weight", normalized, ones)};
+        if (!bias.empty())
+            in.push_back(bias);
         return g.add("LayerNormalization", std::move(in),
                      {attr("axis", axis), attr("epsilon", eps)});
     }
@@ -229,10 +236,10 @@ std::string emit_layer_norm(Graph& g, const nn::Module& m, const std::string& x,
     const std::string var = g.add("ReduceMean", {sq}, {attr("axes", axes)});
     const std::string den = g.add("Sqrt", {g.add("Add", {var, g.floats("eps", {}, {eps})})});
     std::string y = g.add("Div", {d, den});
-    if (ln.weight.defined())
-        y = g.add("Mul", {y, g.weight("weight", ln.weight)});
-    if (ln.bias.defined())
-        y = g.add("Add", {y, g.weight("bias", ln.bias)});
+    if (!weight.empty())
+        y = g.add("Mul", {y, weight});
+    if (!bias.empty())
+        y = g.add("Add", {y, bias});
     return y;
 }
 

@@ -7,6 +7,7 @@
 #include "io/posix_file.hpp"
 #include "onnx/custom.hpp"
 #include "onnx/emit.hpp"
+#include "onnx/map.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/error.hpp"
 #include "tapegrad/nn/container.hpp"
@@ -99,10 +100,8 @@ public:
             r = detail::emit_activation(s);
         if (!r)
             r = detail::emit_transformer(s);
-        if (!r)
-            detail::unsupported(m,
-                                "has no ONNX emitter (export walks Sequential and "
-                                "ModuleList chains of the modules docs/onnx.md lists)");
+        if (!r)  // a module without an emitter: its forward, traced
+            return detail::emit_traced(g_, m, path, x, name, dynamic_batch_);
         x = y;
         return *r;
     }

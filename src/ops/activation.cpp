@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "backend/cpu/norm_kernels.hpp"
 #include "core/distributions.hpp"
 #include "core/random.hpp"
@@ -20,6 +21,7 @@ using runtime::UnaryOp;
 Tensor tanh(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's tanh is float32
     Tensor y = runtime::unary(UnaryOp::tanh, x);
+    trace_op("tanh", {&x_in}, y);
     if (should_record({&x}))
         record("tanh", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -34,6 +36,7 @@ Tensor tanh(const Tensor& x_in) {
 Tensor sigmoid(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);
     Tensor y = runtime::unary(UnaryOp::sigmoid, x);
+    trace_op("sigmoid", {&x_in}, y);
     if (should_record({&x}))
         record("sigmoid", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -47,6 +50,7 @@ Tensor sigmoid(const Tensor& x_in) {
 
 Tensor relu(const Tensor& x) {
     Tensor y = runtime::unary(UnaryOp::relu, x);
+    trace_op("relu", {&x}, y);
     if (should_record({&x}))
         record("relu", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();  // y > 0 exactly where x > 0
@@ -94,6 +98,7 @@ Tensor gelu_prime(const Tensor& x) {
 Tensor gelu(const Tensor& x) {
     runtime::check_floating("gelu", x);
     Tensor y = runtime::unary(UnaryOp::gelu, x);
+    trace_op("gelu", {&x}, y);
     if (should_record({&x}))
         record("gelu", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();
@@ -146,6 +151,8 @@ Tensor softmax(const Tensor& x, int64_t dim) {
     if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
         return softmax(x.to(kFloat32), dim).to(x.dtype());
     Tensor y = softmax_impl(x, dim, false);
+    if (Trace* tr = trace_slot())
+        tr->add("softmax", {&x}, y, {{"dim", dim}});
     if (should_record({&x}))
         record("softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -159,6 +166,8 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
     if (is_reduced_floating(x.dtype()))  // Note [Reduced floats]
         return log_softmax(x.to(kFloat32), dim).to(x.dtype());
     Tensor y = softmax_impl(x, dim, true);
+    if (Trace* tr = trace_slot())
+        tr->add("log_softmax", {&x}, y, {{"dim", dim}});
     if (should_record({&x}))
         record("log_softmax", {&x}, y, [sy = save_output(y), dim](const Tensor& dy) {
             return Grads{dy - exp(sy.get()) * sum(dy, {dim}, true)};

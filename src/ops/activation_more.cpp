@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "core/random.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -128,6 +129,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 Tensor silu(const Tensor& x) {
     check_args("silu", x, {});
     Tensor y = runtime::unary(UnaryOp::silu, x);
+    trace_op("silu", {&x}, y);
     if (should_record({&x})) {
         record("silu", {&x}, y, [sx = save(x)](const Tensor& dy) {
             const Tensor xx = sx.get();

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -44,6 +45,7 @@ Tensor add(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::add, a, b, "add");
+    trace_op("add", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("add", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), grad_for(n, 1, dy)};
@@ -59,6 +61,7 @@ Tensor sub(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::sub, a, b, "sub");
+    trace_op("sub", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("sub", {&a, &b}, y, [](const Tensor& dy, const Node& n) {
             return Grads{grad_for(n, 0, dy), needs(n, 1) ? grad_for(n, 1, -dy) : Tensor()};
@@ -75,6 +78,7 @@ Tensor mul(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::mul, a, b, "mul");
+    trace_op("mul", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))  // each input is saved only if the other needs its gradient
         record("mul", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(),
@@ -92,6 +96,7 @@ Tensor div(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both_floating(a_in, b_in);  // true division, as LibTorch's
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::div, a, b, "div");
+    trace_op("div", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("div", {&a, &b}, y,
                [sa = b.requires_grad() ? save(a) : Saved(), sb = save(b)](const Tensor& dy,
@@ -141,6 +146,8 @@ Tensor div(const Tensor& a_in, const Tensor& b_in, std::optional<std::string_vie
 Tensor add(const Tensor& a_in, Scalar s) {
     const Tensor a = promote::to(a_in, result_type(a_in, s));
     Tensor y = runtime::unary(UnaryOp::add_scalar, a, promote::value_in(a.dtype(), s));
+    if (Trace* tr = trace_slot())
+        tr->add("add", {&a_in}, y, {{"value", s.toDouble()}});
     if (should_record({&a}))
         record("add", {&a}, y, [](const Tensor& dy) { return Grads{dy}; });
     torch_name(y, "AddBackward1");
@@ -154,6 +161,8 @@ Tensor add(const Tensor& a_in, Scalar s) {
 Tensor mul(const Tensor& a_in, Scalar s) {
     const Tensor a = promote::to(a_in, result_type(a_in, s));
     Tensor y = runtime::unary(UnaryOp::mul_scalar, a, promote::value_in(a.dtype(), s));
+    if (Trace* tr = trace_slot())
+        tr->add("mul", {&a_in}, y, {{"value", s.toDouble()}});
     if (should_record({&a}))
         record("mul", {&a}, y, [s](const Tensor& dy) { return Grads{dy * s}; });
     torch_name(y, "MulBackward1");
@@ -169,6 +178,8 @@ Tensor mul(const Tensor& a_in, Scalar s) {
 Tensor rdiv(Scalar s, const Tensor& a) {
     promote::check_can_cast("div_", is_floating(a.dtype()) ? a.dtype() : kFloat32, a);
     Tensor y = runtime::unary(UnaryOp::rdiv_scalar, a, promote::checked_in(a.dtype(), s, "div"));
+    if (Trace* tr = trace_slot())
+        tr->add("rdiv", {&a}, y, {{"value", s.toDouble()}});
     if (should_record({&a}))
         record("rdiv", {&a}, y, [sa = save(a), sy = save_output(y)](const Tensor& dy) {
             return Grads{-dy * sy.get() / sa.get()};
@@ -178,6 +189,7 @@ Tensor rdiv(Scalar s, const Tensor& a) {
 
 Tensor neg(const Tensor& x) {
     Tensor y = runtime::unary(UnaryOp::neg, x);
+    trace_op("neg", {&x}, y);
     if (should_record({&x}))
         record("neg", {&x}, y, [](const Tensor& dy) { return Grads{-dy}; });
     recipe(y, [](const std::vector<Tensor>& xs) { return runtime::unary(UnaryOp::neg, xs[0]); });
@@ -191,6 +203,8 @@ Tensor pow(const Tensor& x_in, Scalar e) {
                           runtime::scalar_str(e) +
                           ": integers to negative integer powers are not allowed");
     Tensor y = runtime::unary(UnaryOp::pow_scalar, x, promote::value_in(x.dtype(), e));
+    if (Trace* tr = trace_slot())
+        tr->add("pow", {&x_in}, y, {{"value", e.toDouble()}, {"number_first", false}});
     if (should_record({&x}))
         record("pow", {&x}, y, [sx = save(x), e](const Tensor& dy) {
             return Grads{dy * e * pow(sx.get(), e - 1)};
@@ -202,6 +216,7 @@ Tensor pow(const Tensor& a_in, const Tensor& b_in) {
     const auto ab = promote::both(a_in, b_in);
     const Tensor &a = ab.first, &b = ab.second;
     Tensor y = runtime::binary(BinaryOp::pow, a, b, "pow");
+    trace_op("pow", {&a_in, &b_in}, y);
     if (should_record({&a, &b}))
         record("pow", {&a, &b}, y,
                [sa = save(a), sb = save(b), sy = save_output(y)](const Tensor& dy, const Node& n) {
@@ -216,6 +231,8 @@ Tensor pow(const Tensor& a_in, const Tensor& b_in) {
 Tensor pow(Scalar s, const Tensor& x_in) {
     const Tensor x = promote::to(x_in, result_type(s, x_in));
     Tensor y = runtime::unary(UnaryOp::rpow_scalar, x, promote::value_in(x.dtype(), s));
+    if (Trace* tr = trace_slot())
+        tr->add("pow", {&x_in}, y, {{"value", s.toDouble()}, {"number_first", true}});
     if (should_record({&x}))
         record("pow", {&x}, y, [sy = save_output(y), s](const Tensor& dy) {
             return Grads{dy * sy.get() * std::log(s)};
@@ -227,6 +244,7 @@ Tensor pow(Scalar s, const Tensor& x_in) {
 Tensor sqrt(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's sqrt is float32
     Tensor y = runtime::unary(UnaryOp::sqrt, x);
+    trace_op("sqrt", {&x_in}, y);
     if (should_record({&x}))
         record("sqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
             const Tensor yy = sy.get();
@@ -255,6 +273,7 @@ Tensor square(const Tensor& x) {
 Tensor exp(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's exp is float32
     Tensor y = runtime::unary(UnaryOp::exp, x);
+    trace_op("exp", {&x_in}, y);
     if (should_record({&x}))
         record("exp", {&x}, y,
                [sy = save_output(y)](const Tensor& dy) { return Grads{dy * sy.get()}; });
@@ -264,6 +283,7 @@ Tensor exp(const Tensor& x_in) {
 Tensor log(const Tensor& x_in) {
     const Tensor x = promote::floating(x_in);  // an integer tensor's log is float32
     Tensor y = runtime::unary(UnaryOp::log, x);
+    trace_op("log", {&x_in}, y);
     if (should_record({&x}))
         record("log", {&x}, y, [sx = save(x)](const Tensor& dy) { return Grads{dy / sx.get()}; });
     return y;
@@ -348,6 +368,8 @@ Tensor operator/(const Tensor& a_in, Scalar s) {
     const double v = promote::value_in(d, s);
     const double r = d == kFloat64 ? 1.0 / v : double(1.0f / float(v));
     Tensor y = runtime::unary(UnaryOp::mul_scalar, a, r);
+    if (Trace* tr = trace_slot())
+        tr->add("mul", {&a_in}, y, {{"value", r}});  // a·(1/s), as computed
     if (should_record({&a}))
         record("div", {&a}, y, [r](const Tensor& dy) {
             return Grads{GradMode::is_enabled() ? dy * r
@@ -362,6 +384,8 @@ Tensor operator+(Scalar s, const Tensor& a) {
 Tensor operator-(Scalar s, const Tensor& a) {
     check_no_bool_sub(a);
     Tensor y = runtime::unary(UnaryOp::rsub_scalar, a, promote::checked_in(a.dtype(), s, "sub"));
+    if (Trace* tr = trace_slot())
+        tr->add("rsub", {&a}, y, {{"value", s.toDouble()}});
     if (should_record({&a}))
         record("rsub", {&a}, y, [](const Tensor& dy) { return Grads{-dy}; });
     return y;

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "core/distributions.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/random_fill.hpp"
@@ -370,7 +371,14 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mas
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
-    return sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, nullptr);
+    Tensor y = sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, nullptr);
+    if (Trace* tr = trace_slot())
+        tr->add("scaled_dot_product_attention", {&query, &key, &value, &attn_mask}, y,
+                {{"dropout_p", dropout_p},
+                 {"is_causal", is_causal},
+                 {"scale", scale.value_or(0.0)},
+                 {"has_scale", scale.has_value()}});
+    return y;
 }
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "backend/registry.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -13,6 +14,7 @@ namespace tg {
 Tensor Tensor::clone() const {
     Tensor y = runtime::empty(sizes(), dtype(), device(), "clone");
     runtime::be(*this).copy(runtime::view(y), runtime::view(*this));
+    trace_op("clone", {this}, y);
     if (should_record({this})) {
         record("clone", {this}, y, [](const Tensor& dy) { return Grads{dy}; });
         recipe(y, [](const std::vector<Tensor>& xs) { return xs[0].clone(); });

@@ -1,5 +1,6 @@
 // Indexing: index_select / index_add and gather / scatter_add, each the other's backward.
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -144,6 +145,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                          runtime::empty({flat.numel(), D}, weight.dtype(), weight.device(), op),
                          weight, 0, flat)
                    .reshape(out);
+    trace_op(op, {&weight, &indices}, y);
     if (should_record({&weight})) {
         record(op, {&weight}, y, [flat, V, D, padding_idx, scale_grad_by_freq](const Tensor& dy) {
             // each row of dweight gathers the rows of dy whose token it is (the CPU's index_add

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "backend/cpu/norm_kernels.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -245,8 +246,12 @@ Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps, bool /*cudnn_enable*/) {
-    return row_norm(check("layer_norm", true, x, normalized_shape, weight, bias, eps), x, weight,
-                    bias);
+    Tensor y = row_norm(check("layer_norm", true, x, normalized_shape, weight, bias, eps), x,
+                        weight, bias);
+    if (Trace* tr = trace_slot())
+        tr->add("layer_norm", {&x, &weight, &bias}, y,
+                {{"normalized_dims", int64_t(normalized_shape.size())}, {"eps", eps}});
+    return y;
 }
 
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,

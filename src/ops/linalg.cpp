@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "ops/checks.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -85,7 +86,8 @@ Tensor bmm_node(const Tensor& a, const Tensor& b) {
 }
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+namespace {
+Tensor matmul_impl(const Tensor& a, const Tensor& b) {
     const int64_t da = a.dim(), db = b.dim();
     if (da == 0 || db == 0 || da > 3 || db > 3)
         throw shape_error("matmul: " + shape_str(a.sizes()) + " x " + shape_str(b.sizes()) +
@@ -119,6 +121,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         y = y.squeeze(1);
     if (db == 1)
         y = y.squeeze(-1);
+    return y;
+}
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+    Tensor y = matmul_impl(a, b);
+    trace_op("matmul", {&a, &b}, y);
     return y;
 }
 
@@ -172,13 +181,16 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     if (x.dim() != 2) {  // [*, in]: fold the leading dims into rows
         Shape out = x.sizes();
         out.back() = w.size(0);
-        return linear(x.reshape({-1, x.size(-1)}), w, b).reshape(out);
+        Tensor y = linear(x.reshape({-1, x.size(-1)}), w, b).reshape(out);
+        trace_op("linear", {&x, &w, &b}, y);
+        return y;
     }
     const int64_t N = x.size(0), out = w.size(0);
     Tensor y = runtime::empty({N, out}, x.dtype(), x.device(), "linear");
     if (b.defined())
         runtime::copy_into(y, b);  // y = broadcast bias, then gemm with beta = 1
     mm_into("linear", x.detach(), w.detach().t(), y, 1, b.defined() ? 1 : 0);
+    trace_op("linear", {&x, &w, &b}, y);
     if (should_record({&x, &w, &b})) {
         const Tensor* in[3] = {&x, &w, &b};
         record("linear", {in[0], in[1], in[2]}, y,

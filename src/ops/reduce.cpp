@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -116,6 +117,8 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) {
     Tensor y = keepdim ? yk
                        : runtime::alias(yk, dropped_shape(x, dims),
                                         contiguous_strides(dropped_shape(x, dims)), 0);
+    if (Trace* tr = trace_slot())
+        tr->add("sum", {&x}, y, {{"dims", dims}, {"keepdim", keepdim}});
     if (should_record({&x}))
         record("sum", {&x}, y, [dims](const Tensor& dy, const Node& n) {
             const Shape& xs = in_shape(n, 0);

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "autograd/record.hpp"
+#include "autograd/trace.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -89,16 +90,19 @@ Tensor view(const Tensor& x, Shape shape) {
                           " is not compatible with input of shape " + shape_str(x.sizes()) +
                           " and strides " + shape_str(x.strides()) +
                           "; use reshape (which copies)");
-    return reshape_view("view", x, s, *st);
+    Tensor y = reshape_view("view", x, s, *st);
+    trace_op("view", {&x}, y);
+    return y;
 }
 
 Tensor reshape(const Tensor& x, Shape shape) {
     Shape s = infer_shape(x, std::move(shape), "reshape");
     if (s == x.sizes())
         return x;
-    if (auto st = view_strides(x, s))
-        return reshape_view("reshape", x, s, *st);
-    return view(x.contiguous(), s);
+    const auto st = view_strides(x, s);
+    Tensor y = st ? reshape_view("reshape", x, s, *st) : view(x.contiguous(), s);
+    trace_op("reshape", {&x}, y);
+    return y;
 }
 
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
@@ -171,8 +175,10 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     if (s == x.sizes())
         return x;
     numel_of(s, "expand");  // a stride-0 view can grow past int64 (Note [Checked sizes])
-    return make_view("expand", x, s, st, x.storage_offset(),
-                     [](const Tensor& dy, const Shape& xs) { return sum_to(dy, xs); });
+    Tensor y = make_view("expand", x, s, st, x.storage_offset(),
+                         [](const Tensor& dy, const Shape& xs) { return sum_to(dy, xs); });
+    trace_op("expand", {&x}, y);
+    return y;
 }
 
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
@@ -184,8 +190,11 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
     Shape s = x.sizes(), st = x.strides();
     std::swap(s[size_t(a)], s[size_t(b)]);
     std::swap(st[size_t(a)], st[size_t(b)]);
-    return make_view("transpose", x, s, st, x.storage_offset(),
-                     [a, b](const Tensor& dy, const Shape&) { return transpose(dy, a, b); });
+    Tensor y = make_view("transpose", x, s, st, x.storage_offset(),
+                         [a, b](const Tensor& dy, const Shape&) { return transpose(dy, a, b); });
+    if (Trace* tr = trace_slot())
+        tr->add("transpose", {&x}, y, {{"dim0", a}, {"dim1", b}});
+    return y;
 }
 
 Tensor t(const Tensor& x) {
@@ -210,8 +219,11 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
         s[i] = x.size(p[i]);
         st[i] = x.stride(p[i]);
     }
-    return make_view("permute", x, s, st, x.storage_offset(),
-                     [inv](const Tensor& dy, const Shape&) { return permute(dy, inv); });
+    Tensor y = make_view("permute", x, s, st, x.storage_offset(),
+                         [inv](const Tensor& dy, const Shape&) { return permute(dy, inv); });
+    if (Trace* tr = trace_slot())
+        tr->add("permute", {&x}, y, {{"dims", p}});
+    return y;
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
@@ -227,9 +239,12 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
         start += n;
     Shape s = x.sizes();
     s[size_t(d)] = length;
-    return make_view(
+    Tensor y = make_view(
         "narrow", x, s, x.strides(), x.storage_offset() + start * x.stride(d),
         [d, start](const Tensor& dy, const Shape& xs) { return narrow_scatter(dy, xs, d, start); });
+    if (Trace* tr = trace_slot())
+        tr->add("narrow", {&x}, y, {{"dim", d}, {"start", start}, {"length", length}});
+    return y;
 }
 
 Tensor narrow_scatter(const Tensor& x, const Shape& shape, int64_t dim, int64_t start) {
@@ -276,6 +291,8 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
         runtime::copy_into(y.detach().narrow(d, off, x.size(d)), x);
         off += x.size(d);
     }
+    if (Trace* tr = trace_slot())
+        tr->add("cat", xs, y, {{"dim", d}});
     bool rec = false;
     for (const Tensor& x : xs)
         rec = rec || should_record({&x});

@@ -1,6 +1,6 @@
 """onnx.checker (Debian's python3-onnx) on the models tests/test_onnx_export.cpp writes, and a
 numpy evaluation of the graphs OpenCV 4.6 cannot run (Clip, Gather, LayerNorm's two forms, the
-transformer layers).
+transformer layers, the traced functional forwards).
 
 Usage: check_models.py DIR NAME...   checks DIR/NAME.onnx for every NAME with
 onnx.checker.check_model(path, full_check=True), which also runs ONNX's shape inference and
@@ -37,14 +37,29 @@ def run_node(op, x, a):
     unary = {"Relu": lambda v: np.maximum(v, 0), "Tanh": np.tanh, "Sqrt": np.sqrt,
              "Sigmoid": lambda v: 1 / (1 + np.exp(-v)), "Softsign": lambda v: v / (1 + abs(v)),
              "Softplus": lambda v: np.log1p(np.exp(v)), "Identity": lambda v: v,
-             "Erf": np.vectorize(math.erf)}
+             "Erf": np.vectorize(math.erf), "Neg": np.negative, "Exp": np.exp, "Log": np.log}
     binary = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
               "Pow": np.power, "MatMul": np.matmul}
     if op in unary:
         return unary[op](x[0])
     if op in binary:
         return binary[op](x[0], x[1])
+    if op == "Concat":
+        return np.concatenate(x, axis=a["axis"])
+    if op == "Where":
+        return np.where(x[0], x[1], x[2])
     v = x[0]
+    if op == "Slice":  # starts, ends, axes (steps 1)
+        index = [slice(None)] * v.ndim
+        for s, e, ax in zip(x[1], x[2], x[3]):
+            index[ax] = slice(s, e)
+        return v[tuple(index)]
+    if op == "ReduceSum":  # opset 13: the axes are an input
+        return v.sum(axis=tuple(x[1]), keepdims=bool(a.get("keepdims", 1)))
+    if op == "Expand":
+        return np.broadcast_to(v, np.broadcast_shapes(v.shape, tuple(x[1])))
+    if op == "Cast":
+        return v.astype({1: np.float64, 7: np.int64, 9: bool}[a["to"]])
     if op == "Transpose":
         return np.transpose(v, a["perm"])
     if op == "Reshape":  # 0 copies the input's dim

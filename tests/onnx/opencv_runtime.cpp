@@ -7,6 +7,7 @@
 #include <opencv2/dnn.hpp>
 
 #include "onnx/models.hpp"
+#include "onnx/traced_models.hpp"
 #include "tapegrad/onnx.hpp"
 
 namespace fs = std::filesystem;
@@ -118,4 +119,13 @@ BOOST_AUTO_TEST_CASE(linear_on_3d_input_in_opencv) {
     auto m = sequence_model();
     const Tensor x = tg::randn({2, 5, 8});
     same_in_opencv("sequence", *m, x, x);
+}
+
+BOOST_AUTO_TEST_CASE(traced_functional_forward_in_opencv) {
+    tg::manual_seed(19);
+    auto m = std::make_shared<FunctionalMlpImpl>();
+    same_in_opencv("traced_mlp", *m, tg::randn({3, 6}), tg::randn({3, 6}));
+    tg::onnx::ExportOptions o;
+    o.dynamic_batch = true;
+    same_in_opencv("traced_mlp_dynamic", *m, tg::randn({3, 6}), tg::randn({5, 6}), o);
 }
