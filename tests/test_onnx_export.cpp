@@ -467,6 +467,18 @@ BOOST_AUTO_TEST_CASE(functional_forwards_export_by_tracing) {
     const auto gpt_ops = op_types(export_to("traced_gpt", gpt, ids, o));
     BOOST_TEST(std::count(gpt_ops.begin(), gpt_ops.end(), "Gather") == 2);
     write_reference("traced_gpt", *gpt, tg::randint(0, 11, {4, 6}, tg::kInt64));
+
+    // examples/char_gpt.cpp's model: TransformerEncoderLayers called with is_causal, traced
+    // through MultiheadAttention
+    auto layers = std::make_shared<LayerGptImpl>(11, 6, 8);
+    const auto layer_ops = op_types(export_to("traced_gpt_layers", layers, ids, o));
+    BOOST_TEST(std::count(layer_ops.begin(), layer_ops.end(), "Softmax") == 2);
+    const auto layer_inits = initializer_names(export_to("traced_gpt_layers", layers, ids, o));
+    for (const char* k :
+         {"tok.weight", "blocks.0.self_attn.in_proj_weight", "blocks.1.self_attn.out_proj.bias",
+          "blocks.1.linear2.weight", "head.bias"})
+        BOOST_TEST(has(layer_inits, k), k);
+    write_reference("traced_gpt_layers", *layers, tg::randint(0, 11, {2, 6}, tg::kInt64));
 }
 
 BOOST_AUTO_TEST_CASE(what_a_trace_cannot_export_is_a_typed_error) {

@@ -83,6 +83,37 @@ struct TinyGptImpl : tg::nn::Module {
     }
 };
 
+/// examples/char_gpt.cpp's model itself in small: its blocks are nn::TransformerEncoderLayers
+/// (pre-norm, GELU, batch_first) in a ModuleList, called from the forward with is_causal, so the
+/// trace goes through MultiheadAttention's own ops.
+struct LayerGptImpl : tg::nn::Module {
+    tg::nn::Embedding tok{nullptr}, pos{nullptr};
+    tg::nn::ModuleList blocks{nullptr};
+    tg::nn::LayerNorm ln_f{nullptr};
+    tg::nn::Linear head{nullptr};
+    LayerGptImpl(int64_t vocab, int64_t t, int64_t e) : Module("LayerGpt") {
+        tok = register_module("tok", tg::nn::Embedding(vocab, e));
+        pos = register_module("pos", tg::nn::Embedding(t, e));
+        blocks = register_module("blocks", tg::nn::ModuleList());
+        for (int i = 0; i < 2; ++i)
+            blocks->push_back(
+                tg::nn::TransformerEncoderLayer(tg::nn::TransformerEncoderLayerOptions(e, 2)
+                                                    .dim_feedforward(4 * e)
+                                                    .dropout(0.1)
+                                                    .activation(tg::kGELU)
+                                                    .norm_first(true)
+                                                    .batch_first(true)));
+        ln_f = register_module("ln_f", tg::nn::LayerNorm(tg::nn::LayerNormOptions({e})));
+        head = register_module("head", tg::nn::Linear(e, vocab));
+    }
+    tg::Tensor forward(const tg::Tensor& ids) override {
+        tg::Tensor h = tok(ids) + pos(tg::arange(ids.size(1), tg::TensorOptions(tg::kInt64)));
+        for (size_t i = 0; i < blocks->size(); ++i)
+            h = blocks->at<tg::nn::TransformerEncoderLayerImpl>(i).forward(h, {}, {}, true);
+        return head(ln_f(h));
+    }
+};
+
 /// Self-attention of [N, H, T, D] with masks built in the forward from constants: a bool mask
 /// (keys up to one ahead; Where) and an additive float one (Add; the sqrt of an int64 tensor, a
 /// Cast first), and an explicit scale.
