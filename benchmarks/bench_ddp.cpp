@@ -240,11 +240,5 @@ int driver(int argc, char** argv) {
 }  // namespace bench
 
 int main(int argc, char** argv) {
-    try {
-        return bench::has_flag(argc, argv, "--child") ? bench::child(argc, argv)
-                                                      : bench::driver(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "bench_ddp: %s\n", e.what());
-        return 1;
-    }
+    return bench::child_or_driver(argc, argv, "bench_ddp", bench::child, bench::driver);
 }

@@ -56,6 +56,18 @@ inline KV run_child(const std::string& cmd) {
     return kv;
 }
 
+/// main() of a benchmark that is its own child (bench_ddp, bench_fsdp: the driver starts
+/// `mpirun ... NAME --child`): runs child or driver, an exception reported as "NAME: what", exit 1.
+inline int child_or_driver(int argc, char** argv, const char* name, int (*child)(int, char**),
+                           int (*driver)(int, char**)) {
+    try {
+        return has_flag(argc, argv, "--child") ? child(argc, argv) : driver(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", name, e.what());
+        return 1;
+    }
+}
+
 inline std::vector<double> parse_list(const std::string& s) {
     std::vector<double> v;
     std::istringstream is(s);
