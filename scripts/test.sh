@@ -47,7 +47,8 @@ fi
 if [ "${TG_SKIP_TSAN:-0}" != 1 ]; then
   bash scripts/tsan.sh
 fi
-# libFuzzer on the IDX, model, optimizer, safetensors and .pt readers, 33 s each (about 4.5 min).
+# libFuzzer on the IDX, model, optimizer, safetensors and .pt readers, 33 s each, two at a time
+# (about 3.5 min).
 if [ "${TG_SKIP_FUZZ:-0}" != 1 ]; then
   bash scripts/fuzz.sh
 fi
