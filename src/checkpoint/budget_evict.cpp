@@ -28,11 +28,15 @@ std::vector<double> evicted_neighbourhood(const std::vector<std::shared_ptr<Budg
         return i;
     };
     auto evicted = [](const BudgetEntry& e) { return !e.t.defined(); };
-    // an input entry is always in `all` (entries are pruned only when nothing holds them)
+    // an input entry is always in `all` (entries are pruned only when nothing holds them); one
+    // that were not would count as resident and alone
+    auto listed = [&](const BudgetEntry::Input& in) {
+        return in.entry && in.entry->scratch < n && all[in.entry->scratch] == in.entry;
+    };
     for (size_t i = 0; i < n; ++i)
         if (evicted(*all[i]))
             for (const BudgetEntry::Input& in : all[i]->inputs)
-                if (in.entry && evicted(*in.entry))
+                if (listed(in) && evicted(*in.entry))
                     parent[find(uint32_t(i))] = find(in.entry->scratch);
     std::vector<double> comp(n, 0), cost(n, 0);
     for (size_t i = 0; i < n; ++i)
@@ -42,7 +46,7 @@ std::vector<double> evicted_neighbourhood(const std::vector<std::shared_ptr<Budg
     std::vector<std::pair<uint32_t, uint32_t>> next;
     for (size_t i = 0; i < n; ++i)
         for (const BudgetEntry::Input& in : all[i]->inputs) {
-            if (!in.entry || evicted(*all[i]) == evicted(*in.entry))
+            if (!listed(in) || evicted(*all[i]) == evicted(*in.entry))
                 continue;
             if (evicted(*all[i]))
                 next.emplace_back(in.entry->scratch, find(uint32_t(i)));  // it reads a resident
