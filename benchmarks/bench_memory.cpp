@@ -3,7 +3,10 @@
 /// activation bytes over the unconstrained step time, for the deep MLP (32 x (Linear(1024,1024)
 /// + tanh), batch 512) and char_gpt (6 pre-norm blocks, d=256, 4 heads, T=128, batch 16,
 /// dropout 0.1), float32. Each configuration is a process of its own (this executable with
-/// --child MODEL F; F = 0 is unconstrained), the configurations alternating over rounds.
+/// --child MODEL F; F = 0 is unconstrained), the configurations alternating over rounds. On the
+/// chains (the MLP and bench_planner's 64-module heterogeneous chain, batch 64) the optimal
+/// planner's plan at the same budgets too (MODEL mlp-plan, chain-plan), and the MemoryBudget's
+/// step time over the planner's (bar: within 10%).
 ///
 ///   bench_memory [--rounds 3] [--steps 5] [--csv FILE] [--md FILE]
 #include <cstdio>
@@ -88,6 +91,104 @@ struct Mlp {
     }
 };
 
+/// The chains as Sequentials, for the planner and for the budget alike: the MLP's 32 x
+/// (Linear(1024,1024) + Tanh), batch 512, loss mean(y^2); bench_planner's 64-module heterogeneous
+/// chain (32 x (Linear + Tanh/ReLU/GELU/Dropout(0.1)), widths 256/1024/512/2048), batch 64, loss
+/// mse against zeros.
+struct Chain {
+    tg::nn::Sequential net;
+    Tensor x, y;
+    std::vector<Tensor> params;
+    explicit Chain(bool mlp) {
+        namespace nn = tg::nn;
+        tg::manual_seed(3);
+        const int widths[] = {256, 1024, 512, 2048};
+        for (int i = 0; i < 32; ++i) {
+            if (mlp) {
+                net->push_back(nn::Linear(1024, 1024));
+                net->push_back(nn::Tanh());
+                continue;
+            }
+            net->push_back(nn::Linear(widths[i % 4], widths[(i + 1) % 4]));
+            if (i % 4 == 0)
+                net->push_back(nn::Tanh());
+            else if (i % 4 == 1)
+                net->push_back(nn::ReLU());
+            else if (i % 4 == 2)
+                net->push_back(nn::GELU());
+            else
+                net->push_back(nn::Dropout(0.1));
+        }
+        x = mlp ? tg::randn({512, 1024}) : tg::randn({64, widths[0]});
+        y = mlp ? Tensor() : tg::zeros({64, widths[0]});
+        params = net->parameters();
+    }
+    Tensor loss(const Tensor& out) const {
+        return y.defined() ? tg::mse_loss(out, y) : (out * out).mean();
+    }
+    void zero() {
+        for (Tensor t : params)
+            t.set_grad({});
+    }
+};
+struct MlpChain : Chain {
+    MlpChain() : Chain(true) {}
+    void step() {
+        zero();
+        loss(net->forward(x)).backward();
+    }
+};
+struct HetChain : Chain {
+    HetChain() : Chain(false) {}
+    void step() {
+        zero();
+        loss(net->forward(x)).backward();
+    }
+};
+
+/// The planner at the budget a MemoryBudget of peak / f would have: plan_checkpoints' budget is a
+/// step peak, so it is given the plain step's predicted peak less the bytes the MemoryBudget
+/// takes off the saved activations (peak - peak / f). Runs the plan through
+/// checkpoint_sequential; prints the same line as child() and the plan's prediction.
+template <class M>
+int plan_child(const std::string& model, int f, int steps) {
+    M m;
+    tg::memory::reset_peak();
+    m.step();
+    const int64_t peak = tg::memory::stats().peak_saved_bytes;
+    const auto prof = tg::nn::profile_sequential(m.net, m.x);
+    tg::nn::CheckpointPlan none;
+    none.segments.push_back({0, prof.layers.size(), false});
+    none = tg::nn::predict(prof, none);
+    const int64_t cut = peak - peak / f;
+    const auto plan = tg::nn::plan_checkpoints(
+        prof, tg::MemoryBudget{none.predicted_peak_bytes - cut}, /*levels=*/0);
+    auto step = [&] {
+        m.zero();
+        m.loss(tg::nn::checkpoint_sequential(m.net, plan, m.x)).backward();
+    };
+    step();
+    std::vector<double> t;
+    int64_t held = 0;
+    for (int s = 0; s < steps; ++s) {
+        tg::memory::reset_peak();
+        const double t0 = now_s();
+        step();
+        t.push_back(now_s() - t0);
+        held = std::max(held, tg::memory::stats().peak_saved_bytes);
+    }
+    print_result({{"model", model},
+                  {"f", std::to_string(f)},
+                  {"plain_peak", std::to_string(peak)},
+                  {"held", std::to_string(held)},
+                  {"remat", std::to_string(plan.recomputed_layers)},
+                  {"recompute_s", fmt(plan.predicted_recompute_seconds, 5)},
+                  {"levels", std::to_string(plan.levels())},
+                  {"forward_s", fmt(plan.forward_seconds, 5)},
+                  {"step_s", fmt(median(t), 5)}});
+    return 0;
+}
+
 /// One configuration: a plain step gives the peak, then `steps` timed steps (after one warm-up)
 /// under peak / f (none for f = 0); prints the result line.
 template <class M>
@@ -102,6 +203,7 @@ int child(const std::string& model, int f, int steps) {
     m.step();
     std::vector<double> t;
     int64_t held = 0, remat = 0;
+    std::vector<double> rs;
     for (int s = 0; s < steps; ++s) {
         if (budget)
             budget->reset_report();
@@ -112,12 +214,20 @@ int child(const std::string& model, int f, int steps) {
         held = std::max(held, budget ? budget->report().peak_saved_bytes
                                      : tg::memory::stats().peak_saved_bytes);
         remat = std::max<int64_t>(remat, budget ? budget->report().rematerializations : 0);
+        rs.push_back(budget ? budget->report().recompute_seconds : 0);
     }
+    std::string ops;  // the last step's recomputed ops: name:count:seconds
+    if (budget)
+        for (const auto& [name, op] : budget->report().recomputed_ops)
+            ops += (ops.empty() ? "" : ",") + name + ":" + std::to_string(op.count) + ":" +
+                   fmt(op.seconds, 4);
     print_result({{"model", model},
                   {"f", std::to_string(f)},
                   {"plain_peak", std::to_string(peak)},
                   {"held", std::to_string(held)},
                   {"remat", std::to_string(remat)},
+                  {"recompute_s", fmt(median(rs), 5)},
+                  {"ops", ops.empty() ? "-" : ops},
                   {"step_s", fmt(median(t), 5)}});
     return 0;
 }
@@ -128,7 +238,15 @@ int main(int argc, char** argv) try {
     if (argc >= 5 && std::string(argv[1]) == "--child") {
         const std::string model = argv[2];
         const int f = std::stoi(argv[3]), steps = std::stoi(argv[4]);
-        return model == "gpt" ? child<Gpt>(model, f, steps) : child<Mlp>(model, f, steps);
+        if (model == "gpt")
+            return child<Gpt>(model, f, steps);
+        if (model == "chain")
+            return child<HetChain>(model, f, steps);
+        if (model == "mlp-plan")
+            return plan_child<MlpChain>(model, f, steps);
+        if (model == "chain-plan")
+            return plan_child<HetChain>(model, f, steps);
+        return child<Mlp>(model, f, steps);
     }
     int rounds = 3, steps = 5;
     std::string csv, md_path;
@@ -137,45 +255,73 @@ int main(int argc, char** argv) try {
                 {"--steps", [&](const std::string& v) { steps = std::stoi(v); }},
                 {"--csv", [&](const std::string& v) { csv = v; }},
                 {"--md", [&](const std::string& v) { md_path = v; }}});
-    const std::vector<std::string> models = {"mlp", "gpt"};
-    const std::vector<int> fractions = {0, 2, 3, 5};
+    // a MemoryBudget on each model (f = 0: none), the planner's plan on the chains
+    std::vector<std::pair<std::string, int>> configs;
+    for (const std::string m : {"mlp", "chain", "gpt"})
+        for (int f : {0, 2, 3, 5})
+            configs.push_back({m, f});
+    for (const std::string m : {"mlp-plan", "chain-plan"})
+        for (int f : {2, 3, 5})
+            configs.push_back({m, f});
     std::map<std::string, std::vector<double>> times;
     std::map<std::string, KV> last;
     for (int r = 0; r < rounds; ++r)
-        for (const std::string& m : models)
-            for (int f : fractions) {
-                const std::string key = m + "/" + std::to_string(f);
-                const KV kv = run_child(self_dir() + "/bench_memory --child " + m + " " +
-                                        std::to_string(f) + " " + std::to_string(steps));
-                times[key].push_back(std::stod(kv.at("step_s")));
-                last[key] = kv;
-                std::fprintf(stderr, "round %d %s: %s s\n", r, key.c_str(),
-                             kv.at("step_s").c_str());
-            }
-    Table table;
-    table.header = {"model",   "budget",     "plain_peak_B", "held_peak_B", "recomputed_per_step",
-                    "step_ms", "over_plain", "bar"};
-    for (const std::string& m : models) {
-        const double plain = median(times[m + "/0"]);
-        for (int f : fractions) {
+        for (const auto& [m, f] : configs) {
             const std::string key = m + "/" + std::to_string(f);
-            const double t = median(times[key]);
-            const double ratio = t / plain;
-            const std::string bar = f == 2   ? (ratio <= 1.15 ? "<= 1.15: PASS" : "<= 1.15: FAIL")
-                                    : f == 3 ? (ratio <= 1.35 ? "<= 1.35: PASS" : "<= 1.35: FAIL")
-                                             : "";
-            table.add({m == "gpt" ? "char_gpt 6x256 T=128" : "MLP 32x1024 batch 512",
-                       f == 0 ? "none" : "1/" + std::to_string(f), last[key].at("plain_peak"),
-                       last[key].at("held"), last[key].at("remat"), fmt(t * 1e3, 1), fmt(ratio, 3),
-                       bar});
+            const KV kv = run_child(self_dir() + "/bench_memory --child " + m + " " +
+                                    std::to_string(f) + " " + std::to_string(steps));
+            times[key].push_back(std::stod(kv.at("step_s")));
+            last[key] = kv;
+            std::fprintf(stderr, "round %d %s: %s s\n", r, key.c_str(), kv.at("step_s").c_str());
         }
+    const std::map<std::string, std::string> names = {{"mlp", "MLP 32x1024 batch 512"},
+                                                      {"chain", "64-module chain batch 64"},
+                                                      {"gpt", "char_gpt 6x256 T=128"}};
+    Table table;
+    table.header = {"model",       "method",     "budget",       "plain_peak_B",
+                    "held_peak_B", "recomputed", "recompute_ms", "step_ms",
+                    "over_plain",  "bar",        "over_planner", "bar_planner"};
+    for (const auto& [m, f] : configs) {
+        const bool plan = m.size() > 5 && m.substr(m.size() - 5) == "-plan";
+        const std::string base = plan ? m.substr(0, m.size() - 5) : m;
+        const std::string key = m + "/" + std::to_string(f);
+        const double plain = median(times[base + "/0"]);
+        const double t = median(times[key]);
+        const double ratio = t / plain;
+        const std::string bar = plan     ? ""
+                                : f == 2 ? (ratio <= 1.15 ? "<= 1.15: PASS" : "<= 1.15: FAIL")
+                                : f == 3 ? (ratio <= 1.35 ? "<= 1.35: PASS" : "<= 1.35: FAIL")
+                                         : "";
+        std::string vs, vs_bar;
+        const std::string pkey = base + "-plan/" + std::to_string(f);
+        if (!plan && f > 0 && times.count(pkey)) {
+            const double q = t / median(times[pkey]);
+            vs = fmt(q, 3);
+            vs_bar = q <= 1.10 ? "<= 1.10: PASS" : "<= 1.10: FAIL";
+        }
+        const KV& kv = last[key];
+        table.add({names.at(base),
+                   plan     ? "planner (predicted)"
+                   : f == 0 ? "plain"
+                            : "MemoryBudget",
+                   f == 0 ? "none" : "1/" + std::to_string(f), kv.at("plain_peak"), kv.at("held"),
+                   kv.at("remat") + (plan     ? " modules"
+                                     : f == 0 ? ""
+                                              : " ops"),
+                   fmt(std::stod(kv.at("recompute_s")) * 1e3, 1), fmt(t * 1e3, 1), fmt(ratio, 3),
+                   bar, vs, vs_bar});
     }
     std::string md =
         "# bench_memory: step time under a MemoryBudget over the unconstrained step\n\n"
         "- float32, 1 thread (OPENBLAS_NUM_THREADS=1), medians of " +
         std::to_string(rounds) + " rounds, each the median of " + std::to_string(steps) +
         " steps in a process of its own; held_peak_B is the most bytes the budget held (or "
-        "the plain peak), recomputed_per_step the most rematerializations in a step\n\n" +
+        "the plain peak), recomputed the most rematerializations in a step (MemoryBudget: "
+        "ops, each a linear, tanh, ...) or the plan's recomputed modules (planner: "
+        "plan_checkpoints + checkpoint_sequential at a step-peak budget cut by the same bytes "
+        "as the MemoryBudget cuts the saved activations, peak - peak / f; recompute_ms is then "
+        "its prediction from the profile), over_planner the MemoryBudget's step over the "
+        "planner's at the same f\n\n" +
         table.markdown();
     std::cout << md;
     write_file(csv, table.csv());

@@ -2,7 +2,12 @@
 // single-level plan, at equal budgets, on a 64-module heterogeneous chain (docs/checkpointing.md,
 // "Nested plans"; issue 34's planner bar).
 //
-//   bench_planner [--blocks 32] [--batch 64] [--reps 5] [--out DIR] [--tag HOST]
+//   bench_planner [--blocks 32] [--batch 64] [--reps 5] [--out DIR] [--tag HOST] [--model gpt]
+//
+// --model gpt plans char_gpt (bench_memory's: token + position embedding, 6 pre-norm causal
+// TransformerEncoderLayers d=256, 4 heads, GELU, dropout 0.1, final LayerNorm, head; T=128, batch
+// 16) as a chain of 9 stages (embedding, blocks, norm, head; plan_checkpoints over stages) and
+// writes planner_gpt_HOST.*.
 //
 // The chain: `blocks` x (Linear(w_i, w_{i+1}) + an activation), widths cycling 256, 1024, 512,
 // 2048 and activations Tanh, ReLU, GELU, Dropout(0.1): layers whose forward times differ by 100x
@@ -16,6 +21,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <tapegrad/nn.hpp>
@@ -31,7 +37,52 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
     int blocks = 32, batch = 64, reps = 5;
-    std::string out = "benchmarks/results", name = "planner";
+    std::string out = "benchmarks/results", name = "planner", tag, model = "chain";
+};
+
+/// char_gpt as planner stages: the embedding (token ids to h), each block, the final norm, the
+/// head; the loss (cross_entropy over the logits) stays outside the chain.
+struct Gpt {
+    static constexpr int64_t V = 96, T = 128, D = 256, H = 4, B = 16;
+    nn::Embedding tok{nullptr}, pos{nullptr};
+    std::vector<nn::TransformerEncoderLayer> blocks;
+    nn::LayerNorm ln_f{nullptr};
+    nn::Linear head{nullptr};
+    std::vector<tg::Tensor> params;
+    std::vector<nn::Stage> stages;
+    tg::Tensor ids, targets;
+    Gpt() {
+        tok = nn::Embedding(V, D);
+        pos = nn::Embedding(T, D);
+        std::vector<std::shared_ptr<nn::Module>> modules = {tok.ptr(), pos.ptr()};
+        for (int i = 0; i < 6; ++i) {
+            blocks.emplace_back(nn::TransformerEncoderLayerOptions(D, H)
+                                    .dim_feedforward(4 * D)
+                                    .dropout(0.1)
+                                    .activation(tg::kGELU)
+                                    .norm_first(true)
+                                    .batch_first(true));
+            modules.push_back(blocks.back().ptr());
+        }
+        ln_f = nn::LayerNorm(nn::LayerNormOptions({D}));
+        head = nn::Linear(D, V);
+        modules.push_back(ln_f.ptr());
+        modules.push_back(head.ptr());
+        for (const auto& m : modules)
+            for (const tg::Tensor& t : m->parameters())
+                params.push_back(t);
+        ids = tg::randint(0, V, {B, T});
+        targets = tg::randint(0, V, {B * T});
+        stages.push_back({"embedding", [this](const tg::Tensor& x) {
+                              return tok(x) + pos(tg::arange(T, tg::kInt64));
+                          }});
+        for (size_t i = 0; i < blocks.size(); ++i)
+            stages.push_back({"block" + std::to_string(i), [this, i](const tg::Tensor& h) {
+                                  return blocks[i]->forward(h, {}, {}, /*is_causal=*/true);
+                              }});
+        stages.push_back({"ln_f", [this](const tg::Tensor& h) { return ln_f(h); }});
+        stages.push_back({"head", [this](const tg::Tensor& h) { return head(h); }});
+    }
 };
 
 double mib(int64_t b) {
@@ -63,7 +114,14 @@ int main(int argc, char** argv) {
                        {"--batch", [&](const std::string& v) { a.batch = std::stoi(v); }},
                        {"--reps", [&](const std::string& v) { a.reps = std::stoi(v); }},
                        {"--out", [&](const std::string& v) { a.out = v; }},
-                       {"--tag", [&](const std::string& v) { a.name = "planner_" + v; }}});
+                       {"--tag", [&](const std::string& v) { a.tag = v; }},
+                       {"--model", [&](const std::string& v) { a.model = v; }}});
+    if (a.model != "chain" && a.model != "gpt") {
+        std::cerr << "bench_planner: --model is chain or gpt, got " << a.model << "\n";
+        return 1;
+    }
+    const bool gpt = a.model == "gpt";
+    a.name = std::string(gpt ? "planner_gpt" : "planner") + (a.tag.empty() ? "" : "_" + a.tag);
     tg::set_num_threads(1);
     tg::manual_seed(0);
     const int widths[] = {256, 1024, 512, 2048};
@@ -86,18 +144,27 @@ int main(int argc, char** argv) {
     }
     const tg::Tensor x = tg::randn({a.batch, widths[0]});
     const tg::Tensor y = tg::zeros({a.batch, widths[a.blocks % 4]});
-    tg::optim::SGD opt(net->parameters(), tg::optim::SGDOptions(1e-4));
-    for (tg::Tensor& p : net->parameters())
+    const std::unique_ptr<Gpt> g = gpt ? std::make_unique<Gpt>() : nullptr;
+    const std::vector<tg::Tensor> params = gpt ? g->params : net->parameters();
+    tg::optim::SGD opt(params, tg::optim::SGDOptions(1e-4));
+    for (tg::Tensor p : params)
         p.set_grad(tg::zeros_like(p));
-    const auto prof = nn::profile_sequential(net, x);
+    const auto prof =
+        gpt ? nn::profile_stages(g->stages, g->params, g->ids) : nn::profile_sequential(net, x);
     const size_t n = prof.layers.size();
+    auto loss = [&](const nn::CheckpointPlan& plan) {
+        if (gpt)
+            return tg::cross_entropy(
+                nn::checkpoint_stages(g->stages, plan, g->ids).reshape({-1, Gpt::V}), g->targets);
+        return tg::mse_loss(nn::checkpoint_sequential(net, plan, x), y);
+    };
 
     auto step = [&](const nn::CheckpointPlan& plan) {
         opt.zero_grad(false);
         const int64_t before = tg::memory::stats().current_bytes;
         tg::memory::reset_peak();
         const auto t0 = Clock::now();
-        tg::mse_loss(nn::checkpoint_sequential(net, plan, x), y).backward();
+        loss(plan).backward();
         opt.step();
         Measured m;
         m.seconds = since(t0);
@@ -157,8 +224,10 @@ int main(int argc, char** argv) {
     const double plain_s = rows[0].m.seconds;
     std::ostringstream md;
     md << "# Planner: recompute time against memory (bench_planner)\n\n"
-       << bench::machine_markdown() << "- chain: " << a.blocks << " x (Linear + activation) = " << n
-       << " modules, widths 256/1024/512/2048, batch " << a.batch
+       << bench::machine_markdown() << "- chain: "
+       << (gpt ? "char_gpt 6x256 T=128 batch 16 as 9 stages (embedding, 6 blocks, norm, head)"
+               : std::to_string(a.blocks) + " x (Linear + activation) = " + std::to_string(n) +
+                     " modules, widths 256/1024/512/2048, batch " + std::to_string(a.batch))
        << ", float32, one thread, median of " << a.reps << " steps\n"
        << "- one forward of every layer, profiled: " << std::fixed << std::setprecision(2)
        << rows[0].plan.forward_seconds * 1e3 << " ms; smallest budget " << mib(single_min)
@@ -186,6 +255,17 @@ int main(int argc, char** argv) {
             << r.plan.recomputed_layers << "," << r.plan.predicted_recompute_seconds << ","
             << r.m.seconds << "," << r.plan.predicted_peak_bytes << "," << r.m.peak << ","
             << r.plan_ms << "\n";
+    }
+    // for scripts/plot_planner.gp: method (none, sqrt, single, nested), measured peak, step
+    std::ofstream plot(a.out + "/" + a.name + ".plot.csv");
+    plot << "method,measured_peak_MiB,step_ms,predicted_peak_MiB\n";
+    for (const Row& r : rows) {
+        const std::string m = r.config.rfind("none", 0) == 0     ? "none"
+                              : r.config.rfind("sqrt", 0) == 0   ? "sqrt"
+                              : r.config.rfind("single", 0) == 0 ? "single"
+                                                                 : "nested";
+        plot << m << "," << mib(r.m.peak) << "," << r.m.seconds * 1e3 << ","
+             << mib(r.plan.predicted_peak_bytes) << "\n";
     }
     std::cout << md.str();
     std::ofstream(a.out + "/" + a.name + ".md") << md.str();

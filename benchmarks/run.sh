@@ -4,7 +4,7 @@
 #   benchmarks/run.sh                # everything (about 15 minutes on the 2-core dev VM)
 #   benchmarks/run.sh autograd mlp   # only some: autograd mlp deep-memory deep-memory-rss fmnist
 #                                    # seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp
-#                                    # fsdp memory-budget (opencl
+#                                    # fsdp memory-budget planner (opencl
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
 #                                    # TG_MPI and mpirun, as fsdp does; FSDP_STAGES, default 1,2)
 #
@@ -47,7 +47,7 @@ elif [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -q avx2 /proc/cpuinfo; then
 fi
 mkdir -p "$RES"
 
-WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp memory-budget}
+WHAT=${*:-autograd mlp deep-memory deep-memory-rss fmnist seed-size checkpoint opencl soak conv conv-suite conv3d cnn-epoch gpt lstm ddp fsdp memory-budget planner}
 B=$BUILD/benchmarks
 
 # Only the executables of the benchmarks asked for are built (the machine is shared).
@@ -71,6 +71,7 @@ for w in $WHAT; do
     ddp) targets+=" bench_ddp" ;;
     fsdp) targets+=" bench_fsdp" ;;
     memory-budget) targets+=" bench_memory" ;;
+    planner) targets+=" bench_planner" ;;
     esac
 done
 missing=0
@@ -254,13 +255,26 @@ for w in $WHAT; do
                 title='One data-parallel step, 2 ranks, buckets of 1 MiB ($tag)'; world=2" \
                 "$ROOT/scripts/plot_timeline.gp"
         fi ;;
-    memory-budget)  # about 5 minutes: 24 processes, the MLP and char_gpt under MemoryBudgets
+    memory-budget)  # about 10 minutes: 54 processes, the MLP, the 64-module chain and char_gpt
+        # under MemoryBudgets, the chains under the planner's plans at the same budgets
         tag=$(host_tag)
         OPENBLAS_NUM_THREADS=1 "$B/bench_memory" --rounds "${ROUNDS_MEMORY:-3}" \
             --csv "$RES/memory_budget_$tag.csv" --md "$RES/memory_budget_$tag.part.md" >/dev/null
         { cat "$RES/memory_budget_$tag.part.md"; echo; echo "## Build"; echo; machine; } \
             > "$RES/memory_budget_$tag.md"
         rm "$RES/memory_budget_$tag.part.md" ;;
+    planner)  # the planner against sqrt(n) and no checkpointing: the 64-module chain, char_gpt
+        tag=$(host_tag)
+        for m in chain gpt; do
+            OPENBLAS_NUM_THREADS=1 "$B/bench_planner" --model $m --reps 7 --out "$RES" \
+                --tag "$tag" >/dev/null
+            name=planner_$tag
+            [ $m = gpt ] && name=planner_gpt_$tag
+            if command -v gnuplot >/dev/null; then
+                gnuplot -e "csv='$RES/$name.plot.csv'; out='$RES/$name.png'; title='$([ $m = gpt ] && echo char_gpt || echo 'a 64-module chain')'" \
+                    "$ROOT/scripts/plot_planner.gp"
+            fi
+        done ;;
     *) echo "run.sh: unknown benchmark '$w'" >&2; exit 2 ;;
     esac
 done

@@ -12,10 +12,10 @@
 //   - resident entries are the activation bytes (memory::Stats::saved_bytes); before an entry
 //     is added or recomputed past the budget, entries nothing needs are dropped, then resident
 //     ones are evicted, lowest cost / (bytes × staleness) first, where cost counts the evicted
-//     inputs it would need too (a one-level form of the paper's evicted neighbourhood), those
-//     no Saved holds (kept only to recompute others, e.g. a linear output under its tanh) before
-//     any other. Only an entry whose buffer nothing else holds (no tensor of the caller's, no
-//     unpacked copy, no recomputation using it) and that is at the version it was made at can be
+//     entries next to it too (the paper's evicted neighbourhood, Note [Evicted neighbourhood]),
+//     those no Saved holds (kept only to recompute others, e.g. a linear output under its tanh)
+//     before any other. Only an entry whose buffer nothing else holds (no tensor of the caller's,
+//     no unpacked copy, no recomputation using it) and that is at the version it was made at can be
 //     evicted. When nothing more can go, out_of_memory says how much could not.
 //   - a handle's unpack recomputes an evicted entry from its recipe without recording, its
 //     inputs first (recursively), under RecomputeScope (batch norm does not update its running
@@ -169,8 +169,9 @@ void Budget::ensure_room(int64_t n, const std::string& what) {
     };
     std::vector<Candidate> cands;
     int64_t stuck = 0;
-    for (auto& p : entries_) {
-        BudgetEntry& e = *p;
+    const std::vector<double> cost = evicted_neighbourhood(entries_);
+    for (size_t i = 0; i < entries_.size(); ++i) {
+        BudgetEntry& e = *entries_[i];
         if (!e.t.defined())
             continue;
         const Storage& st = *e.t.impl()->storage;
@@ -180,14 +181,10 @@ void Budget::ensure_room(int64_t n, const std::string& what) {
             stuck += e.nbytes;
             continue;
         }
-        double cost = e.cost;
-        for (const BudgetEntry::Input& in : e.inputs)
-            if (in.entry && !in.entry->t.defined())
-                cost += in.entry->cost;
         const double stale = double(clock_ - e.last_use + 1);
         // what no backward reads (only a recomputation of another entry) goes first
         const double unread = e.handles.load(std::memory_order_relaxed) == 0 ? 1e-6 : 1;
-        cands.push_back({unread * (cost + 1e-9) / (double(e.nbytes) * stale), &e});
+        cands.push_back({unread * (cost[i] + 1e-9) / (double(e.nbytes) * stale), &e});
     }
     report.min_feasible_bytes = std::max(report.min_feasible_bytes, stuck + n);
     if (stuck + n > limit)

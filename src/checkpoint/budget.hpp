@@ -38,7 +38,13 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     bool awaiting_op = false;  // saved as an output before its op recorded
     /// Saved tensors that hold it (BudgetHandle); 0: only another entry's recomputation needs it
     std::atomic<int> handles{0};
+    uint32_t scratch = 0;  // its index during evicted_neighbourhood
 };
+
+/// Per entry of `all` (the budget's entries, in order): its own cost plus that of the evicted
+/// entries next to it (Note [Evicted neighbourhood] in budget_evict.cpp); meaningful for the
+/// resident ones.
+std::vector<double> evicted_neighbourhood(const std::vector<std::shared_ptr<BudgetEntry>>& all);
 
 struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     using Clock = std::chrono::steady_clock;
