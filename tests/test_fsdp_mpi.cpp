@@ -457,3 +457,26 @@ BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(twice, nn::ShardingOptions().stage(3)),
                       tg::value_error);
 }
+
+BOOST_AUTO_TEST_CASE(new_subgroup_holds_the_listed_ranks_in_order) {
+    const int world = dist::world_size(), r = dist::rank();
+    std::vector<int> ranks;  // every rank but 0, last first (all of them at np 1)
+    for (int k = world - 1; k >= (world > 1 ? 1 : 0); --k)
+        ranks.push_back(k);
+    auto g = dist::new_subgroup(ranks);
+    const bool member = world == 1 || r != 0;
+    BOOST_TEST(bool(g) == member);
+    if (g) {
+        BOOST_TEST(g->size() == int(ranks.size()));
+        BOOST_TEST(ranks[size_t(g->rank())] == r);
+        Tensor t = tg::full({1}, double(r), tg::kInt64);
+        g->all_reduce(t)->wait();
+        int64_t sum = 0;
+        for (int k : ranks)
+            sum += k;
+        BOOST_TEST(t.item<int64_t>() == sum);
+    }
+    BOOST_CHECK_THROW(dist::new_subgroup({}), tg::value_error);
+    BOOST_CHECK_THROW(dist::new_subgroup({0, 0}), tg::value_error);
+    BOOST_CHECK_THROW(dist::new_subgroup({world}), tg::value_error);
+}
