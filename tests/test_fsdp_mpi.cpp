@@ -707,3 +707,55 @@ BOOST_AUTO_TEST_CASE(new_subgroup_holds_the_listed_ranks_in_order) {
     BOOST_CHECK_THROW(dist::new_subgroup({0, 0}), tg::value_error);
     BOOST_CHECK_THROW(dist::new_subgroup({world}), tg::value_error);
 }
+
+BOOST_AUTO_TEST_CASE(a_model_too_big_for_ddp_under_a_memory_limit_trains_under_stage_3) {
+    // 8 layers of P/8 parameter bytes each. DDP holds 4P (weights, gradients, two AdamW moments),
+    // stage 3 at N ranks 4P/N plus one unit gathered with its gradients: a limit of 3P above what
+    // the process held before refuses DDP's first step and lets stage 3 train at 2 and 3 ranks.
+    const int world = dist::world_size(), r = dist::rank();
+    auto make = [] {
+        tg::manual_seed(6);
+        nn::Sequential s;
+        for (int i = 0; i < 8; ++i)
+            s->push_back(nn::Linear(128, 128));
+        s->to(tg::kFloat64);
+        return s;
+    };
+    const int64_t P = 8 * 128 * 129 * 8;
+    struct Unlimit {
+        ~Unlimit() { tg::memory::set_limit(0); }
+    } unlimit;
+    tg::Generator gen(8);
+    auto steps = [&](auto& model, tg::optim::Optimizer& opt) {
+        for (int s = 0; s < 3; ++s) {
+            opt.zero_grad();
+            Tensor x = tg::randn({4 * world, 128}, gen, f64).narrow(0, 4 * r, 4);
+            model(x).pow(2).mean().backward();
+            opt.step();
+        }
+    };
+    tg::memory::set_limit(tg::memory::stats().current_bytes + 3 * P);
+    bool ddp_failed = false;
+    try {
+        auto m = make();
+        nn::DistributedDataParallel ddp(m);
+        tg::optim::AdamW opt(m->parameters());
+        steps(ddp, opt);
+    } catch (const tg::out_of_memory& e) {
+        ddp_failed = true;
+        BOOST_TEST_MESSAGE("DDP: " << e.what());
+    }
+    BOOST_TEST(ddp_failed);
+    dist::barrier();
+    if (world < 2)
+        return;
+    tg::memory::reset_peak();
+    const int64_t before = tg::memory::stats().current_bytes;
+    auto model = nn::FullyShardedDataParallel(make(), nn::ShardingOptions().stage(3));
+    tg::optim::AdamW opt(model->parameters());
+    BOOST_CHECK_NO_THROW(steps(model, opt));
+    BOOST_TEST_MESSAGE("stage 3 at " << world << " ranks: peak "
+                                     << double(tg::memory::stats().peak_bytes - before) / double(P)
+                                     << " P above the start, limit 3 P");
+    BOOST_TEST(opt.state().size() == 8);  // every unit stepped
+}
