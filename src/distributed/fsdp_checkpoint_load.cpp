@@ -69,6 +69,9 @@ void read_manifest(Manifest& m, const std::string& dir, nn::FsdpState& s, nn::Mo
     for (int64_t k = 0; k < units; ++k) {
         const std::string at = "unit." + std::to_string(k);
         m.shard.push_back(int_of(need(m.recs, at + ".shard", w), w));
+        if (m.shard.back() < 1)
+            throw io_error(w + ": corrupt manifest: unit " + std::to_string(k) + " has shards of " +
+                           std::to_string(m.shard.back()) + " elements");
         const InRecord& st = need(m.recs, at + ".steps", w);
         io_detail::check_matches(w, at + ".steps", st, kInt64, {m.world}, "a manifest");
         Tensor t = io_detail::tensor_of(st);
@@ -137,6 +140,7 @@ struct Loader {
     Manifest& m;
     const std::string& dir;
     std::map<int64_t, OldShard> shards;
+    std::map<std::pair<int64_t, std::string>, Tensor> records;  // old rank, name: its elements
 
     OldShard& shard(int64_t r) {
         auto it = shards.find(r);
@@ -165,10 +169,14 @@ struct Loader {
             const int64_t r = from / S, in = from % S, take = std::min(n, S - in);
             OldShard& o = shard(r);
             const std::string name = "unit." + std::to_string(k) + suffix;
-            const InRecord& rec = need(o.recs, name, o.where);
-            io_detail::check_matches(o.where, name, rec, dtype, {S}, "the manifest's unit");
+            Tensor& src = records[{r, name}];
+            if (!src.defined()) {
+                const InRecord& rec = need(o.recs, name, o.where);
+                io_detail::check_matches(o.where, name, rec, dtype, {S}, "the manifest's unit");
+                src = io_detail::tensor_of(rec);
+            }
             NoGradGuard g;
-            dst.narrow(0, at, take).copy_(io_detail::tensor_of(rec).narrow(0, in, take));
+            dst.narrow(0, at, take).copy_(src.narrow(0, in, take));
             from += take, at += take, n -= take;
         }
     }
@@ -238,7 +246,7 @@ void load_sharded(nn::FullyShardedDataParallel& model, optim::Optimizer& opt,
     detail::on_every_rank(*s.group, [&] {
         detail::check_optimizer_params(s, opt, "load_sharded");
         read_manifest(m, dir, s, *model.module(), opt);
-        Loader L{m, dir, {}};
+        Loader L{m, dir, {}, {}};
         for (size_t k = 0; k < s.units.size(); ++k)
             mine.push_back(assemble(L, s, k, opt));
     });
