@@ -192,7 +192,8 @@ NewShard assemble(Loader& L, const nn::FsdpState& s, size_t k, const optim::Opti
     const nn::Unit& u = s.units[k];
     const int64_t S = u.shard, lo = s.group->rank() * S, hi = lo + S;
     const Dtype dt = u.mine.dtype();
-    NewShard out{zeros({S}, dt), nullptr};
+    const TensorOptions on = TensorOptions(dt).device(u.mine.device());
+    NewShard out{zeros({S}, on), nullptr};
     // the old units this unit's parameters come from: their step counts must agree
     std::set<int64_t> olds;
     for (size_t i : u.params)
@@ -227,7 +228,7 @@ NewShard assemble(Loader& L, const nn::FsdpState& s, size_t k, const optim::Opti
             if (!first.recs.count("unit." + std::to_string(op.unit) + suffix))
                 continue;
             if (!slots[t].second->defined())
-                *slots[t].second = zeros({S}, dt);
+                *slots[t].second = zeros({S}, on);
             L.copy(op.unit, suffix, dt, op.offset + (a - o), b - a, *slots[t].second, a - lo);
         }
     }
@@ -243,14 +244,23 @@ void load_sharded(nn::FullyShardedDataParallel& model, optim::Optimizer& opt,
     nn::FsdpState& s = nn::FsdpAccess::state(model);
     Manifest m;
     std::vector<NewShard> mine;
+    std::vector<std::pair<Tensor, Tensor>> whole;  // buffers and frozen parameters: to, from
     detail::on_every_rank(*s.group, [&] {
         detail::check_optimizer_params(s, opt, "load_sharded");
         read_manifest(m, dir, s, *model.module(), opt);
         Loader L{m, dir, {}, {}};
         for (size_t k = 0; k < s.units.size(); ++k)
             mine.push_back(assemble(L, s, k, opt));
+        for (auto& [name, b] : model.module()->named_buffers())
+            if (b.defined())
+                whole.emplace_back(
+                    b, io_detail::tensor_of(*m.recs.at("buffer." + name)).to(b.device()));
+        for (auto& [name, p] : model.module()->named_parameters())
+            if (!p.requires_grad())
+                whole.emplace_back(
+                    p, io_detail::tensor_of(*m.recs.at("frozen." + name)).to(p.device()));
     });
-    // every rank has everything it needs: nothing below throws
+    // every rank has everything it needs, on its devices: below, only copies in place
     NoGradGuard no_grad;
     std::set<const TensorImpl*> in_opt;
     for (const Tensor& p : opt.parameters())
@@ -260,19 +270,11 @@ void load_sharded(nn::FullyShardedDataParallel& model, optim::Optimizer& opt,
         nn::Unit& u = s.units[k];
         u.mine.detach().copy_(mine[k].values);
         u.mine.set_grad(Tensor());
-        if (mine[k].state && in_opt.count(u.mine.impl())) {
-            for (auto& [name, t] : mine[k].state->tensors())
-                if (t->defined())
-                    *t = t->to(u.mine.device());
+        if (mine[k].state && in_opt.count(u.mine.impl()))
             opt.state()[u.mine.impl()] = std::move(mine[k].state);
-        }
     }
-    for (auto& [name, b] : model.module()->named_buffers())
-        if (b.defined())
-            b.copy_(io_detail::tensor_of(*m.recs.at("buffer." + name)));
-    for (auto& [name, p] : model.module()->named_parameters())
-        if (!p.requires_grad())
-            p.copy_(io_detail::tensor_of(*m.recs.at("frozen." + name)));
+    for (auto& [to, from] : whole)
+        to.copy_(from);
     if (s.stage == 3)  // gathered copies are stale: the next forward gathers again
         for (size_t k = 0; k < s.units.size(); ++k)
             s.release(k);
