@@ -2,7 +2,9 @@
 // ranks (tests/CMakeLists.txt): each stage against DDP, bit for bit in float64, after 20 AdamW
 // steps on a small transformer and a small CNN, with and without gradient accumulation; the
 // memory each rank holds for parameters, gradients and optimizer state; clipping by a norm over
-// the shards; stage 3's units gathered and freed around their forward and backward.
+// the shards; stage 3's units gathered and freed around their forward and backward; sharded
+// checkpoints saved by a group of one size and loaded by another (new_subgroup), and their
+// errors on every rank; a memory limit that DDP exceeds and stage 3 trains under.
 #define BOOST_TEST_MODULE fsdp_mpi
 #include <unistd.h>
 
