@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE test_engine_memory
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "test_util.hpp"
@@ -83,4 +84,36 @@ BOOST_AUTO_TEST_CASE(independent_losses_have_independent_graphs) {
         e.push_back(2.0 + 3.0 * std::exp(v));
     check_close(x.grad(), e, 1e-12, 1e-12);
     check_throws<tg::autograd_error>([&] { l1.backward(); }, {"retain_graph"}, "l1 again");
+}
+
+BOOST_AUTO_TEST_CASE(a_memory_limit_refuses_allocations_above_it) {
+    struct Unlimit {  // whatever happens, the rest of the suite runs without a limit
+        ~Unlimit() { tg::memory::set_limit(0); }
+    } unlimit;
+    BOOST_TEST(tg::memory::limit() == 0);
+    const int64_t held = tg::memory::stats().current_bytes;
+    tg::memory::set_limit(held + (1 << 20));
+    BOOST_TEST(tg::memory::limit() == held + (1 << 20));
+    tg::Tensor half = tg::zeros({(1 << 19) / 8}, tg::kFloat64);  // 512 KiB fits
+    try {
+        tg::Tensor more = tg::zeros({(1 << 20) / 8}, tg::kFloat64);  // 1 MiB more does not
+        BOOST_TEST(false, "no out_of_memory");
+    } catch (const tg::out_of_memory& e) {
+        const std::string msg = e.what();
+        BOOST_TEST(msg.find("cpu") != std::string::npos, msg);
+        BOOST_TEST(msg.find("cannot allocate 1048576 bytes") != std::string::npos, msg);
+        BOOST_TEST(
+            msg.find("is " + std::to_string(held + (1 << 20)) + " bytes") != std::string::npos,
+            msg);
+    }
+    BOOST_TEST(tg::memory::stats().current_bytes == held + (1 << 19));  // nothing allocated
+    tg::Tensor twice = half * 2.0;  // up to the limit exactly fits
+    BOOST_TEST(tg::memory::stats().current_bytes == held + (1 << 20));
+    BOOST_CHECK_THROW((void)(half * 3.0), tg::out_of_memory);  // an op's output counts too
+    twice = tg::Tensor();
+    (void)(half.narrow(0, 0, 4) * 2.0).sum().item<double>();  // small ones still fit
+    tg::memory::set_limit(-1);                                // no limit
+    BOOST_TEST(tg::memory::limit() == 0);
+    tg::Tensor more = tg::zeros({(1 << 20) / 8}, tg::kFloat64);
+    BOOST_TEST(more.numel() == (1 << 20) / 8);
 }

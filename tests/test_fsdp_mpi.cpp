@@ -2,10 +2,15 @@
 // ranks (tests/CMakeLists.txt): each stage against DDP, bit for bit in float64, after 20 AdamW
 // steps on a small transformer and a small CNN, with and without gradient accumulation; the
 // memory each rank holds for parameters, gradients and optimizer state; clipping by a norm over
-// the shards; stage 3's units gathered and freed around their forward and backward.
+// the shards; stage 3's units gathered and freed around their forward and backward; sharded
+// checkpoints saved by a group of one size and loaded by another (new_subgroup), and their
+// errors on every rank; a memory limit that DDP exceeds and stage 3 trains under.
 #define BOOST_TEST_MODULE fsdp_mpi
+#include <unistd.h>
+
 #include <boost/test/unit_test.hpp>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <tapegrad/tapegrad.hpp>
@@ -456,4 +461,316 @@ BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_
     nn::Sequential twice(shared, nn::ReLU(), shared);
     BOOST_CHECK_THROW(nn::FullyShardedDataParallel(twice, nn::ShardingOptions().stage(3)),
                       tg::value_error);
+}
+
+namespace {
+
+/// The first `n` world ranks as a group (the world itself when n is its size), null elsewhere.
+std::shared_ptr<dist::ProcessGroup> first_ranks(int n) {
+    std::vector<int> ranks;
+    for (int r = 0; r < n; ++r)
+        ranks.push_back(r);
+    return dist::new_subgroup(ranks);
+}
+
+/// A directory every rank names alike, removed by rank 0 when the test ends.
+struct SharedDir {
+    std::string path;
+    SharedDir() {
+        Tensor pid = tg::full({1}, double(::getpid()), tg::kInt64);
+        dist::broadcast(pid, 0);
+        path = "fsdp_ckpt_" + std::to_string(pid.item<int64_t>());
+    }
+    ~SharedDir() {
+        dist::barrier();
+        if (dist::rank() == 0)
+            std::filesystem::remove_all(path);
+    }
+};
+
+/// `steps` AdamW steps of `model` (each member of its group on its slice of a batch of 6).
+template <class Model>
+void train(Model& model, tg::optim::Optimizer& opt, int rank, int size, int steps,
+           tg::Generator& gen) {
+    const Case c = transformer();
+    const int64_t local = 6 / size;
+    for (int s = 0; s < steps; ++s) {
+        Tensor x = c.x(6, gen), y = c.y(6, gen);
+        opt.zero_grad();
+        tg::mse_loss(model(x.narrow(0, rank * local, local)), y.narrow(0, rank * local, local))
+            .backward();
+        opt.step();
+    }
+}
+
+/// Two AdamW steps of an MLP with 4 inputs and 3 outputs on every rank's own batch.
+template <class Model>
+void train_mlp(Model& model, tg::optim::Optimizer& opt, tg::Generator& gen) {
+    for (int s = 0; s < 2; ++s) {
+        opt.zero_grad();
+        Tensor x = tg::randn({4, 4}, gen, f64);
+        tg::mse_loss(model(x), tg::randn({4, model->full_parameters().back().size(0)}, gen, f64))
+            .backward();
+        opt.step();
+    }
+}
+
+/// Copies rank 0's AdamW state to every rank of g (a rank without state gets rank 0's).
+void broadcast_state(tg::optim::Optimizer& opt, dist::ProcessGroup& g) {
+    for (const Tensor& p : opt.parameters()) {
+        auto& st = opt.state()[p.impl()];
+        if (!st)
+            st = opt.make_state();
+        Tensor step = tg::full({1}, double(st->step()), tg::kInt64);
+        g.broadcast(step, 0)->wait();
+        st->step(step.item<int64_t>());
+        for (auto& [name, t] : st->tensors())
+            if (name != "max_exp_avg_sq") {
+                if (!t->defined())
+                    *t = tg::zeros(p.sizes(), f64);
+                g.broadcast(*t, 0)->wait();
+            }
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_sharded_checkpoint_loads_at_another_world_size_and_continues_bitwise) {
+    // Saved by a group of `from` ranks after 3 AdamW steps, loaded by a group of `to` (3 -> 2
+    // and 2 -> 3 at np 3), possibly at another stage and with other units, and trained 3 more
+    // steps: the same bits as DDP trained 3 steps at `from` ranks and 3 at `to`.
+    const int world = dist::world_size(), r = dist::rank();
+    std::vector<std::pair<int, int>> sizes = {{world, std::max(1, world - 1)}};
+    if (world > 1)
+        sizes.push_back({world - 1, world});
+    struct Stages {
+        int save, load;
+        double save_cap, load_cap;
+    };
+    for (auto [from, to] : sizes)
+        for (Stages st : {Stages{3, 1, 25, 25}, Stages{2, 3, 0.001, 25}, Stages{1, 2, 25, 0.001}})
+            BOOST_TEST_CONTEXT("from " << from << " ranks at stage " << st.save << " to " << to
+                                       << " at stage " << st.load) {
+                SharedDir dir;
+                auto g_from = first_ranks(from), g_to = first_ranks(to);
+                tg::manual_seed(3);
+                auto ref = transformer().make();
+                tg::optim::AdamW opt_ref(ref->parameters(), tg::optim::AdamWOptions(1e-2));
+                tg::Generator gen_ref(9), gen(9);
+                std::vector<Tensor> expect, got;
+                if (g_from) {
+                    nn::DistributedDataParallel ddp(
+                        ref,
+                        nn::DistributedDataParallelOptions().bucket_cap_mb(0.001).process_group(
+                            g_from));
+                    train(ddp, opt_ref, r, from, 3, gen_ref);
+                    tg::manual_seed(3);
+                    auto b = transformer().make();
+                    auto model = nn::FullyShardedDataParallel(b, nn::ShardingOptions()
+                                                                     .stage(st.save)
+                                                                     .bucket_cap_mb(st.save_cap)
+                                                                     .process_group(g_from));
+                    tg::optim::AdamW opt(model->parameters(), tg::optim::AdamWOptions(1e-2));
+                    train(model, opt, r, from, 3, gen);
+                    dist::save_sharded(model, opt, dir.path);
+                }
+                if (g_to) {
+                    if (!g_from)  // this rank joins: the data stream where the others are
+                        for (int s = 0; s < 3; ++s) {
+                            transformer().x(6, gen), transformer().y(6, gen);
+                            transformer().x(6, gen_ref), transformer().y(6, gen_ref);
+                        }
+                    broadcast_state(opt_ref, *g_to);
+                    nn::DistributedDataParallel ddp(
+                        ref,
+                        nn::DistributedDataParallelOptions().bucket_cap_mb(0.001).process_group(
+                            g_to));
+                    train(ddp, opt_ref, r, to, 3, gen_ref);
+                    expect = ref->parameters();
+                    tg::manual_seed(100 + uint64_t(r));  // other weights: the load replaces them
+                    auto c = transformer().make();
+                    auto model = nn::FullyShardedDataParallel(c, nn::ShardingOptions()
+                                                                     .stage(st.load)
+                                                                     .bucket_cap_mb(st.load_cap)
+                                                                     .process_group(g_to));
+                    tg::optim::AdamW opt(model->parameters(), tg::optim::AdamWOptions(1e-2));
+                    dist::load_sharded(model, opt, dir.path);
+                    train(model, opt, r, to, 3, gen);
+                    model->gather_parameters();
+                    got = model->full_parameters();
+                    BOOST_TEST(bitwise_equal(expect, got));
+                }
+            }
+}
+
+BOOST_AUTO_TEST_CASE(damaged_or_mismatched_sharded_checkpoints_throw_on_every_rank) {
+    // every rank throws io_error naming the file and what differs, whichever rank found it, and
+    // the model and optimizer are left as they were
+    const int world = dist::world_size();
+    SharedDir dir;
+    auto make = [](int64_t out) {
+        tg::manual_seed(4);
+        nn::Sequential s(nn::Linear(4, 6), nn::BatchNorm1d(6), nn::Tanh(), nn::Linear(6, out));
+        s->to(tg::kFloat64);
+        return s;
+    };
+    auto saved = nn::FullyShardedDataParallel(make(3), nn::ShardingOptions().stage(3));
+    tg::optim::AdamW saved_opt(saved->parameters(), tg::optim::AdamWOptions(1e-2));
+    tg::Generator gen(2);
+    train_mlp(saved, saved_opt, gen);
+    auto save = [&] { dist::save_sharded(saved, saved_opt, dir.path); };
+    auto expect_error = [&](auto& model, auto& opt, const std::string& file,
+                            const std::string& what) {
+        model->gather_parameters();
+        std::vector<Tensor> before;
+        for (const Tensor& p : model->full_parameters())
+            before.push_back(p.detach().clone());
+        const size_t states = opt.state().size();
+        try {
+            dist::load_sharded(model, opt, dir.path);
+            BOOST_TEST(false, "no error for " << what);
+        } catch (const tg::io_error& e) {
+            const std::string msg = e.what();
+            BOOST_TEST(msg.find(file) != std::string::npos, msg);
+            BOOST_TEST(msg.find(what) != std::string::npos, msg);
+        }
+        model->gather_parameters();
+        BOOST_TEST(bitwise_equal(before, model->full_parameters()));
+        BOOST_TEST(opt.state().size() == states);
+    };
+    const std::string last =
+        "shard-0000" + std::to_string(world - 1) + "-of-0000" + std::to_string(world) + ".tgsv";
+    {  // another model: a shape differs
+        save();
+        auto other = nn::FullyShardedDataParallel(make(2), nn::ShardingOptions().stage(2));
+        tg::optim::AdamW opt(other->parameters());
+        expect_error(other, opt, "manifest.tgsv", "\"3.weight\": shape [3,6] in file, [2,6]");
+    }
+    auto model = nn::FullyShardedDataParallel(make(3), nn::ShardingOptions().stage(1));
+    {  // another optimizer
+        tg::optim::SGD opt(model->parameters(), tg::optim::SGDOptions(0.1));
+        expect_error(model, opt, "manifest.tgsv", "optimizer AdamW in file, SGD given");
+    }
+    tg::optim::AdamW opt(model->parameters());
+    train_mlp(model, opt, gen);  // some state to keep
+    {                            // the last rank's shard truncated: only the last rank reads it
+        save();
+        dist::barrier();
+        if (dist::rank() == 0)
+            std::filesystem::resize_file(dir.path + "/" + last,
+                                         std::filesystem::file_size(dir.path + "/" + last) - 9);
+        dist::barrier();
+        expect_error(model, opt, last, "truncated");
+    }
+    {  // a shard missing
+        save();
+        dist::barrier();
+        if (dist::rank() == 0)
+            std::filesystem::remove(dir.path + "/" + last);
+        dist::barrier();
+        expect_error(model, opt, last, "load_sharded(");
+    }
+    {  // a shard from another save
+        save();
+        dist::barrier();
+        if (dist::rank() == 0)
+            std::filesystem::copy_file(dir.path + "/" + last, dir.path + "/old");
+        dist::barrier();
+        save();
+        dist::barrier();
+        if (dist::rank() == 0)
+            std::filesystem::rename(dir.path + "/old", dir.path + "/" + last);
+        dist::barrier();
+        expect_error(model, opt, last, "another save");
+    }
+    save();  // and a good one loads: the parameters, the buffers and the optimizer's steps
+    dist::load_sharded(model, opt, dir.path);
+    model->gather_parameters();
+    saved->gather_parameters();
+    BOOST_TEST(bitwise_equal(model->full_parameters(), saved->full_parameters()));
+    auto as_f64 = [](std::vector<Tensor> ts) {
+        for (Tensor& t : ts)
+            t = t.to(tg::kFloat64);
+        return ts;
+    };
+    BOOST_TEST(
+        bitwise_equal(as_f64(model->module()->buffers()), as_f64(saved->module()->buffers())));
+    for (auto& [impl, st] : opt.state())
+        BOOST_TEST(st->step() == 2);
+    BOOST_TEST(opt.state().size() == 1);  // stage 1's one unit
+}
+
+BOOST_AUTO_TEST_CASE(new_subgroup_holds_the_listed_ranks_in_order) {
+    const int world = dist::world_size(), r = dist::rank();
+    std::vector<int> ranks;  // every rank but 0, last first (all of them at np 1)
+    for (int k = world - 1; k >= (world > 1 ? 1 : 0); --k)
+        ranks.push_back(k);
+    auto g = dist::new_subgroup(ranks);
+    const bool member = world == 1 || r != 0;
+    BOOST_TEST(bool(g) == member);
+    if (g) {
+        BOOST_TEST(g->size() == int(ranks.size()));
+        BOOST_TEST(ranks[size_t(g->rank())] == r);
+        Tensor t = tg::full({1}, double(r), tg::kInt64);
+        g->all_reduce(t)->wait();
+        int64_t sum = 0;
+        for (int k : ranks)
+            sum += k;
+        BOOST_TEST(t.item<int64_t>() == sum);
+    }
+    BOOST_CHECK_THROW(dist::new_subgroup({}), tg::value_error);
+    BOOST_CHECK_THROW(dist::new_subgroup({0, 0}), tg::value_error);
+    BOOST_CHECK_THROW(dist::new_subgroup({world}), tg::value_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_model_too_big_for_ddp_under_a_memory_limit_trains_under_stage_3) {
+    // 8 layers of P/8 parameter bytes each. DDP holds 4P (weights, gradients, two AdamW moments),
+    // stage 3 at N ranks 4P/N plus one unit gathered with its gradients: a limit of 3P above what
+    // the process held before refuses DDP's first step and lets stage 3 train at 2 and 3 ranks.
+    const int world = dist::world_size(), r = dist::rank();
+    auto make = [] {
+        tg::manual_seed(6);
+        nn::Sequential s;
+        for (int i = 0; i < 8; ++i)
+            s->push_back(nn::Linear(128, 128));
+        s->to(tg::kFloat64);
+        return s;
+    };
+    const int64_t P = 8 * 128 * 129 * 8;
+    struct Unlimit {
+        ~Unlimit() { tg::memory::set_limit(0); }
+    } unlimit;
+    tg::Generator gen(8);
+    auto steps = [&](auto& model, tg::optim::Optimizer& opt) {
+        for (int s = 0; s < 3; ++s) {
+            opt.zero_grad();
+            Tensor x = tg::randn({4 * world, 128}, gen, f64).narrow(0, 4 * r, 4);
+            model(x).pow(2).mean().backward();
+            opt.step();
+        }
+    };
+    tg::memory::set_limit(tg::memory::stats().current_bytes + 3 * P);
+    bool ddp_failed = false;
+    try {
+        auto m = make();
+        nn::DistributedDataParallel ddp(m);
+        tg::optim::AdamW opt(m->parameters());
+        steps(ddp, opt);
+    } catch (const tg::out_of_memory& e) {
+        ddp_failed = true;
+        BOOST_TEST_MESSAGE("DDP: " << e.what());
+    }
+    BOOST_TEST(ddp_failed);
+    dist::barrier();
+    if (world < 2)
+        return;
+    tg::memory::reset_peak();
+    const int64_t before = tg::memory::stats().current_bytes;
+    auto model = nn::FullyShardedDataParallel(make(), nn::ShardingOptions().stage(3));
+    tg::optim::AdamW opt(model->parameters());
+    BOOST_CHECK_NO_THROW(steps(model, opt));
+    BOOST_TEST_MESSAGE("stage 3 at " << world << " ranks: peak "
+                                     << double(tg::memory::stats().peak_bytes - before) / double(P)
+                                     << " P above the start, limit 3 P");
+    BOOST_TEST(opt.state().size() == 8);  // every unit stepped
 }

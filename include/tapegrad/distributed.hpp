@@ -106,6 +106,11 @@ std::shared_ptr<ProcessGroup> default_group();
 /// A new group over the whole world with its own communicator: "mpi", or "nccl" for CUDA tensors
 /// (backend_unavailable when not built). Collective: every rank must call it.
 std::shared_ptr<ProcessGroup> new_group(const std::string& backend = "mpi");
+/// A group of the listed world ranks ("mpi"), its rank i being ranks[i], with its own
+/// communicator, as torch.distributed.new_group(ranks): collective over the whole world (every
+/// rank passes the same list); a rank not in the list gets nullptr. value_error for an empty
+/// list, a repeated rank or one outside [0, world_size()).
+std::shared_ptr<ProcessGroup> new_subgroup(const std::vector<int>& ranks);
 
 /// The default group's collectives, waited for.
 void barrier();

@@ -26,6 +26,17 @@ void reset_peak(Device d = Device::cpu());
 /// Returns cached blocks to the system.
 void empty_cache(Device d = Device::cpu());
 
+/// Caps the bytes live tensors hold on d (current_bytes): an allocation through tapegrad's
+/// allocator that would bring current_bytes above `bytes` throws tg::out_of_memory naming the
+/// device, the request, the bytes held and the limit, and allocates nothing. 0 or less: no limit
+/// (the default). Cached blocks do not count. Meant for tests and for running a job as if it
+/// had less memory; PyTorch's nearest is torch.cuda.set_per_process_memory_fraction (a fraction
+/// of a GPU's memory, counting its cache). Several threads allocating at once may together pass
+/// the limit by their last requests: each checks it alone.
+void set_limit(int64_t bytes, Device d = Device::cpu());
+/// The limit set on d, 0 for none.
+int64_t limit(Device d = Device::cpu());
+
 /// Bytes copied between host memory and a device (every read and write a backend makes).
 struct Transfers {
     int64_t host_to_device = 0;

@@ -113,3 +113,4 @@
 #include "tapegrad/nn/fully_sharded_data_parallel.hpp"
 #include "tapegrad/onnx.hpp"
 #include "tapegrad/optim.hpp"
+#include "tapegrad/sharded_checkpoint.hpp"

@@ -21,6 +21,15 @@ void MemoryCounters::on_alloc(int64_t bytes) {
     raise_peak(peak, now);
 }
 
+void MemoryCounters::refuse_above_limit(int64_t bytes, Device d) const {
+    const int64_t lim = limit.load(std::memory_order_relaxed), now = current.load();
+    if (lim > 0 && bytes > lim - now)
+        throw out_of_memory(d.str() + ": out of memory: cannot allocate " + std::to_string(bytes) +
+                            " bytes with " + std::to_string(now) +
+                            " held: the limit set by tg::memory::set_limit is " +
+                            std::to_string(lim) + " bytes");
+}
+
 void MemoryCounters::on_saved(int64_t bytes) {
     raise_peak(peak_saved, saved.fetch_add(bytes, std::memory_order_relaxed) + bytes);
 }
@@ -34,6 +43,7 @@ void* Backend::allocate(size_t nbytes) {
     if (nbytes > kMaxAllocation)  // Note [Caching allocator]
         throw out_of_memory(device_.str() + ": cannot allocate " + std::to_string(nbytes) +
                             " bytes: more than 2^62, the most any device can provide");
+    counters_.admit(int64_t(nbytes), device_);
     void* p = cache_.allocate(nbytes);  // counted once it exists: a failed one is no peak
     counters_.on_alloc(int64_t(nbytes));
     return p;

@@ -139,6 +139,14 @@ struct View {
 struct MemoryCounters {
     std::atomic<int64_t> current{0}, peak{0}, allocs{0}, to_device{0}, to_host{0};
     std::atomic<int64_t> saved{0}, peak_saved{0};  // Note [Activation memory] in saved.cpp
+    std::atomic<int64_t> limit{0};                 // tg::memory::set_limit; 0: none
+    /// Throws out_of_memory if a limit is set and bytes more would bring current above it (one
+    /// relaxed load when none is set).
+    void admit(int64_t bytes, Device d) const {
+        if (limit.load(std::memory_order_relaxed) > 0)
+            refuse_above_limit(bytes, d);
+    }
+    void refuse_above_limit(int64_t bytes, Device d) const;
     void on_alloc(int64_t bytes);
     void on_free(int64_t bytes) { current.fetch_sub(bytes, std::memory_order_relaxed); }
     /// A buffer starts (bytes > 0) or stops (bytes < 0) being kept for backward.

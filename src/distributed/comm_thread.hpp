@@ -70,6 +70,8 @@ CommThread* comm_thread_if_running();
 
 /// An MPI group over a duplicate of MPI_COMM_WORLD (made on the communication thread).
 std::shared_ptr<ProcessGroup> make_mpi_group();
+/// The MPI group of world ranks `ranks` (MPI_Comm_split), nullptr on the other ranks.
+std::shared_ptr<ProcessGroup> make_mpi_subgroup(const std::vector<int>& ranks);
 
 /// A NCCL group over the world (TG_NCCL builds only; nccl_group.cpp).
 std::shared_ptr<ProcessGroup> make_nccl_group();

@@ -2,6 +2,7 @@
 // call to the communication thread (Note [One communication thread]) and returns its Work.
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -100,12 +101,26 @@ public:
     MpiGroup() {
         comm_thread().run_sync([this] {
             check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "new_group");
-            MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-            MPI_Comm_rank(comm_, &rank_);
-            MPI_Comm_size(comm_, &size_);
+            adopt();
         });
     }
+    /// world ranks `ranks` in that order; member() is false on the other ranks.
+    explicit MpiGroup(const std::vector<int>& ranks) {
+        comm_thread().run_sync([this, &ranks] {
+            int me = 0;
+            MPI_Comm_rank(MPI_COMM_WORLD, &me);
+            auto at = std::find(ranks.begin(), ranks.end(), me);
+            const int color = at == ranks.end() ? MPI_UNDEFINED : 0;
+            check_mpi(MPI_Comm_split(MPI_COMM_WORLD, color, int(at - ranks.begin()), &comm_),
+                      "new_subgroup");
+            if (comm_ != MPI_COMM_NULL)
+                adopt();
+        });
+    }
+    bool member() const { return comm_ != MPI_COMM_NULL; }
     ~MpiGroup() override {
+        if (comm_ == MPI_COMM_NULL)
+            return;
         if (CommThread* t = comm_thread_if_running()) {
             MPI_Comm c = comm_;
             // a program may call MPI_Finalize itself before tapegrad's teardown at exit: the
@@ -218,6 +233,11 @@ private:
         comm_thread().post(std::move(task), work);
         return work;
     }
+    void adopt() {
+        MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+    }
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, size_ = 1;
     GroupCounters stats_;
@@ -227,6 +247,11 @@ private:
 
 std::shared_ptr<ProcessGroup> make_mpi_group() {
     return std::make_shared<MpiGroup>();
+}
+
+std::shared_ptr<ProcessGroup> make_mpi_subgroup(const std::vector<int>& ranks) {
+    auto g = std::make_shared<MpiGroup>(ranks);
+    return g->member() ? g : nullptr;
 }
 
 }  // namespace tg::distributed::detail

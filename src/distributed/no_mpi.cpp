@@ -38,6 +38,9 @@ std::shared_ptr<ProcessGroup> default_group() {
 std::shared_ptr<ProcessGroup> new_group(const std::string&) {
     unbuilt("new_group");
 }
+std::shared_ptr<ProcessGroup> new_subgroup(const std::vector<int>&) {
+    unbuilt("new_subgroup");
+}
 void barrier() {
     unbuilt("barrier");
 }

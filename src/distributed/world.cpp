@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "distributed/comm_thread.hpp"
 
@@ -251,6 +252,21 @@ std::shared_ptr<ProcessGroup> new_group(const std::string& backend) {
     }
     throw value_error("new_group: unknown backend '" + backend +
                       "' (expected \"mpi\" or \"nccl\")");
+}
+
+std::shared_ptr<ProcessGroup> new_subgroup(const std::vector<int>& ranks) {
+    const int world = detail::initialized("new_subgroup").group->size();
+    std::vector<char> seen(size_t(world), 0);
+    if (ranks.empty())
+        throw value_error("new_subgroup: the list of ranks is empty");
+    for (int r : ranks) {
+        if (r < 0 || r >= world)
+            throw value_error("new_subgroup: rank " + std::to_string(r) +
+                              " is not a rank of a world of " + std::to_string(world));
+        if (seen[size_t(r)]++)
+            throw value_error("new_subgroup: rank " + std::to_string(r) + " is listed twice");
+    }
+    return detail::make_mpi_subgroup(ranks);
 }
 
 void barrier() {

@@ -23,6 +23,15 @@ void reset_peak(Device d) {
     }
 }
 
+void set_limit(int64_t bytes, Device d) {
+    backend::get(d).counters().limit.store(bytes > 0 ? bytes : 0, std::memory_order_relaxed);
+}
+
+int64_t limit(Device d) {
+    backend::Backend* b = backend::existing(d);
+    return b ? b->counters().limit.load(std::memory_order_relaxed) : 0;
+}
+
 void empty_cache(Device d) {
     if (backend::Backend* b = backend::existing(d))
         b->empty_cache();

@@ -11,8 +11,10 @@ namespace tg {
 // ---- storage
 Storage::Storage(size_t n, Device d) : nbytes(n), device(d) {
     if (d.is_cpu() && n <= sizeof(small)) {
+        backend::MemoryCounters& c = backend::cpu_backend().counters();
+        c.admit(int64_t(n), d);
         data = small;
-        backend::cpu_backend().counters().on_alloc(int64_t(n));
+        c.on_alloc(int64_t(n));
     } else {
         data = backend::get(d).allocate(n);
     }

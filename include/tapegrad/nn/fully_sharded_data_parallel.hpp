@@ -20,7 +20,8 @@
 /// parameters, stage 3] in src/distributed/fsdp_stage3.cpp) a unit is a child of a Sequential
 /// (the whole module for any other module): its parameters are all-gathered just before its
 /// forward and freed after it, gathered again when backward first needs them and freed once
-/// their gradients are done. Custom wrap policies and sharded save/load are not implemented yet.
+/// their gradients are done. Custom wrap policies are not implemented yet;
+/// tapegrad/sharded_checkpoint.hpp saves and loads the shards.
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -166,6 +167,7 @@ public:
     FullyShardedDataParallelStats stats() const;
 
 private:
+    friend struct FsdpAccess;  // tg::distributed::save_sharded and load_sharded
     std::shared_ptr<Module> module_;
     std::shared_ptr<struct FsdpState> state_;
 };
