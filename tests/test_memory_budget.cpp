@@ -180,6 +180,8 @@ void check_fractions(
                 const std::vector<double> g = net.step();
                 BOOST_TEST(g == plain);  // bit for bit
                 const auto r = budget.report();
+                BOOST_TEST_MESSAGE("1/" << f << ", step " << s << ": " << r.rematerializations
+                                        << " rematerializations");
                 BOOST_TEST(tg::memory::stats().peak_saved_bytes <= peak / f);
                 BOOST_TEST(r.peak_saved_bytes <= peak / f);
                 BOOST_TEST(r.peak_saved_bytes > 0);
