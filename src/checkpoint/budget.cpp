@@ -275,6 +275,7 @@ void Budget::set_recipe(const Tensor& out, Recipe r) {
 std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     std::lock_guard<std::recursive_mutex> lock(mu);
     settle();
+    backward_ = false;  // a save: a forward
     std::shared_ptr<BudgetEntry> e;
     auto it = by_storage_.find(t.impl()->storage.get());
     if (it != by_storage_.end()) {

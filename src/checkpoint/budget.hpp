@@ -67,7 +67,7 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     /// Whether the budget keeps an alias of this buffer (in-place ops discount it).
     bool keeps(const Storage* st) const { return by_storage_.count(st) != 0; }
     /// A backward reads the entry (before materialize): victims are chosen by how soon the
-    /// backward needs them, until the next recorded op.
+    /// backward needs them, until the next save or recorded op.
     void reading(const BudgetEntry& e) {
         backward_ = true;
         frontier_ = e.made;
