@@ -77,7 +77,9 @@ struct BudgetHandle final : PackedSaved {
                 "MemoryBudget: a create_graph backward through a tensor the "
                 "budget keeps (saved by " +
                 entry->name + ") is not supported yet");
+        budget->reading(*entry);
         const Tensor base = budget->materialize(*entry);
+        budget->read_done();
         const uint32_t now = base.impl()->storage->version;
         if (now != version)
             throw autograd_error(
@@ -181,7 +183,7 @@ void Budget::ensure_room(int64_t n, const std::string& what) {
             stuck += e.nbytes;
             continue;
         }
-        const double stale = double(clock_ - e.last_use + 1);
+        const double stale = staleness(e, clock_, backward_, frontier_);
         // what no backward reads (only a recomputation of another entry) goes first
         const double unread = e.handles.load(std::memory_order_relaxed) == 0 ? 1e-6 : 1;
         cands.push_back({unread * (cost[i] + 1e-9) / (double(e.nbytes) * stale), &e});
@@ -210,6 +212,7 @@ void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inp
     const Clock::time_point now = Clock::now();
     const double cost = std::chrono::duration<double>(now - last_record_).count();
     last_record_ = now;
+    backward_ = false;
     settle();
     // an output the op saved before recording (save_output) already has its entry: this op's
     BudgetEntry* e = nullptr;
@@ -237,6 +240,7 @@ void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inp
         e->nbytes = n;
         e->version = out.impl()->storage->version;
         add_resident(*e, out);
+        e->made = e->last_use;
     }
     e->name = name;
     e->cost = cost;
@@ -271,6 +275,7 @@ void Budget::set_recipe(const Tensor& out, Recipe r) {
 std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     std::lock_guard<std::recursive_mutex> lock(mu);
     settle();
+    backward_ = false;  // a save: a forward
     std::shared_ptr<BudgetEntry> e;
     auto it = by_storage_.find(t.impl()->storage.get());
     if (it != by_storage_.end()) {
@@ -303,6 +308,7 @@ std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
             unnamed_.push_back(e.get());
         }
         add_resident(*e, t);
+        e->made = e->last_use;
         entries_.push_back(e);
     }
     auto h = std::make_shared<BudgetHandle>();

@@ -34,6 +34,7 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     std::vector<Input> inputs;
     double cost = 0;  // seconds: measured
     uint64_t last_use = 0;
+    uint64_t made = 0;  // when it was first made (its place in the forward; backward runs back)
     bool pinned = false;
     bool awaiting_op = false;  // saved as an output before its op recorded
     /// Saved tensors that hold it (BudgetHandle); 0: only another entry's recomputation needs it
@@ -45,6 +46,11 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
 /// entries next to it (Note [Evicted neighbourhood] in budget_evict.cpp); meaningful for the
 /// resident ones.
 std::vector<double> evicted_neighbourhood(const std::vector<std::shared_ptr<BudgetEntry>>& all);
+
+/// How long until the entry is needed (Note [Looking ahead in backward] in budget_evict.cpp):
+/// in forward the time since its last use, in backward how far before the entry the backward
+/// read last it was made.
+double staleness(const BudgetEntry& e, uint64_t clock, bool backward, uint64_t frontier);
 
 struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     using Clock = std::chrono::steady_clock;
@@ -60,6 +66,14 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     void name_pending(const char* name);
     /// Whether the budget keeps an alias of this buffer (in-place ops discount it).
     bool keeps(const Storage* st) const { return by_storage_.count(st) != 0; }
+    /// A backward reads the entry (before materialize): victims are chosen by how soon the
+    /// backward needs them, until the next save or recorded op.
+    void reading(const BudgetEntry& e) {
+        backward_ = true;
+        frontier_ = e.made;
+    }
+    /// After a backward's read: the next recorded op's cost is measured from here.
+    void read_done() { last_record_ = Clock::now(); }
 
     std::recursive_mutex mu;
     int64_t limit;
@@ -77,6 +91,8 @@ private:
     std::unordered_map<const Storage*, BudgetEntry*> by_storage_;  // the resident ones
     size_t prune_at_ = 64;
     uint64_t clock_ = 0;
+    bool backward_ = false;
+    uint64_t frontier_ = 0;  // in backward: when the entry read last was made
     Clock::time_point last_record_ = Clock::now();
     BudgetEntry* last_made_ = nullptr;   // the latest op's output: its recipe may follow
     std::vector<BudgetEntry*> unnamed_;  // pinned buffers saved before their op recorded
