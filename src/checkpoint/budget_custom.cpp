@@ -1,0 +1,94 @@
+// A custom autograd::Function under a MemoryBudget (Note [Dynamic rematerialization] in
+// budget.cpp; Note [Replaying a custom forward] in src/autograd/custom_function.cpp): its outputs
+// and the buffers it saved for itself become entries like any op's output, each with a recipe
+// that runs the Function's forward again on a scratch context and keeps the one it stands for.
+#include <algorithm>
+
+#include "backend/registry.hpp"
+#include "checkpoint/budget.hpp"
+
+namespace tg::autograd::detail {
+
+namespace {
+
+bool whole(const Tensor& t) {
+    return t.storage_offset() == 0 && t.is_contiguous() &&
+           size_t(t.numel()) * element_size(t.dtype()) == t.impl()->storage->nbytes;
+}
+
+}  // namespace
+
+void Budget::recorded_custom(const char* name, const std::vector<Tensor>& inputs,
+                             std::vector<BudgetMade> made) {
+    const Clock::time_point now = Clock::now();
+    const double cost = std::chrono::duration<double>(now - last_record_).count();
+    last_record_ = now;
+    settle();
+    for (BudgetMade& m : made) {
+        const Tensor& out = *m.t;
+        if (!out.defined())
+            continue;
+        const Storage* st = out.impl()->storage.get();
+        const bool of_input = std::any_of(inputs.begin(), inputs.end(), [st](const Tensor& x) {
+            return x.defined() && x.impl()->storage.get() == st;
+        });
+        if (of_input || out.impl()->storage->grad_leaf.load(std::memory_order_relaxed))
+            continue;  // an input's buffer (returned, or a view of it): not this op's
+        BudgetEntry* e = nullptr;
+        auto it = by_storage_.find(st);
+        if (it != by_storage_.end()) {
+            auto u = std::find(unnamed_.begin(), unnamed_.end(), it->second);
+            if (u == unnamed_.end())
+                continue;  // a buffer kept already (a view of an input, or saved twice)
+            e = it->second;
+            unnamed_.erase(u);
+            e->awaiting_op = false;
+        } else {
+            if (entries_.size() >= prune_at_)
+                prune();
+            const int64_t n = int64_t(out.impl()->storage->nbytes);
+            ensure_room(n,
+                        std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")");
+            entries_.push_back(std::make_shared<BudgetEntry>());
+            e = entries_.back().get();
+            e->sizes = out.sizes();
+            e->strides = out.strides();
+            e->offset = out.storage_offset();
+            e->dtype = out.dtype();
+            e->nbytes = n;
+            e->version = out.impl()->storage->version;
+            add_resident(*e, out);
+        }
+        e->name = name;
+        e->cost = cost;
+        if (!m.recipe || !whole(out)) {
+            pin(*e, m.recipe ? " (a view of its buffer)" : m.pinned_why);
+            continue;
+        }
+        e->pinned = false;
+        e->inputs.clear();
+        for (const Tensor& t : inputs) {
+            BudgetEntry::Input in;
+            auto at = t.defined() ? by_storage_.find(t.impl()->storage.get()) : by_storage_.end();
+            if (at != by_storage_.end()) {
+                in.entry = at->second->shared_from_this();
+                in.sizes = t.sizes();
+                in.strides = t.strides();
+                in.offset = t.storage_offset();
+            } else if (t.defined()) {
+                in.plain = t.detach();
+            }
+            in.version = t.defined() ? t._version() : 0;
+            e->inputs.push_back(std::move(in));
+        }
+        e->recipe = std::move(m.recipe);
+    }
+}
+
+void budget_recorded_custom(Budget& b, const char* name, const std::vector<Tensor>& inputs,
+                            std::vector<BudgetMade> made) {
+    std::lock_guard<std::recursive_mutex> lock(b.mu);
+    b.recorded_custom(name, inputs, std::move(made));
+}
+
+}  // namespace tg::autograd::detail
