@@ -72,8 +72,8 @@ struct Net {
     Tensor loss() const {
         Tensor h = x;
         int n = int(w.size());
-        if (model == Model::Loop)  // 8 to 15 blocks, from the input's values
-            n = 8 + int(x.abs().sum().item<double>() * 1000) % 8;
+        if (model == Model::Loop)  // 16 to 31 blocks, from the input's values
+            n = 16 + int(x.abs().sum().item<double>() * 1000) % 16;
         for (int i = 0; i < n; ++i) {
             Tensor y = act(i, tg::linear(h, w[size_t(i)], b[size_t(i)]));
             if (model == Model::Custom && i % 5 == 2)
@@ -196,7 +196,7 @@ void check_fractions(
 
 /// The MLP-like models under 1/2, 1/3 and 1/5 of their plain peak.
 void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions = {2, 3, 5}) {
-    Net net(m, dt, p);
+    Net net(m, dt, p, m == Model::Loop ? 32 : 16);
     check_fractions(net, fractions, [m](const tg::autograd::MemoryBudgetReport& r) {
         if (m == Model::Custom)
             BOOST_TEST(!r.pinned_ops.empty());
@@ -317,6 +317,56 @@ BOOST_AUTO_TEST_CASE(custom_function_modifying_its_input_is_pinned) {
     for (const std::string& op : budget.report().pinned_ops)
         pinned += op + "; ";
     BOOST_TEST(pinned.find("BumpInput (modifies an input in place)") != std::string::npos, pinned);
+}
+
+/// Layers that cut, join and reshape their activations: narrow halves, select and reshape of a
+/// stack, cat (tapegrad has no split or chunk).
+struct Joins {
+    std::vector<Tensor> w;
+    Tensor x;
+    explicit Joins(tg::Dtype dt) {
+        tg::manual_seed(13);
+        for (int i = 0; i < 16; ++i)
+            w.push_back((tg::randn({32, 32}, dt) * 0.3).requires_grad_());
+        x = tg::randn({8, 32}, dt);
+    }
+    std::vector<double> step() {
+        for (Tensor t : w)
+            t.set_grad({});
+        Tensor h = x;
+        for (const Tensor& wi : w) {
+            Tensor y = tg::linear(h, wi);
+            Tensor a = tg::tanh(y.narrow(1, 0, 16));
+            Tensor b = tg::sigmoid(y.narrow(1, 16, 16));
+            y = Tensor();
+            Tensor s = tg::stack({a, b}, 0);  // [2,8,16]
+            a = b = Tensor();
+            h = tg::cat({s.select(0, 1), s.narrow(0, 0, 1).reshape({8, 16})}, 1);
+            s = Tensor();
+            h = tg::gelu(h);
+        }
+        h.sum().backward();
+        std::vector<double> g;
+        for (const Tensor& t : w) {
+            auto gi = t.grad().to(tg::kFloat64).to_vector<double>();
+            g.insert(g.end(), gi.begin(), gi.end());
+        }
+        return g;
+    }
+};
+
+BOOST_AUTO_TEST_CASE(cat_stack_narrow_select_reshape_recomputed) {
+    std::set<std::string> recomputed;
+    for (tg::Dtype dt : {tg::kFloat64, tg::kFloat32}) {
+        Joins net(dt);
+        check_fractions(net, {2, 3, 5}, [&](const tg::autograd::MemoryBudgetReport& r) {
+            for (const auto& op : r.recomputed_ops)
+                recomputed.insert(op.first);
+            for (const std::string& op : r.pinned_ops)
+                BOOST_TEST(op.find("cat") == std::string::npos, op);
+        });
+    }
+    BOOST_TEST(recomputed.count("cat") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {

@@ -216,7 +216,7 @@ void add_replays(const char* name, CustomState& st, const tensor_list& inputs,
     for (size_t k = 0; k < st.to_save.size(); ++k)
         if (intermediate[k])
             made.push_back({&st.to_save[k], make(false, k), why});
-    detail::budget_recorded_custom(*detail::budget_slot(), name, inputs, std::move(made));
+    detail::budget_recorded_outputs(*detail::budget_slot(), name, inputs, std::move(made));
 }
 
 }  // namespace

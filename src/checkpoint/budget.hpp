@@ -47,9 +47,9 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     std::shared_ptr<PackedSaved> pack(const Tensor& t, SavedKind kind) override;
     void recorded(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out);
     void set_recipe(const Tensor& out, Recipe r);
-    /// A custom Function's outputs and saved buffers, each with its recipe (budget_custom.cpp).
-    void recorded_custom(const char* name, const std::vector<Tensor>& inputs,
-                         std::vector<BudgetMade> made);
+    /// What a record_list op made, each with its recipe (budget_custom.cpp).
+    void recorded_outputs(const char* name, const std::vector<Tensor>& inputs,
+                          std::vector<BudgetMade> made);
     /// The entry's buffer, recomputed (recursively) if it was evicted: a new alias of it.
     Tensor materialize(BudgetEntry& e);
     /// Drops entries nothing needs any more (no handle, no recipe, the caller let go).

@@ -18,8 +18,8 @@ bool whole(const Tensor& t) {
 
 }  // namespace
 
-void Budget::recorded_custom(const char* name, const std::vector<Tensor>& inputs,
-                             std::vector<BudgetMade> made) {
+void Budget::recorded_outputs(const char* name, const std::vector<Tensor>& inputs,
+                              std::vector<BudgetMade> made) {
     const Clock::time_point now = Clock::now();
     const double cost = std::chrono::duration<double>(now - last_record_).count();
     last_record_ = now;
@@ -85,10 +85,10 @@ void Budget::recorded_custom(const char* name, const std::vector<Tensor>& inputs
     }
 }
 
-void budget_recorded_custom(Budget& b, const char* name, const std::vector<Tensor>& inputs,
-                            std::vector<BudgetMade> made) {
+void budget_recorded_outputs(Budget& b, const char* name, const std::vector<Tensor>& inputs,
+                             std::vector<BudgetMade> made) {
     std::lock_guard<std::recursive_mutex> lock(b.mu);
-    b.recorded_custom(name, inputs, std::move(made));
+    b.recorded_outputs(name, inputs, std::move(made));
 }
 
 }  // namespace tg::autograd::detail
