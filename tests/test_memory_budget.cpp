@@ -369,6 +369,30 @@ BOOST_AUTO_TEST_CASE(cat_stack_narrow_select_reshape_recomputed) {
     BOOST_TEST(recomputed.count("cat") == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(double_backward_through_a_kept_tensor_is_a_typed_error) {
+    // create_graph through a tensor the budget keeps is not supported: autograd_error naming the
+    // op that saved it, never a gradient computed from a rematerialized buffer without history
+    tg::manual_seed(10);
+    const Tensor w = (tg::randn({8, 8}, tg::kFloat64) * 0.4).requires_grad_();
+    const Tensor x = tg::randn({4, 8}, tg::kFloat64);
+    MemoryBudget budget(4 * 4 * 8 * 8);  // four [4,8] float64 buffers
+    Tensor h = x;
+    for (int i = 0; i < 8; ++i)
+        h = tg::tanh(tg::linear(h, w));
+    try {
+        tg::autograd::grad({h.sum()}, {w}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+        BOOST_FAIL("no autograd_error");
+    } catch (const tg::autograd_error& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("create_graph") != std::string::npos, what);
+        BOOST_TEST(what.find("saved by tanh") != std::string::npos, what);
+    }
+    // without create_graph the same graph differentiates, recomputing what was evicted
+    const Tensor g = tg::autograd::grad({h.sum()}, {w})[0];
+    BOOST_TEST(g.defined());
+    BOOST_TEST(budget.report().rematerializations > 0);
+}
+
 BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {
     // every op of the model has a recipe: what stays is what ops keep besides their outputs
     // (layer_norm's row statistics, the attention's row log-sum-exps, dropout's bits,
