@@ -393,6 +393,55 @@ BOOST_AUTO_TEST_CASE(double_backward_through_a_kept_tensor_is_a_typed_error) {
     BOOST_TEST(budget.report().rematerializations > 0);
 }
 
+/// 4 segments of 12 (linear, tanh, dropout) layers through tg::checkpoint, with a plain layer
+/// between them: the segments' recomputation in backward runs under the budget too.
+struct Checkpointed {
+    std::vector<Tensor> w;
+    Tensor x;
+    bool reentrant;
+    explicit Checkpointed(bool use_reentrant) : reentrant(use_reentrant) {
+        tg::manual_seed(14);
+        for (int i = 0; i < 4 * 13; ++i)
+            w.push_back((tg::randn({24, 24}, tg::kFloat64) * 0.4).requires_grad_());
+        x = tg::randn({8, 24}, tg::kFloat64);
+    }
+    std::vector<double> step() {
+        for (Tensor t : w)
+            t.set_grad({});
+        tg::manual_seed(15);
+        Tensor h = x;
+        for (int s = 0; s < 4; ++s) {
+            h = tg::tanh(tg::linear(h, w[size_t(13 * s)]));
+            auto seg = [this, s](const std::vector<Tensor>& in) {
+                Tensor y = in[0];
+                for (int i = 1; i < 13; ++i) {
+                    y = tg::linear(y, w[size_t(13 * s + i)]);
+                    y = tg::tanh(y);
+                    y = tg::dropout(y, 0.1, true);
+                }
+                return y;
+            };
+            h = tg::checkpoint(seg, {h}, reentrant);
+        }
+        h.sum().backward();
+        std::vector<double> g;
+        for (const Tensor& t : w) {
+            auto gi = t.grad().to_vector<double>();
+            g.insert(g.end(), gi.begin(), gi.end());
+        }
+        return g;
+    }
+};
+
+BOOST_AUTO_TEST_CASE(inside_checkpoint_the_recomputation_runs_under_the_budget) {
+    for (bool reentrant : {true, false}) {
+        BOOST_TEST_CONTEXT("use_reentrant " << reentrant) {
+            Checkpointed net(reentrant);
+            check_fractions(net, {2, 3, 5});
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {
     // every op of the model has a recipe: what stays is what ops keep besides their outputs
     // (layer_norm's row statistics, the attention's row log-sum-exps, dropout's bits,
