@@ -40,6 +40,11 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     std::atomic<int> handles{0};
 };
 
+/// Note [create_graph through a kept tensor] (budget_custom.cpp): what a handle keeps of the
+/// saved tensor's history (its grad_fn, without the buffer), and the unpacked tensor given it.
+std::shared_ptr<TensorImpl> saved_history(const Tensor& t, SavedKind kind);
+Tensor with_history(Tensor t, SavedKind kind, const std::shared_ptr<TensorImpl>& history);
+
 struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     using Clock = std::chrono::steady_clock;
     explicit Budget(int64_t bytes);

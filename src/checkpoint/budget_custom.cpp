@@ -1,11 +1,14 @@
-// A custom autograd::Function under a MemoryBudget (Note [Dynamic rematerialization] in
-// budget.cpp; Note [Replaying a custom forward] in src/autograd/custom_function.cpp): its outputs
-// and the buffers it saved for itself become entries like any op's output, each with a recipe
-// that runs the Function's forward again on a scratch context and keeps the one it stands for.
+// What a MemoryBudget does beyond single-output ops (Note [Dynamic rematerialization] in
+// budget.cpp): the outputs of an op over a list (cat, tg::checkpoint) and a custom
+// autograd::Function's outputs and the buffers it saved for itself (Note [Replaying a custom
+// forward] in src/autograd/custom_function.cpp) become entries like any op's output, each with
+// the recipe the op gives; and create_graph through a kept tensor.
 #include <algorithm>
 
+#include "autograd/engine.hpp"
 #include "backend/registry.hpp"
 #include "checkpoint/budget.hpp"
+#include "core/pool.hpp"
 
 namespace tg::autograd::detail {
 
@@ -83,6 +86,36 @@ void Budget::recorded_outputs(const char* name, const std::vector<Tensor>& input
         }
         e->recipe = std::move(m.recipe);
     }
+}
+
+// Note [create_graph through a kept tensor]: a budget's handle unpacks a new alias of the buffer
+// (recomputed or not), which has no history. A create_graph backward records its formula through
+// the saved tensors, so there the alias is given the history the saved tensor had: an input's
+// grad_fn and output number (kept by the handle in a TensorImpl without a buffer, so that it
+// is released as tensors release theirs), or, for an output, the node running backward, as
+// Saved::get does. Its values are the first run's bit for bit, so the second-order graph is the
+// plain one.
+std::shared_ptr<TensorImpl> saved_history(const Tensor& t, SavedKind kind) {
+    if (kind == SavedKind::Output || !t.grad_fn())
+        return nullptr;
+    auto h = tg::detail::make_pooled<TensorImpl>();
+    h->grad_fn = t.grad_fn();
+    h->output_nr = t.impl()->output_nr;
+    return h;
+}
+
+Tensor with_history(Tensor t, SavedKind kind, const std::shared_ptr<TensorImpl>& history) {
+    if (!GradMode::is_enabled())
+        return t;
+    Node* at = current_node();
+    if (kind == SavedKind::Output && at) {
+        t.impl()->grad_fn = at->shared_from_this();
+        t.impl()->output_nr = 0;
+    } else if (history) {
+        t.impl()->grad_fn = history->grad_fn;
+        t.impl()->output_nr = history->output_nr;
+    }
+    return t;
 }
 
 void budget_recorded_outputs(Budget& b, const char* name, const std::vector<Tensor>& inputs,
