@@ -265,12 +265,29 @@ struct BumpInput : tg::autograd::Function<BumpInput> {
     }
 };
 
-/// 12 layers of linear, then Noisy or BumpInput, then tanh.
+/// Two outputs, both saved for its backward (saved outputs of a multi-output node).
+struct TanhAndSigmoid : tg::autograd::Function<TanhAndSigmoid> {
+    static tg::autograd::tensor_list forward(tg::autograd::AutogradContext* ctx, Tensor x) {
+        Tensor a = tg::tanh(x), b = tg::sigmoid(x);
+        ctx->save_for_backward({a, b});
+        return {a, b};
+    }
+    static tg::autograd::tensor_list backward(tg::autograd::AutogradContext* ctx,
+                                              tg::autograd::tensor_list dy) {
+        const auto s = ctx->get_saved_variables();
+        return {dy[0] * (1.0 - s[0] * s[0]) + dy[1] * s[1] * (1.0 - s[1])};
+    }
+};
+
+enum class Custom { Noisy, Bump, Pair };
+
+/// 12 layers of linear, then Noisy, BumpInput or the product of TanhAndSigmoid's outputs, then
+/// tanh.
 struct CustomChain {
     std::vector<Tensor> w;
     Tensor x;
-    bool bump;
-    explicit CustomChain(bool bump_input) : bump(bump_input) {
+    Custom kind;
+    explicit CustomChain(Custom k) : kind(k) {
         tg::manual_seed(8);
         for (int i = 0; i < 12; ++i)
             w.push_back((tg::randn({16, 16}, tg::kFloat64) * 0.4).requires_grad_());
@@ -283,7 +300,12 @@ struct CustomChain {
         Tensor h = x;
         for (const Tensor& wi : w) {
             h = tg::linear(h, wi);
-            h = bump ? BumpInput::apply(h) : Noisy::apply(h, 1.5);
+            if (kind == Custom::Pair) {
+                auto ab = TanhAndSigmoid::apply(h);
+                h = ab[0] * ab[1];
+            } else {
+                h = kind == Custom::Bump ? BumpInput::apply(h) : Noisy::apply(h, 1.5);
+            }
             h = tg::tanh(h);
         }
         h.sum().backward();
@@ -296,20 +318,23 @@ struct CustomChain {
     }
 };
 
-BOOST_AUTO_TEST_CASE(custom_function_saved_buffer_and_random_draws_replayed) {
-    CustomChain net(false);
-    bool noisy = false;
-    check_fractions(net, {2, 3, 5}, [&](const tg::autograd::MemoryBudgetReport& r) {
-        for (const auto& op : r.recomputed_ops)
-            noisy = noisy || op.first.find("Noisy") != std::string::npos;
-        for (const std::string& op : r.pinned_ops)
-            BOOST_TEST(op.find("Noisy") == std::string::npos, op);
-    });
-    BOOST_TEST(noisy);
+BOOST_AUTO_TEST_CASE(custom_function_saved_buffers_random_draws_and_outputs_replayed) {
+    for (Custom k : {Custom::Noisy, Custom::Pair}) {
+        const std::string name = k == Custom::Noisy ? "Noisy" : "TanhAndSigmoid";
+        CustomChain net(k);
+        bool recomputed = false;
+        check_fractions(net, {2, 3, 5}, [&](const tg::autograd::MemoryBudgetReport& r) {
+            for (const auto& op : r.recomputed_ops)
+                recomputed = recomputed || op.first.find(name) != std::string::npos;
+            for (const std::string& op : r.pinned_ops)
+                BOOST_TEST(op.find(name) == std::string::npos, op);
+        });
+        BOOST_TEST(recomputed, name);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(custom_function_modifying_its_input_is_pinned) {
-    CustomChain net(true);
+    CustomChain net(Custom::Bump);
     const std::vector<double> plain = net.step();
     MemoryBudget budget(1 << 20);
     BOOST_TEST(net.step() == plain);
