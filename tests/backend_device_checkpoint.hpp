@@ -1,8 +1,8 @@
 #pragma once
 /// Checkpointing on a device: tg::checkpoint and nn::checkpoint_sequential (with Dropout) give
 /// gradients bit-identical to the plain run on the same device, and the memory-budget planner
-/// measures the device's allocator. Included by backend_device_tests.hpp; uses the helpers of
-/// backend_device_nn.hpp.
+/// measures the device's allocator; a MemoryBudget keeps the device's activations. Included by
+/// backend_device_tests.hpp; uses the helpers of backend_device_nn.hpp.
 #include <vector>
 
 #include "backend_device_nn.hpp"
@@ -170,4 +170,45 @@ BOOST_AUTO_TEST_CASE(activation_memory_is_counted_on_the_device,
     BOOST_TEST(dev_kept == 3 * 8 * 16 * 4);
     BOOST_TEST(dev_peak == dev_kept);
     BOOST_TEST(run(tg::Device::cpu()).first == dev_kept + 8 * 16 / 8);
+}
+
+BOOST_AUTO_TEST_CASE(memory_budget_on_device, *boost::unit_test::precondition(NeedsDevice())) {
+    // a MemoryBudget of 1/3 of the plain peak on the device: the activations it keeps are the
+    // device's (memory::stats(dev).saved_bytes counts them, and never passes the budget), evicted
+    // and recomputed there (dropout's mask drawn again from its seed); gradients bit for bit
+    using namespace device_nn;
+    tg::manual_seed(6);
+    std::vector<Tensor> w;
+    for (int i = 0; i < 24; ++i)
+        w.push_back(tg::randn({16, 16}, tg::kFloat64).mul_(0.4).to(kDev).requires_grad_());
+    const Tensor x = tg::randn({8, 16}, tg::kFloat64).to(kDev);
+    auto step = [&] {
+        for (Tensor t : w)
+            t.set_grad({});
+        tg::manual_seed(12);
+        Tensor h = x;
+        for (size_t i = 0; i < w.size(); ++i) {
+            h = tg::linear(h, w[i]);
+            h = i % 2 ? tg::tanh(h) : tg::relu(h);
+            if (i % 3 == 2)
+                h = tg::dropout(h, 0.2, true);
+        }
+        (h * h).sum().backward();
+        return grads_of(w);
+    };
+    tg::memory::reset_peak(kDev);
+    const auto plain = step();
+    const int64_t peak = tg::memory::stats(kDev).peak_saved_bytes;
+    BOOST_TEST_REQUIRE(peak > 0);
+    const int64_t limit = peak / 3;
+    tg::autograd::MemoryBudget budget(limit);
+    tg::memory::reset_peak(kDev);
+    const auto kept = step();
+    BOOST_TEST((bits(kept) == bits(plain)));
+    const auto r = budget.report();
+    BOOST_TEST(r.rematerializations > 0);
+    BOOST_TEST(r.peak_saved_bytes <= limit);
+    BOOST_TEST(tg::memory::stats(kDev).peak_saved_bytes <= limit);
+    BOOST_TEST(tg::memory::stats(kDev).peak_saved_bytes > 0);
+    BOOST_TEST(r.recomputed_ops.count("linear") == 1u);
 }

@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
@@ -119,15 +120,80 @@ namespace function_detail {
 
 using CustomBackward = std::function<tensor_list(AutogradContext*, tensor_list)>;
 
+/// Under a MemoryBudget (tapegrad/memory_budget.hpp): runs forward again on these tensor inputs
+/// (in collect()'s order) with a fresh context, and returns its outputs (Note [Replaying a custom
+/// forward] in src/autograd/custom_function.cpp).
+using CustomReplay = std::function<tensor_list(const tensor_list& inputs, AutogradContext* ctx)>;
+
 /// Called by Function<T>::apply after forward: marks the context's needs, and when grad mode is
 /// on and an input requires grad records one node for the outputs (which it may replace by
 /// aliases: an output that is an unmarked input). slots[p] is the tensor input of flattened
-/// forward argument p, or -1 for a non-tensor argument.
+/// forward argument p, or -1 for a non-tensor argument. With a replay (a budget is active), the
+/// outputs and the tensors forward saved can be evicted and made again by it.
 void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>& ctx,
                    const tensor_list& inputs, const std::vector<int>& slots, tensor_list& outputs,
-                   CustomBackward backward);
+                   CustomBackward backward, CustomReplay replay = {});
 /// Sets the context's needs_input_grad from the inputs (before forward).
 void begin_custom(AutogradContext& ctx, const tensor_list& inputs);
+/// Whether a MemoryBudget is active on this thread (apply then makes a replay).
+bool replay_wanted();
+/// While the result is alive (forward), notes the random state forward starts from and the
+/// inputs' versions, for the replay.
+std::shared_ptr<void> begin_replay(AutogradContext& ctx, const tensor_list& inputs);
+
+/// A replay keeps forward's arguments with their tensors blanked (so that it holds no buffer),
+/// and puts the recomputed inputs back in their places.
+template <class A>
+void blank(A& a) {
+    if constexpr (std::is_same_v<A, Tensor>)
+        a = Tensor();
+    else if constexpr (std::is_same_v<A, tensor_list>)
+        for (Tensor& t : a)
+            t = Tensor();
+}
+template <class A>
+void fill(A& a, const tensor_list& xs, size_t& k) {
+    if constexpr (std::is_same_v<A, Tensor>)
+        a = xs.at(k++);
+    else if constexpr (std::is_same_v<A, tensor_list>)
+        for (Tensor& t : a)
+            t = xs.at(k++);
+}
+template <class T, class Kept, class = void>
+struct replayable : std::false_type {};
+template <class T, class... A>
+struct replayable<
+    T, std::tuple<A...>,
+    std::void_t<decltype(T::forward(std::declval<AutogradContext*>(), std::declval<A&&>()...))>>
+    : std::true_type {};
+
+/// forward as a replay, or none (pinned outputs) when an argument cannot be copied or forward
+/// does not take its arguments as values.
+template <class T, class... Args>
+CustomReplay make_replay(const Args&... args) {
+    using Kept = std::tuple<std::decay_t<Args>...>;
+    if constexpr (!(std::is_copy_constructible_v<std::decay_t<Args>> && ...) ||
+                  !replayable<T, Kept>::value) {
+        return {};
+    } else {
+        auto kept = std::make_shared<Kept>(args...);
+        std::apply([](auto&... a) { (blank(a), ...); }, *kept);
+        return [kept](const tensor_list& xs, AutogradContext* ctx) {
+            Kept a = *kept;
+            size_t k = 0;
+            std::apply([&](auto&... v) { (fill(v, xs, k), ...); }, a);
+            return std::apply(
+                [ctx](auto&... v) -> tensor_list {
+                    auto out = T::forward(ctx, std::move(v)...);
+                    if constexpr (std::is_same_v<decltype(out), Tensor>)
+                        return {std::move(out)};
+                    else
+                        return out;
+                },
+                a);
+        };
+    }
+}
 
 template <class A>
 void collect(const A& a, tensor_list& inputs, std::vector<int>& slots) {
@@ -161,6 +227,12 @@ struct Function {
         using Out = decltype(T::forward(ctx.get(), std::forward<Args>(args)...));
         static_assert(std::is_same_v<Out, Tensor> || std::is_same_v<Out, tensor_list>,
                       "forward must return a tg::Tensor or a tg::autograd::tensor_list");
+        function_detail::CustomReplay replay;  // before forward, which may move the arguments
+        std::shared_ptr<void> replaying;
+        if (function_detail::replay_wanted()) {
+            replay = function_detail::make_replay<T>(args...);
+            replaying = function_detail::begin_replay(*ctx, inputs);
+        }
         tensor_list outs;
         {
             NoGradGuard no_grad;
@@ -169,9 +241,11 @@ struct Function {
             else
                 outs = T::forward(ctx.get(), std::forward<Args>(args)...);
         }
+        replaying.reset();
         function_detail::record_custom(
             typeid(T).name(), ctx, inputs, slots, outs,
-            [](AutogradContext* c, tensor_list g) { return T::backward(c, std::move(g)); });
+            [](AutogradContext* c, tensor_list g) { return T::backward(c, std::move(g)); },
+            std::move(replay));
         if constexpr (std::is_same_v<Out, Tensor>)
             return outs[0];
         else

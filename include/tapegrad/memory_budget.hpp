@@ -50,8 +50,9 @@ struct MemoryBudgetReport {
 /// destroy on the thread that made it). A graph recorded under it still rematerializes after
 /// the scope ends. out_of_memory when a tensor cannot be kept within the budget (naming the
 /// budget and the smallest feasible value seen); value_error for a budget <= 0.
-/// Not covered yet: create_graph (double backward) through a rematerialized tensor
-/// (autograd_error), and budgets nested in one another or in a non-reentrant checkpoint's
+/// Custom autograd::Functions are replayed (their forward runs again), tg::checkpoint's
+/// recomputation runs under the budget, and create_graph works through recomputed tensors.
+/// Not covered yet: budgets nested in one another or made inside a non-reentrant checkpoint's
 /// function (the innermost saved-tensor hooks take the saves).
 class MemoryBudget {
 public:

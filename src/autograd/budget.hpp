@@ -30,6 +30,18 @@ void budget_recorded_list(Budget& b, const char* name);
 void budget_recipe(Budget& b, const Tensor& out, Recipe r);
 bool budget_keeps(Budget& b, const Storage* st);
 
+/// A buffer an op over a list of inputs made (cat's output; a custom Function's outputs and the
+/// tensors it saved), and how it is made again (empty: pinned).
+struct BudgetMade {
+    const Tensor* t;
+    Recipe recipe;
+    const char* pinned_why = "";  // with an empty recipe: why, for report().pinned_ops
+};
+/// Op `name` (record_list) ran on `inputs` (in order; undefined ones too) and made these buffers
+/// (budget_custom.cpp). A custom Function calls it before its node records, cat after.
+void budget_recorded_outputs(Budget& b, const char* name, const std::vector<Tensor>& inputs,
+                             std::vector<BudgetMade> made);
+
 /// References to st that the active budget holds (0 or 1): an in-place op discounts them.
 inline long budget_refs(const Storage* st) {
     Budget* b = budget_slot();

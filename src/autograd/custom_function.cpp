@@ -21,6 +21,7 @@
 #include <set>
 
 #include "autograd/record.hpp"
+#include "core/random.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg::autograd {
@@ -34,6 +35,9 @@ struct CustomState {
     std::vector<const TensorImpl*> dirty, non_differentiable;
     bool materialize = true;
     bool recorded = false;
+    // under a budget (Note [Replaying a custom forward]): what forward started from
+    std::shared_ptr<tg::detail::RandomState> rng;
+    std::vector<uint32_t> versions;
 };
 
 }  // namespace function_detail
@@ -154,9 +158,72 @@ void begin_custom(AutogradContext& ctx, const tensor_list& inputs) {
         st.needs.push_back(GradMode::is_enabled() && t.defined() && t.requires_grad());
 }
 
+bool replay_wanted() {
+    return detail::recipes_wanted();
+}
+
+std::shared_ptr<void> begin_replay(AutogradContext& ctx, const tensor_list& inputs) {
+    CustomState& st = ctx.state();
+    st.rng = std::make_shared<tg::detail::RandomState>();
+    for (const Tensor& t : inputs)
+        st.versions.push_back(t.defined() ? t._version() : 0);
+    return std::make_shared<tg::detail::RecordRandom>(*st.rng);
+}
+
+namespace {
+
+// Note [Replaying a custom forward]: under a MemoryBudget, a custom Function's outputs and the
+// tensors its forward saved for itself are evictable like any op's output (budget_custom.cpp).
+// Each one's recipe runs T::forward again, without recording, on the recomputed inputs and the
+// arguments it was given (kept by make_replay, tensors blanked), from the random state the first
+// forward started from, with a scratch context (the needs_input_grad of the first): the real
+// context keeps its saved_data and saved tensors, and the output or saved tensor that the recipe
+// stands for is taken from the replay's results. A Function that marks an input dirty or
+// modifies one in place (its version moved during forward) is not replayed: its outputs stay
+// pinned, as are those of a forward whose arguments cannot be copied.
+void add_replays(const char* name, CustomState& st, const tensor_list& inputs,
+                 const tensor_list& outputs, const std::vector<Tensor*>& differentiable,
+                 const std::vector<bool>& intermediate, CustomReplay replay) {
+    const char* why = !replay ? " (forward's arguments cannot be kept)" : "";
+    if (!st.dirty.empty())
+        why = " (marks an input dirty)";
+    for (size_t i = 0; i < inputs.size() && i < st.versions.size(); ++i)
+        if (inputs[i].defined() && inputs[i]._version() != st.versions[i])
+            why = " (modifies an input in place)";
+    const bool replays = *why == '\0';
+    auto rng = st.rng;
+    const std::vector<bool> needs = st.needs;
+    auto make = [&](bool output, size_t k) -> detail::Recipe {
+        if (!replays)
+            return {};
+        return [replay, rng, needs, output, k](const std::vector<Tensor>& xs) {
+            Tensor keep;
+            tensor_list outs;
+            {
+                AutogradContext scratch;
+                scratch.state().needs = needs;
+                tg::detail::ReplayRandom again(*rng);
+                outs = replay(xs, &scratch);
+                keep = output ? outs.at(k) : scratch.get_saved_variables().at(k);
+            }
+            outs.clear();
+            return keep;
+        };
+    };
+    std::vector<detail::BudgetMade> made;
+    for (Tensor* o : differentiable)
+        made.push_back({o, make(true, size_t(o - outputs.data())), why});
+    for (size_t k = 0; k < st.to_save.size(); ++k)
+        if (intermediate[k])
+            made.push_back({&st.to_save[k], make(false, k), why});
+    detail::budget_recorded_outputs(*detail::budget_slot(), name, inputs, std::move(made));
+}
+
+}  // namespace
+
 void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>& ctx,
                    const tensor_list& inputs, const std::vector<int>& slots, tensor_list& outputs,
-                   CustomBackward backward) {
+                   CustomBackward backward, CustomReplay replay) {
     CustomState& st = ctx->state();
     const char* name = node_name(type_name);
     bool rec = GradMode::is_enabled();
@@ -192,6 +259,7 @@ void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>
     }
     if (differentiable.empty())  // every output non-differentiable: nothing to record
         return;
+    std::vector<bool> intermediate;
     for (const Tensor& t : st.to_save) {
         bool is_output = false, is_input = false;
         for (const Tensor* o : differentiable)
@@ -202,7 +270,10 @@ void record_custom(const char* type_name, const std::shared_ptr<AutogradContext>
                            : is_output  ? save_output(t)
                            : is_input   ? save(t)
                                         : save_intermediate(t));
+        intermediate.push_back(t.defined() && !is_output && !is_input);
     }
+    if (st.rng && detail::budget_slot())
+        add_replays(name, st, inputs, outputs, differentiable, intermediate, std::move(replay));
     st.to_save.clear();
     st.recorded = true;
 

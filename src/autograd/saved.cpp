@@ -79,6 +79,7 @@ void note_unrecorded(std::initializer_list<const Tensor*> inputs) {
 Saved::Saved(const Tensor& t, SavedKind kind) : is_output_(kind == SavedKind::Output) {
     if (!t.defined())
         return;
+    requires_grad_ = t.requires_grad();
     const bool activation = (kind != SavedKind::Input || t.grad_fn() != nullptr) &&
                             !t.impl()->storage->grad_leaf.load(std::memory_order_relaxed);
     if (SavedHooks* hooks = current_saved_hooks())
@@ -104,6 +105,7 @@ Saved::Saved(const Saved& o)
     : t_(o.t_),
       version_(o.version_),
       is_output_(o.is_output_),
+      requires_grad_(o.requires_grad_),
       counted_(o.counted_),
       packed_(o.packed_) {
     hold();
@@ -113,6 +115,7 @@ Saved::Saved(Saved&& o) noexcept
     : t_(std::move(o.t_)),
       version_(o.version_),
       is_output_(o.is_output_),
+      requires_grad_(o.requires_grad_),
       counted_(o.counted_),
       packed_(std::move(o.packed_)) {
     o.counted_ = false;
@@ -122,6 +125,7 @@ Saved& Saved::operator=(Saved o) noexcept {
     std::swap(t_, o.t_);
     std::swap(version_, o.version_);
     std::swap(is_output_, o.is_output_);
+    std::swap(requires_grad_, o.requires_grad_);
     std::swap(counted_, o.counted_);
     std::swap(packed_, o.packed_);
     return *this;

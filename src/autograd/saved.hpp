@@ -25,12 +25,16 @@ public:
     /// The saved tensor; throws autograd_error if it was modified in place since it was saved.
     Tensor get() const;
     bool defined() const { return t_.defined() || packed_ != nullptr; }
+    /// Whether the tensor required grad when it was saved (what a hook's unpack, such as a
+    /// MemoryBudget's, may not say: its tensor has no history).
+    bool requires_grad() const { return requires_grad_; }
 
 private:
     void hold();
     Tensor t_;
     uint32_t version_ = 0;
     bool is_output_ = false;
+    bool requires_grad_ = false;
     bool counted_ = false;                 // t_ is activation memory (not a leaf the op was given)
     std::shared_ptr<PackedSaved> packed_;  // set: a hook keeps the tensor
 };

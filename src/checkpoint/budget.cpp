@@ -66,17 +66,13 @@ struct BudgetHandle final : PackedSaved {
     int64_t offset = 0;
     uint32_t version = 0;
     SavedKind kind = SavedKind::Input;
+    std::shared_ptr<TensorImpl> history;  // for create_graph (saved_history)
     ~BudgetHandle() override {
         if (entry)
             entry->handles.fetch_sub(1, std::memory_order_relaxed);
     }
     Tensor unpack() override {
         std::lock_guard<std::recursive_mutex> lock(budget->mu);
-        if (GradMode::is_enabled())
-            throw autograd_error(
-                "MemoryBudget: a create_graph backward through a tensor the "
-                "budget keeps (saved by " +
-                entry->name + ") is not supported yet");
         budget->reading(*entry);
         const Tensor base = budget->materialize(*entry);
         budget->read_done();
@@ -87,7 +83,7 @@ struct BudgetHandle final : PackedSaved {
                 std::string(kind == SavedKind::Output ? "output" : "input") + " of shape " +
                 shape_str(sizes) + ") was modified by an in-place operation: it is at version " +
                 std::to_string(now) + ", the backward needs version " + std::to_string(version));
-        return alias(base, sizes, strides, offset);
+        return with_history(alias(base, sizes, strides, offset), kind, history);
     }
 };
 
@@ -320,6 +316,7 @@ std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     h->offset = t.storage_offset();
     h->version = t._version();
     h->kind = kind;
+    h->history = saved_history(t, kind);
     return h;
 }
 

@@ -52,6 +52,11 @@ std::vector<double> evicted_neighbourhood(const std::vector<std::shared_ptr<Budg
 /// read last it was made.
 double staleness(const BudgetEntry& e, uint64_t clock, bool backward, uint64_t frontier);
 
+/// Note [create_graph through a kept tensor] (budget_custom.cpp): what a handle keeps of the
+/// saved tensor's history (its grad_fn, without the buffer), and the unpacked tensor given it.
+std::shared_ptr<TensorImpl> saved_history(const Tensor& t, SavedKind kind);
+Tensor with_history(Tensor t, SavedKind kind, const std::shared_ptr<TensorImpl>& history);
+
 struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     using Clock = std::chrono::steady_clock;
     explicit Budget(int64_t bytes);
@@ -59,6 +64,9 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     std::shared_ptr<PackedSaved> pack(const Tensor& t, SavedKind kind) override;
     void recorded(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out);
     void set_recipe(const Tensor& out, Recipe r);
+    /// What a record_list op made, each with its recipe (budget_custom.cpp).
+    void recorded_outputs(const char* name, const std::vector<Tensor>& inputs,
+                          std::vector<BudgetMade> made);
     /// The entry's buffer, recomputed (recursively) if it was evicted: a new alias of it.
     Tensor materialize(BudgetEntry& e);
     /// Drops entries nothing needs any more (no handle, no recipe, the caller let go).

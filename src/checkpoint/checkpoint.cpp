@@ -69,7 +69,7 @@ std::vector<Tensor> checkpointing::replay_inputs(const std::vector<Saved>& saved
     for (const Saved& s : saved) {
         const Tensor x = s.get();
         Tensor d = x.defined() ? x.detach() : x;
-        if (x.defined() && x.requires_grad())
+        if (x.defined() && (x.requires_grad() || s.requires_grad()))  // a budget's: no history
             d.requires_grad_(true);
         xs.push_back(d);
     }
@@ -174,6 +174,17 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
             dx[edge[k]] = std::move(g[k]);
         return dx;
     });
+    if (Budget* b = budget_slot()) {  // under a MemoryBudget: an output is made again by fn
+        std::vector<BudgetMade> made;
+        for (size_t i = 0; i < outs.size(); ++i)
+            made.push_back(
+                {&outs[i], [fn, rng, i, k = inputs.size()](const std::vector<Tensor>& in) {
+                     tg::detail::ReplayRandom replay(rng);
+                     std::vector<Tensor> ys = fn({in.begin(), in.begin() + long(k)});
+                     return ys.at(i);
+                 }});
+        budget_recorded_outputs(*b, "checkpoint", edges, std::move(made));
+    }
     return outs;
 }
 

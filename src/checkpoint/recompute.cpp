@@ -215,6 +215,11 @@ Tensor Frame::get(uint32_t slot) {
 
 std::vector<Tensor> checkpoint_nonreentrant(const CheckpointFn& fn,
                                             const std::vector<Tensor>& inputs) {
+    // Under a MemoryBudget the budget keeps fn's activations (as it would the innermost saved-
+    // tensor hooks): it evicts and recomputes them op by op, where a frame would recompute the
+    // whole segment at once, outside the budget. The graph is the plain one either way.
+    if (autograd::detail::budget_slot())
+        return fn(inputs);
     auto f = std::make_shared<Frame>();
     f->fn = fn;
     {

@@ -308,6 +308,9 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
                     dx[i] = narrow(dys[0], d, o, lens[i]);
             return dx;
         });
+        if (autograd::detail::Budget* b = autograd::detail::budget_slot())
+            autograd::detail::budget_recorded_outputs(
+                *b, "cat", xs, {{&y, [d](const std::vector<Tensor>& in) { return cat(in, d); }}});
     }
     return y;
 }
