@@ -282,6 +282,29 @@ BOOST_AUTO_TEST_CASE(units_reduce_scattered_while_backward_runs) {
         BOOST_TEST(sh.grad().defined());
 }
 
+BOOST_AUTO_TEST_CASE(stage_1_gathers_each_units_averaged_gradient_while_backward_runs) {
+    // the all-gather that gives every rank the full averaged gradients is posted right after
+    // each unit's reduce-scatter, not after backward (Note [Sharded parameters])
+    auto m = transformer().make();
+    auto model =
+        nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(1).bucket_cap_mb(0.001));
+    const size_t units = model->parameters().size();
+    BOOST_TEST(units > 3u);
+    auto group = dist::default_group();
+    uint64_t gathered_before_last = 0;
+    const auto before = group->stats().all_gathers;
+    m->parameters()[0].register_post_accumulate_grad_hook(
+        [&](const Tensor&) { gathered_before_last = group->stats().all_gathers - before; });
+    tg::Generator gen(3);
+    auto c = transformer();
+    tg::mse_loss(model(c.x(4, gen)), c.y(4, gen)).backward();
+    BOOST_TEST(gathered_before_last >= units - 1);
+    BOOST_TEST(group->stats().all_gathers - before == units);
+    BOOST_TEST(model->stats().all_gathers == units);  // the parameters were gathered at wrapping
+    for (const Tensor& sh : model->parameters())
+        BOOST_TEST(sh.grad().defined());
+}
+
 BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
     auto m = cnn().make();
     auto model = nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(2));

@@ -24,6 +24,8 @@ struct Unit {
     size_t pending = 0;  // parameters not ready yet in this pass
     bool launched = false;
     std::shared_ptr<distributed::Work> work;
+    std::vector<std::shared_ptr<distributed::Work>> chained;  // stage 1: the division and the
+                                                              // all-gather posted after work
 };
 
 struct FsdpState : std::enable_shared_from_this<FsdpState> {
@@ -77,10 +79,15 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     void gather();
     /// Waits for the collectives a backward that threw left in flight.
     void recover();
+    /// w->wait(), counted in stats' comm_seconds and exposed_seconds.
+    void wait_for(const std::shared_ptr<distributed::Work>& w);
 
 private:
     void arm();
     void launch(Unit& u);
+    /// Stage 1: posts the division of u's reduce-scattered shard and its all-gather back into
+    /// u.grads right after the reduce-scatter, so they overlap the rest of backward.
+    void chain_gather(Unit& u);
     void finish();
 };
 

@@ -105,7 +105,7 @@ void FsdpState::gather_unit(size_t k) {
     std::vector<Tensor> pieces;
     for (int r = 0; r < world; ++r)
         pieces.push_back(flat.narrow(0, r * u.shard, u.shard));
-    group->all_gather(pieces, u.mine.detach())->wait();
+    wait_for(group->all_gather(pieces, u.mine.detach()));
     ++stats.all_gathers;
     flat.impl()->storage->grad_leaf.store(true, std::memory_order_relaxed);
     for (size_t i = 0; i < u.params.size(); ++i)
@@ -118,7 +118,7 @@ void FsdpState::gather_unit(size_t k) {
 void FsdpState::drain(bool block) {
     for (Unit& u : units)
         if (u.launched && u.work && (block || u.work->is_completed())) {
-            u.work->wait();
+            wait_for(u.work);
             u.work.reset();
             u.grads = Tensor();  // the reduce-scatter's input
         }

@@ -87,6 +87,10 @@ struct FullyShardedDataParallelStats {
                                // 3: a unit before its forward and again for its backward)
     uint64_t peak_full_bytes = 0;  // stage 3: the most bytes of gathered parameters and of full
                                    // gradient buffers awaiting their reduce-scatter held at once
+    double comm_seconds = 0;       // how long the collectives the wrapper waited for ran on the
+                                   // communication thread (steady clock)
+    double exposed_seconds = 0;    // how long the wrapper's thread waited for them: the share of
+                                   // comm_seconds not hidden behind compute
 };
 
 class FullyShardedDataParallel {
