@@ -424,8 +424,11 @@ BOOST_AUTO_TEST_CASE(stage_3_gathers_each_child_around_its_forward_and_backward)
         for (const Tensor& sh : model->parameters())
             BOOST_TEST(sh.grad().defined());
     }
-    // one unit's full parameters or full gradients at a time: the transformer layer's 600
-    BOOST_TEST(model->stats().peak_full_bytes == 600 * sizeof(double));
+    // the transformer layer's 600 parameters or gradients and, prefetched while it runs, the
+    // next child's unit (forward: the last linear's 27, backward: the first's 40), plus the
+    // last linear's gradients if their reduce-scatter is still in flight (padded to 3 ranks)
+    BOOST_TEST(model->stats().peak_full_bytes > 600 * sizeof(double));
+    BOOST_TEST(model->stats().peak_full_bytes <= (600 + 42 + 27 + 1) * sizeof(double));
     // gather_parameters() materialises them all until the next forward
     model->gather_parameters();
     const int64_t full =

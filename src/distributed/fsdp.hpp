@@ -24,6 +24,8 @@ struct Unit {
     size_t pending = 0;  // parameters not ready yet in this pass
     bool launched = false;
     std::shared_ptr<distributed::Work> work;
+    Tensor fetched;  // stage 3: the buffer a prefetch all-gathers into, until gather_unit
+    std::shared_ptr<distributed::Work> fetch;                 // stage 3: the prefetch in flight
     std::vector<std::shared_ptr<distributed::Work>> chained;  // stage 1: the division and the
                                                               // all-gather posted after work
 };
@@ -63,6 +65,11 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
                      const Tensor& x);
     /// Stage 3: all-gathers unit k's shards into a new flat buffer the parameters point at.
     void gather_unit(size_t k);
+    /// Stage 3: posts unit k's all-gather, not waited for (gather_unit takes it over).
+    void prefetch(size_t k);
+    /// Stage 3: prefetches the units of the child that runs after the one unit k belongs to, in
+    /// forward order (or in backward's, the child before it).
+    void prefetch_after(size_t k, bool forward);
     /// Stage 3: drops unit k's full parameters (the parameters point at an empty buffer).
     void release(size_t k);
     /// Stage 3: frees the full gradient buffers whose reduce-scatter has completed (block: waits
