@@ -30,6 +30,14 @@ struct Unit {
                                                               // all-gather posted after work
 };
 
+class SequentialImpl;
+
+/// A module the wrapper runs itself, in order (fsdp_wrap.cpp), and its dotted path.
+struct UnitStep {
+    std::string path;
+    std::shared_ptr<Module> module;
+};
+
 struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::shared_ptr<distributed::ProcessGroup> group;
     int stage = 1;
@@ -38,7 +46,8 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::vector<size_t> unit_of;
     std::vector<Unit> units;
     std::vector<char> ready;
-    std::vector<std::vector<size_t>> child_units;  // stage 3: the units each child runs with
+    std::vector<UnitStep> steps;  // what forward runs with stage 3 or checkpoint (fsdp_wrap.cpp)
+    std::vector<std::vector<size_t>> child_units;  // stage 3: the units each step runs with
     std::shared_ptr<autograd::detail::SavedHooks> pack_units;  // stage 3 (fsdp_stage3.cpp)
     bool sync = true;                                          // false inside no_sync()
     bool armed = false;      // a backward pass is under way: hooks have fired, finish() is queued
@@ -97,5 +106,18 @@ private:
     void chain_gather(Unit& u);
     void finish();
 };
+
+/// m as a plain Sequential (not a subclass, whose forward may differ), or null.
+SequentialImpl* as_sequential(Module& m);
+
+/// The modules forward runs one after the other: the root for a module that is not a Sequential,
+/// else its children, a child the policy does not select opened when it is a plain Sequential
+/// holding a selected module. value_error for a selected module no step is or holds.
+std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const WrapPolicy& policy);
+
+/// Stage 3's groups of parameters (indices into s.params), one per step. value_error for a
+/// parameter two steps share.
+std::vector<std::vector<size_t>> unit_groups(const std::vector<UnitStep>& steps,
+                                             const FsdpState& s);
 
 }  // namespace tg::nn
