@@ -60,6 +60,7 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
     if (s.stage < 3) {
         s.build(std::max<int64_t>(1, int64_t(options.bucket_cap_mb() * 1024 * 1024)),
                 {bucket_order(s.names)});
+        s.child_units = step_units(s);
     } else {  // Note [Sharded parameters, stage 3]: the children's units, built last child first
         auto groups = unit_groups(s.steps, s);
         auto built = s.build(std::numeric_limits<int64_t>::max(), {groups.rbegin(), groups.rend()});
@@ -91,12 +92,11 @@ Tensor FullyShardedDataParallel::forward(const Tensor& x) {
         for (auto& w : works)
             w->wait();
     }
-    if (s.stage < 3 && !s.checkpoint)
-        return (*module_)(x);
     Tensor y = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per step
     for (size_t c = 0; c < s.steps.size(); ++c)
-        y = s.run_child(s.steps[c].module, s.stage < 3 ? std::vector<size_t>{} : s.child_units[c],
-                        y);
+        y = s.run_child(s.steps[c].module, s.child_units[c], y);
+    for (size_t k = 0; k < s.units.size(); ++k)  // stages 1, 2: full_parameters() up to date
+        s.await(k);
     return y;
 }
 

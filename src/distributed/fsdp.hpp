@@ -47,7 +47,7 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::vector<Unit> units;
     std::vector<char> ready;
     std::vector<UnitStep> steps;  // what forward runs with stage 3 or checkpoint (fsdp_wrap.cpp)
-    std::vector<std::vector<size_t>> child_units;  // stage 3: the units each step runs with
+    std::vector<std::vector<size_t>> child_units;  // the units each step's parameters live in
     std::shared_ptr<autograd::detail::SavedHooks> pack_units;  // stage 3 (fsdp_stage3.cpp)
     bool sync = true;                                          // false inside no_sync()
     bool armed = false;      // a backward pass is under way: hooks have fired, finish() is queued
@@ -91,8 +91,12 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     /// Before a forward: a pass that threw is cleaned up, the shards are gathered if a step may
     /// have changed them, and a new window's gradients become zeroed views of the units' buffers.
     void prepare();
-    /// All-gathers every unit's shards into its flat buffer, if dirty.
+    /// All-gathers every unit's shards into its flat buffer, if dirty, and waits.
     void gather();
+    /// Stages 1 and 2: posts gather()'s all-gathers (if dirty), the first modules' unit first.
+    void post_gathers();
+    /// Stages 1 and 2: waits for unit k's all-gather posted by post_gathers, if any.
+    void await(size_t k);
     /// Waits for the collectives a backward that threw left in flight.
     void recover();
     /// w->wait(), counted in stats' comm_seconds and exposed_seconds.
@@ -119,5 +123,8 @@ std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const Wrap
 /// parameter two steps share.
 std::vector<std::vector<size_t>> unit_groups(const std::vector<UnitStep>& steps,
                                              const FsdpState& s);
+
+/// Stages 1 and 2: the units each step's parameters live in (forward waits for their gather).
+std::vector<std::vector<size_t>> step_units(const FsdpState& s);
 
 }  // namespace tg::nn

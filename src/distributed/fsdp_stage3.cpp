@@ -212,8 +212,11 @@ Tensor FsdpState::run_child(const std::shared_ptr<Module>& child, const std::vec
 }
 
 Tensor FsdpState::run_units(const std::vector<size_t>& ids, const std::function<Tensor()>& fn) {
-    if (stage < 3)
+    if (stage < 3) {  // Note [Sharded parameters]: the step's units gathered before it runs
+        for (size_t k : ids)
+            await(k);
         return fn();
+    }
     if (!pack_units) {
         auto hooks = std::make_shared<PackUnits>();
         hooks->all_saved = true;

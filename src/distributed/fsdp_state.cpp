@@ -291,7 +291,7 @@ void FsdpState::prepare() {
                                   "before wrapping it");
     if (stage == 3)  // gathered unit by unit as the forward reaches them
         return;
-    gather();
+    post_gathers();  // waited for by the forward, a unit before its first use (await)
     if (!GradMode::is_enabled() || !fresh)
         return;
     NoGradGuard no_grad;
@@ -313,18 +313,32 @@ void FsdpState::gather() {
             gather_unit(k);
         return;
     }
+    post_gathers();
+    for (size_t k = 0; k < units.size(); ++k)
+        await(k);
+}
+
+void FsdpState::post_gathers() {
+    for (size_t k = 0; k < units.size(); ++k)  // a forward that threw may have left some
+        await(k);
     if (!dirty)
         return;
     NoGradGuard no_grad;
-    std::vector<std::shared_ptr<distributed::Work>> works;
-    for (Unit& u : units) {
-        works.push_back(
-            group->all_gather(pieces_of(u.flat, u.shard, group->size()), u.mine.detach()));
+    // the last unit holds the first modules (Note [Sharded parameters]): posted first
+    for (size_t k = units.size(); k-- > 0;) {
+        Unit& u = units[k];
+        u.fetch = group->all_gather(pieces_of(u.flat, u.shard, group->size()), u.mine.detach());
         ++stats.all_gathers;
     }
-    for (auto& w : works)
-        wait_for(w);
     dirty = false;
+}
+
+void FsdpState::await(size_t k) {
+    Unit& u = units[k];
+    if (stage < 3 && u.fetch) {
+        wait_for(u.fetch);
+        u.fetch.reset();
+    }
 }
 
 }  // namespace tg::nn

@@ -1,5 +1,6 @@
 // nn::FullyShardedDataParallel's units at stage 3: which modules the wrapper runs one after the
 // other, each between the gather and the release of its parameters (ShardingOptions::wrap_policy).
+#include <algorithm>
 #include <string>
 #include <typeinfo>
 #include <unordered_map>
@@ -89,6 +90,24 @@ std::vector<std::vector<size_t>> unit_groups(const std::vector<UnitStep>& steps,
             throw value_error("FullyShardedDataParallel: stage 3: parameter '" + s.names[i] +
                               "' belongs to none of the units");
     return groups;
+}
+
+std::vector<std::vector<size_t>> step_units(const FsdpState& s) {
+    std::unordered_map<const TensorImpl*, size_t> index;
+    for (size_t i = 0; i < s.params.size(); ++i)
+        index[s.params[i].impl()] = i;
+    std::vector<std::vector<size_t>> out;
+    for (const UnitStep& st : s.steps) {
+        out.emplace_back();
+        for (const Tensor& p : st.module->parameters()) {
+            auto it = index.find(p.impl());
+            if (it != index.end())
+                out.back().push_back(s.unit_of[it->second]);
+        }
+        std::sort(out.back().begin(), out.back().end());
+        out.back().erase(std::unique(out.back().begin(), out.back().end()), out.back().end());
+    }
+    return out;
 }
 
 }  // namespace tg::nn
