@@ -25,7 +25,7 @@ struct Unit {
     bool launched = false;
     std::shared_ptr<distributed::Work> work;
     Tensor fetched;  // stage 3: the buffer a prefetch all-gathers into, until gather_unit
-    std::shared_ptr<distributed::Work> fetch;                 // stage 3: the prefetch in flight
+    std::shared_ptr<distributed::Work> fetch;  // the parameters' all-gather in flight
     std::vector<std::shared_ptr<distributed::Work>> chained;  // stage 1: the division and the
                                                               // all-gather posted after work
 };

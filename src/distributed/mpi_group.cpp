@@ -167,7 +167,7 @@ public:
                     for (const Tensor& o : outputs)
                         runtime::mark_modified(o);
                 },
-                [in, base, in_place, c = comm_] {
+                [in, outputs, base, in_place, c = comm_] {  // outputs: base stays alive
                     const int n = int(in.host.numel());
                     const MPI_Datatype t = mpi_type(in.host.dtype());
                     check_mpi(
