@@ -202,10 +202,10 @@ void FsdpState::finish() {
     armed = false;
     const int world = group->size();
     for (Unit& u : units) {
+        for (auto& w : u.chained)  // first: the division, done, no longer touches shard_grad
+            wait_for(w);
         if (u.work)  // stage 3 may have waited for it already (drain)
             wait_for(u.work);
-        for (auto& w : u.chained)
-            wait_for(w);
     }
     NoGradGuard no_grad;
     std::vector<std::shared_ptr<distributed::Work>> works;
@@ -242,10 +242,10 @@ void FsdpState::recover() {
         return;
     armed = false;
     for (Unit& u : units) {
+        for (auto& w : u.chained)  // before the reduce-scatter's write-back, as in finish()
+            w->wait();
         if (u.work)
             u.work->wait();
-        for (auto& w : u.chained)
-            w->wait();
         u.work.reset();
         u.chained.clear();
     }
@@ -262,7 +262,9 @@ void FsdpState::chain_gather(Unit& u) {
     // Note [Sharded parameters]: the communication thread runs its tasks in the order they were
     // posted, so a task posted now runs once the reduce-scatter has written the shard's sums, and
     // an all-gather posted after it sends the averaged shard. A CPU tensor of an MPI group only:
-    // another device's collectives stage their input when posted, before the sums exist.
+    // another device's collectives stage their input when posted, before the sums exist. The
+    // division bumps shard_grad's version counter on that thread: the reduce-scatter's wait
+    // (which bumps it too, on this thread) must come after the division's.
     if (!u.mine.device().is_cpu() || group->backend() != "mpi")
         return;
     auto divided = std::make_shared<distributed::detail::TaskWork>(std::function<void()>());
