@@ -206,7 +206,7 @@ int driver(int argc, char** argv) {
         " rounds; a step is zero_grad, forward, backward and the optimizer step, after a "
         "barrier. Comm ms: the collectives the wrapper waited for, per step, as they ran on the "
         "communication thread; hidden: the share of it the step did not wait for (DDP: the "
-        "all-reduces; stage 1 and 2 also gather the parameters at the forward, unhidden). "
+        "all-reduces; the stages also the parameters' all-gathers at the forward). "
         "State per rank: the bytes that parameters, gradients and optimizer state hold "
         "after a step (distinct buffers), the largest over the ranks. Bars (issue 33): time "
         "<= 1.05x DDP at stages 1 and 2 (<= 1.3x at stage 3); memory at 3 ranks <= 0.55x, "
