@@ -181,6 +181,29 @@ BOOST_AUTO_TEST_CASE(collectives_reduce_broadcast_gather_scatter) {
     BOOST_TEST(dist::default_group()->stats().barriers == before.barriers + 1);
 }
 
+BOOST_AUTO_TEST_CASE(all_gather_into_the_pieces_of_one_buffer) {
+    // outputs that are consecutive pieces of one buffer are received into it directly: from a
+    // separate input, and in place from this rank's own piece (as FullyShardedDataParallel does)
+    const int world = dist::world_size(), r = dist::rank();
+    for (bool in_place : {false, true}) {
+        Tensor flat = tg::full({3 * int64_t(world)}, -1.0, f64);
+        std::vector<Tensor> pieces;
+        for (int k = 0; k < world; ++k)
+            pieces.push_back(flat.narrow(0, 3 * k, 3));
+        Tensor mine = tg::arange(3, f64) + 10.0 * r;
+        if (in_place)
+            pieces[size_t(r)].copy_(mine);
+        const uint32_t version = flat._version();
+        dist::all_gather(pieces, in_place ? pieces[size_t(r)] : mine);
+        BOOST_TEST_CONTEXT("in place " << in_place) {
+            for (int k = 0; k < world; ++k)
+                for (int i = 0; i < 3; ++i)
+                    BOOST_TEST(flat[3 * k + i].item<double>() == 10.0 * k + i);
+            BOOST_TEST(flat._version() > version);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(collectives_reject_bad_tensors_before_communicating) {
     const int n = dist::world_size();
     BOOST_CHECK_THROW(dist::all_reduce(tg::ones({3, 4}, f64).t()), tg::value_error);

@@ -55,6 +55,23 @@ Case transformer() {
             }};
 }
 
+nn::TransformerEncoderLayer block() {
+    return nn::TransformerEncoderLayer(
+        nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0).batch_first(true));
+}
+
+/// transformer()'s shape with three blocks inside nested Sequentials, for wrap policies.
+Case nested_blocks() {
+    Case c = transformer();
+    c.make = [] {
+        nn::Sequential s(nn::Linear(4, 8), nn::Sequential(block(), block()),
+                         nn::Sequential(nn::Sequential(block())), nn::Linear(8, 3));
+        s->to(tg::kFloat64);
+        return s;
+    };
+    return c;
+}
+
 Case cnn() {
     return {[] {
                 nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(1, 3, 3)), nn::ReLU(), nn::Flatten(),
@@ -118,7 +135,7 @@ struct Result {
 /// each rank on its slice of the batch, in `micro` micro-batches (all but the last under
 /// no_sync); clip > 0 clips the gradients by their global 2-norm first.
 Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20, double cap_mb = 25,
-           bool checkpoint = false) {
+           bool checkpoint = false, const nn::WrapPolicy& policy = {}) {
     const int world = dist::world_size(), r = dist::rank();
     tg::manual_seed(11 + uint64_t(r));  // different weights per rank: both wrappers broadcast
     auto a = c.make(), b = c.make();
@@ -129,8 +146,11 @@ Result run(const Case& c, int stage, int micro, double clip = 0, int steps = 20,
             pb[i].copy_(pa[i]);
     }
     nn::DistributedDataParallel ddp(a, nn::DistributedDataParallelOptions().bucket_cap_mb(0.001));
-    auto model = nn::FullyShardedDataParallel(
-        b, nn::ShardingOptions().stage(stage).bucket_cap_mb(cap_mb).checkpoint(checkpoint));
+    auto model = nn::FullyShardedDataParallel(b, nn::ShardingOptions()
+                                                     .stage(stage)
+                                                     .bucket_cap_mb(cap_mb)
+                                                     .checkpoint(checkpoint)
+                                                     .wrap_policy(policy));
     tg::optim::AdamW opt_a(a->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::optim::AdamW opt_b(model->parameters(), tg::optim::AdamWOptions(1e-2).weight_decay(0.1));
     tg::Generator gen(5);
@@ -287,6 +307,29 @@ BOOST_AUTO_TEST_CASE(units_reduce_scattered_while_backward_runs) {
         BOOST_TEST(sh.grad().defined());
 }
 
+BOOST_AUTO_TEST_CASE(stage_1_gathers_each_units_averaged_gradient_while_backward_runs) {
+    // the all-gather that gives every rank the full averaged gradients is posted right after
+    // each unit's reduce-scatter, not after backward (Note [Sharded parameters])
+    auto m = transformer().make();
+    auto model =
+        nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(1).bucket_cap_mb(0.001));
+    const size_t units = model->parameters().size();
+    BOOST_TEST(units > 3u);
+    auto group = dist::default_group();
+    uint64_t gathered_before_last = 0;
+    const auto before = group->stats().all_gathers;
+    m->parameters()[0].register_post_accumulate_grad_hook(
+        [&](const Tensor&) { gathered_before_last = group->stats().all_gathers - before; });
+    tg::Generator gen(3);
+    auto c = transformer();
+    tg::mse_loss(model(c.x(4, gen)), c.y(4, gen)).backward();
+    BOOST_TEST(gathered_before_last >= units - 1);
+    BOOST_TEST(group->stats().all_gathers - before == units);
+    BOOST_TEST(model->stats().all_gathers == units);  // the parameters were gathered at wrapping
+    for (const Tensor& sh : model->parameters())
+        BOOST_TEST(sh.grad().defined());
+}
+
 BOOST_AUTO_TEST_CASE(shards_alias_the_module_and_bad_options_throw) {
     auto m = cnn().make();
     auto model = nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(2));
@@ -406,8 +449,11 @@ BOOST_AUTO_TEST_CASE(stage_3_gathers_each_child_around_its_forward_and_backward)
         for (const Tensor& sh : model->parameters())
             BOOST_TEST(sh.grad().defined());
     }
-    // one unit's full parameters or full gradients at a time: the transformer layer's 600
-    BOOST_TEST(model->stats().peak_full_bytes == 600 * sizeof(double));
+    // the transformer layer's 600 parameters or gradients and, prefetched while it runs, the
+    // next child's unit (forward: the last linear's 27, backward: the first's 40), plus the
+    // last linear's gradients if their reduce-scatter is still in flight (padded to 3 ranks)
+    BOOST_TEST(model->stats().peak_full_bytes > 600 * sizeof(double));
+    BOOST_TEST(model->stats().peak_full_bytes <= (600 + 42 + 27 + 1) * sizeof(double));
     // gather_parameters() materialises them all until the next forward
     model->gather_parameters();
     const int64_t full =
@@ -444,6 +490,59 @@ BOOST_AUTO_TEST_CASE(stage_3_checkpointed_units_keep_no_activations_and_regather
     BOOST_TEST_MESSAGE("activations saved: " << saved[0] << " B plain, " << saved[1]
                                              << " B checkpointed");
     BOOST_TEST(saved[1] < saved[0] / 2);
+}
+
+/// Blocks in a ModuleList that the model's own forward iterates (as examples/char_gpt.cpp's).
+struct ListOfBlocks : nn::Module {
+    nn::ModuleList blocks;
+    ListOfBlocks() {
+        register_module("blocks", blocks);
+        blocks->push_back(block());
+        to(tg::kFloat64);
+    }
+    Tensor forward(const Tensor& x) override {
+        Tensor h = x;
+        for (const auto& b : *blocks)
+            h = b->forward(h);
+        return h;
+    }
+};
+
+BOOST_AUTO_TEST_CASE(stage_3_wrap_each_block_gives_a_unit_per_block_and_equals_ddp) {
+    const auto policy = nn::wrap_each<nn::TransformerEncoderLayer>();
+    for (bool ckpt : {false, true})
+        BOOST_TEST_CONTEXT("checkpoint " << ckpt) {
+            Result res = run(nested_blocks(), 3, 1, 0, 5, 25, ckpt, policy);
+            BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+            BOOST_TEST(identical_across_ranks(res.fsdp));
+        }
+    auto c = nested_blocks();
+    tg::Generator gen(3);
+    Tensor x = c.x(4, gen), y = c.y(4, gen);
+    uint64_t peak[2] = {0, 0};
+    for (bool wrap : {false, true}) {
+        auto m = c.make();
+        auto model = nn::FullyShardedDataParallel(
+            m, nn::ShardingOptions().stage(3).wrap_policy(wrap ? policy : nn::WrapPolicy()));
+        // the linears and a unit per block (the nested Sequentials opened), or one per child
+        BOOST_TEST(model->parameters().size() == (wrap ? 5u : 4u));
+        tg::mse_loss(model(x), y).backward();
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        peak[wrap] = model->stats().peak_full_bytes;
+    }
+    BOOST_TEST_MESSAGE("peak full bytes: " << peak[0] << " a unit per child, " << peak[1]
+                                           << " a unit per block");
+    // a block is 600 parameters: a unit per block holds at most three blocks' worth (one in use,
+    // the next prefetched, a gradient buffer whose reduce-scatter is in flight) and a linear;
+    // without the policy the two-block child is gathered whole
+    BOOST_TEST(peak[0] >= 1200 * sizeof(double));
+    BOOST_TEST(peak[1] > 600 * sizeof(double));
+    BOOST_TEST(peak[1] <= (3 * 600 + 42) * sizeof(double));
+    // a block its parent's forward calls itself cannot be gathered around: refused, not wrong
+    BOOST_CHECK_THROW(
+        nn::FullyShardedDataParallel(std::make_shared<ListOfBlocks>(),
+                                     nn::ShardingOptions().stage(3).wrap_policy(policy)),
+        tg::value_error);
 }
 
 BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_refused) {

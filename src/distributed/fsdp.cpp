@@ -19,52 +19,6 @@
 
 namespace tg::nn {
 
-namespace {
-/// m as a plain Sequential (not a subclass, whose forward may differ), or null.
-SequentialImpl* as_sequential(Module& m) {
-    return typeid(m) == typeid(SequentialImpl) ? static_cast<SequentialImpl*>(&m) : nullptr;
-}
-
-/// Stage 3's groups of parameters (indices into s.params): one per child of a Sequential, or
-/// one for any other module. value_error for a parameter two children share.
-std::vector<std::vector<size_t>> unit_groups(Module& m, const FsdpState& s) {
-    std::vector<size_t> all(s.params.size());
-    for (size_t i = 0; i < all.size(); ++i)
-        all[i] = i;
-    SequentialImpl* seq = as_sequential(m);
-    if (!seq)
-        return {all};
-    std::unordered_map<const TensorImpl*, size_t> index;
-    for (size_t i = 0; i < s.params.size(); ++i)
-        index[s.params[i].impl()] = i;
-    std::vector<int64_t> child_of(s.params.size(), -1);
-    std::vector<std::vector<size_t>> groups;
-    for (const std::shared_ptr<Module>& child : *seq) {
-        const int64_t c = int64_t(groups.size());
-        groups.emplace_back();
-        for (auto& [name, p] : child->named_parameters()) {
-            auto it = index.find(p.impl());
-            if (it == index.end() || child_of[it->second] == c)
-                continue;
-            if (child_of[it->second] >= 0)
-                throw value_error("FullyShardedDataParallel: stage 3: parameter '" +
-                                  s.names[it->second] + "' is used by children " +
-                                  std::to_string(child_of[it->second]) + " and " +
-                                  std::to_string(c) +
-                                  " of the Sequential; wrap a module that holds both "
-                                  "as one unit");
-            child_of[it->second] = c;
-            groups.back().push_back(it->second);
-        }
-    }
-    for (size_t i = 0; i < child_of.size(); ++i)
-        if (child_of[i] < 0)
-            throw value_error("FullyShardedDataParallel: stage 3: parameter '" + s.names[i] +
-                              "' belongs to none of the Sequential's children");
-    return groups;
-}
-}  // namespace
-
 FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> module,
                                                    ShardingOptions options)
     : module_(std::move(module)), state_(std::make_shared<FsdpState>()) {
@@ -102,11 +56,13 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
         for (auto& w : works)
             w->wait();
     }
+    s.steps = unit_steps(module_, options.wrap_policy());
     if (s.stage < 3) {
         s.build(std::max<int64_t>(1, int64_t(options.bucket_cap_mb() * 1024 * 1024)),
                 {bucket_order(s.names)});
+        s.child_units = step_units(s);
     } else {  // Note [Sharded parameters, stage 3]: the children's units, built last child first
-        auto groups = unit_groups(*module_, s);
+        auto groups = unit_groups(s.steps, s);
         auto built = s.build(std::numeric_limits<int64_t>::max(), {groups.rbegin(), groups.rend()});
         s.child_units.assign(built.rbegin(), built.rend());
     }
@@ -136,17 +92,11 @@ Tensor FullyShardedDataParallel::forward(const Tensor& x) {
         for (auto& w : works)
             w->wait();
     }
-    if (s.stage < 3 && !s.checkpoint)
-        return (*module_)(x);
-    SequentialImpl* seq = as_sequential(*module_);
-    if (!seq)
-        return s.run_child(module_, s.stage < 3 ? std::vector<size_t>{} : s.child_units[0], x);
-    Tensor y = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per child
-    size_t c = 0;
-    for (const std::shared_ptr<Module>& child : *seq) {
-        y = s.run_child(child, s.stage < 3 ? std::vector<size_t>{} : s.child_units[c], y);
-        ++c;
-    }
+    Tensor y = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per step
+    for (size_t c = 0; c < s.steps.size(); ++c)
+        y = s.run_child(s.steps[c].module, s.child_units[c], y);
+    for (size_t k = 0; k < s.units.size(); ++k)  // stages 1, 2: full_parameters() up to date
+        s.await(k);
     return y;
 }
 

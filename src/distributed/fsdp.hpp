@@ -24,6 +24,18 @@ struct Unit {
     size_t pending = 0;  // parameters not ready yet in this pass
     bool launched = false;
     std::shared_ptr<distributed::Work> work;
+    Tensor fetched;  // stage 3: the buffer a prefetch all-gathers into, until gather_unit
+    std::shared_ptr<distributed::Work> fetch;  // the parameters' all-gather in flight
+    std::vector<std::shared_ptr<distributed::Work>> chained;  // stage 1: the division and the
+                                                              // all-gather posted after work
+};
+
+class SequentialImpl;
+
+/// A module the wrapper runs itself, in order (fsdp_wrap.cpp), and its dotted path.
+struct UnitStep {
+    std::string path;
+    std::shared_ptr<Module> module;
 };
 
 struct FsdpState : std::enable_shared_from_this<FsdpState> {
@@ -34,7 +46,8 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::vector<size_t> unit_of;
     std::vector<Unit> units;
     std::vector<char> ready;
-    std::vector<std::vector<size_t>> child_units;  // stage 3: the units each child runs with
+    std::vector<UnitStep> steps;  // what forward runs with stage 3 or checkpoint (fsdp_wrap.cpp)
+    std::vector<std::vector<size_t>> child_units;  // the units each step's parameters live in
     std::shared_ptr<autograd::detail::SavedHooks> pack_units;  // stage 3 (fsdp_stage3.cpp)
     bool sync = true;                                          // false inside no_sync()
     bool armed = false;      // a backward pass is under way: hooks have fired, finish() is queued
@@ -61,6 +74,11 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
                      const Tensor& x);
     /// Stage 3: all-gathers unit k's shards into a new flat buffer the parameters point at.
     void gather_unit(size_t k);
+    /// Stage 3: posts unit k's all-gather, not waited for (gather_unit takes it over).
+    void prefetch(size_t k);
+    /// Stage 3: prefetches the units of the child that runs after the one unit k belongs to, in
+    /// forward order (or in backward's, the child before it).
+    void prefetch_after(size_t k, bool forward);
     /// Stage 3: drops unit k's full parameters (the parameters point at an empty buffer).
     void release(size_t k);
     /// Stage 3: frees the full gradient buffers whose reduce-scatter has completed (block: waits
@@ -73,15 +91,40 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     /// Before a forward: a pass that threw is cleaned up, the shards are gathered if a step may
     /// have changed them, and a new window's gradients become zeroed views of the units' buffers.
     void prepare();
-    /// All-gathers every unit's shards into its flat buffer, if dirty.
+    /// All-gathers every unit's shards into its flat buffer, if dirty, and waits.
     void gather();
+    /// Stages 1 and 2: posts gather()'s all-gathers (if dirty), the first modules' unit first.
+    void post_gathers();
+    /// Stages 1 and 2: waits for unit k's all-gather posted by post_gathers, if any.
+    void await(size_t k);
     /// Waits for the collectives a backward that threw left in flight.
     void recover();
+    /// w->wait(), counted in stats' comm_seconds and exposed_seconds.
+    void wait_for(const std::shared_ptr<distributed::Work>& w);
 
 private:
     void arm();
     void launch(Unit& u);
+    /// Stage 1: posts the division of u's reduce-scattered shard and its all-gather back into
+    /// u.grads right after the reduce-scatter, so they overlap the rest of backward.
+    void chain_gather(Unit& u);
     void finish();
 };
+
+/// m as a plain Sequential (not a subclass, whose forward may differ), or null.
+SequentialImpl* as_sequential(Module& m);
+
+/// The modules forward runs one after the other: the root for a module that is not a Sequential,
+/// else its children, a child the policy does not select opened when it is a plain Sequential
+/// holding a selected module. value_error for a selected module no step is or holds.
+std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const WrapPolicy& policy);
+
+/// Stage 3's groups of parameters (indices into s.params), one per step. value_error for a
+/// parameter two steps share.
+std::vector<std::vector<size_t>> unit_groups(const std::vector<UnitStep>& steps,
+                                             const FsdpState& s);
+
+/// Stages 1 and 2: the units each step's parameters live in (forward waits for their gather).
+std::vector<std::vector<size_t>> step_units(const FsdpState& s);
 
 }  // namespace tg::nn

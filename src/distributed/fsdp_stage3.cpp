@@ -90,23 +90,53 @@ struct PackUnits : autograd::detail::SavedHooks {
 };
 }  // namespace
 
+void FsdpState::prefetch(size_t k) {
+    Unit& u = units[k];
+    if (stage != 3 || u.gathered || u.fetch)
+        return;
+    NoGradGuard no_grad;
+    const int world = group->size();
+    u.fetched = tg::empty({u.shard * world}, TensorOptions(u.mine.dtype()).device(u.mine.device()));
+    std::vector<Tensor> pieces;
+    for (int r = 0; r < world; ++r)
+        pieces.push_back(u.fetched.narrow(0, r * u.shard, u.shard));
+    u.fetch = group->all_gather(pieces, u.mine.detach());
+    ++stats.all_gathers;
+    note_full_bytes();
+}
+
+void FsdpState::prefetch_after(size_t k, bool forward) {
+    for (size_t c = 0; c < child_units.size(); ++c) {
+        if (std::find(child_units[c].begin(), child_units[c].end(), k) == child_units[c].end())
+            continue;
+        // the nearest child with parameters on that side
+        for (size_t d = forward ? c + 1 : c; forward ? d < child_units.size() : d-- > 0;
+             d += forward ? 1 : 0)
+            if (!child_units[d].empty()) {
+                for (size_t j : child_units[d])
+                    prefetch(j);
+                return;
+            }
+        return;
+    }
+}
+
 void FsdpState::gather_unit(size_t k) {
     Unit& u = units[k];
     if (u.gathered)
         return;
     NoGradGuard no_grad;
-    // the all-gather runs after the reduce-scatters posted before it (the communication thread
-    // runs in order) and is waited for: waiting for them first costs nothing and frees their
-    // buffers before this one is allocated
-    drain(true);
-    const int world = group->size();
-    Tensor flat =
-        tg::empty({u.shard * world}, TensorOptions(u.mine.dtype()).device(u.mine.device()));
-    std::vector<Tensor> pieces;
-    for (int r = 0; r < world; ++r)
-        pieces.push_back(flat.narrow(0, r * u.shard, u.shard));
-    group->all_gather(pieces, u.mine.detach())->wait();
-    ++stats.all_gathers;
+    if (!u.fetch) {
+        // the all-gather runs after the reduce-scatters posted before it (the communication
+        // thread runs in order) and is waited for: waiting for them first costs nothing and
+        // frees their buffers before this one is allocated
+        drain(true);
+        prefetch(k);
+    }
+    wait_for(u.fetch);
+    u.fetch.reset();
+    Tensor flat = std::move(u.fetched);
+    u.fetched = Tensor();
     flat.impl()->storage->grad_leaf.store(true, std::memory_order_relaxed);
     for (size_t i = 0; i < u.params.size(); ++i)
         attach(params[u.params[i]], flat, u.offsets[i]);
@@ -118,7 +148,7 @@ void FsdpState::gather_unit(size_t k) {
 void FsdpState::drain(bool block) {
     for (Unit& u : units)
         if (u.launched && u.work && (block || u.work->is_completed())) {
-            u.work->wait();
+            wait_for(u.work);
             u.work.reset();
             u.grads = Tensor();  // the reduce-scatter's input
         }
@@ -129,13 +159,18 @@ void FsdpState::note_full_bytes() {
     for (const Unit& u : units) {
         const uint64_t b =
             uint64_t(u.shard) * uint64_t(group->size()) * uint64_t(element_size(u.mine.dtype()));
-        bytes += (u.gathered ? b : 0) + (u.grads.defined() ? b : 0);
+        bytes += (u.gathered || u.fetched.defined() ? b : 0) + (u.grads.defined() ? b : 0);
     }
     stats.peak_full_bytes = std::max(stats.peak_full_bytes, bytes);
 }
 
 void FsdpState::release(size_t k) {
     Unit& u = units[k];
+    if (u.fetch) {  // prefetched and not used (a forward that threw, a unit backward skipped)
+        wait_for(u.fetch);
+        u.fetch.reset();
+        u.fetched = Tensor();
+    }
     if (stage != 3 || !u.gathered)
         return;
     for (size_t j : u.params)
@@ -146,8 +181,11 @@ void FsdpState::release(size_t k) {
 
 Tensor FsdpState::regather(size_t k) {
     if (!armed)
-        arm();  // the pass releases what it gathered when it ends
-    gather_unit(k);
+        arm();                 // the pass releases what it gathered when it ends
+    if (!units[k].gathered) {  // the first use in this pass: the child before it is next
+        gather_unit(k);
+        prefetch_after(k, false);
+    }
     return units[k].flat;
 }
 
@@ -174,8 +212,11 @@ Tensor FsdpState::run_child(const std::shared_ptr<Module>& child, const std::vec
 }
 
 Tensor FsdpState::run_units(const std::vector<size_t>& ids, const std::function<Tensor()>& fn) {
-    if (stage < 3)
+    if (stage < 3) {  // Note [Sharded parameters]: the step's units gathered before it runs
+        for (size_t k : ids)
+            await(k);
         return fn();
+    }
     if (!pack_units) {
         auto hooks = std::make_shared<PackUnits>();
         hooks->all_saved = true;
@@ -184,6 +225,8 @@ Tensor FsdpState::run_units(const std::vector<size_t>& ids, const std::function<
     }
     for (size_t k : ids)
         gather_unit(k);
+    if (!ids.empty())  // Note [Sharded parameters, stage 3]: the next child's gather overlaps
+        prefetch_after(ids.front(), true);
     Tensor y;
     try {
         if (GradMode::is_enabled()) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "distributed/comm_thread.hpp"
 #include "distributed/fsdp.hpp"
 #include "distributed/reducer.hpp"
 #include "tapegrad/autograd.hpp"
@@ -179,6 +180,8 @@ void FsdpState::launch(Unit& u) {
     u.work = group->reduce_scatter(u.shard_grad, pieces_of(u.grads, u.shard, group->size()));
     u.launched = true;
     ++stats.reduce_scatters;
+    if (stage == 1)
+        chain_gather(u);
     if (stage == 3) {
         note_full_bytes();
         drain(false);
@@ -198,18 +201,26 @@ void FsdpState::finish() {
         launch(units[next++]);
     armed = false;
     const int world = group->size();
-    for (Unit& u : units)
+    for (Unit& u : units) {
+        for (auto& w : u.chained)  // first: the division, done, no longer touches shard_grad
+            wait_for(w);
         if (u.work)  // stage 3 may have waited for it already (drain)
-            u.work->wait();
+            wait_for(u.work);
+    }
     NoGradGuard no_grad;
     std::vector<std::shared_ptr<distributed::Work>> works;
     for (Unit& u : units) {
         u.work.reset();
-        u.shard_grad.div_(double(world));
+        const bool chained = !u.chained.empty();  // divided and gathered back already
+        u.chained.clear();
+        if (!chained)
+            u.shard_grad.div_(double(world));
         if (stage == 1) {  // ZeRO-1: every rank keeps the full averaged gradients
             auto pieces = pieces_of(u.grads, u.shard, world);
-            works.push_back(group->all_gather(pieces, u.shard_grad));
-            ++stats.all_gathers;
+            if (!chained) {
+                works.push_back(group->all_gather(pieces, u.shard_grad));
+                ++stats.all_gathers;
+            }
             u.mine.set_grad(pieces[size_t(group->rank())]);
         } else {  // ZeRO-2 and 3: only the shard's gradient stays
             u.mine.set_grad(u.shard_grad);
@@ -220,7 +231,7 @@ void FsdpState::finish() {
         u.shard_grad = Tensor();
     }
     for (auto& w : works)
-        w->wait();
+        wait_for(w);
     fresh = true;
     dirty = true;
     ++stats.syncs;
@@ -231,10 +242,42 @@ void FsdpState::recover() {
         return;
     armed = false;
     for (Unit& u : units) {
+        for (auto& w : u.chained)  // before the reduce-scatter's write-back, as in finish()
+            w->wait();
         if (u.work)
             u.work->wait();
         u.work.reset();
+        u.chained.clear();
     }
+}
+
+void FsdpState::wait_for(const std::shared_ptr<distributed::Work>& w) {
+    const double t0 = distributed::detail::steady_seconds();
+    w->wait();
+    stats.exposed_seconds += distributed::detail::steady_seconds() - t0;
+    stats.comm_seconds += w->ended_at() - w->started_at();
+}
+
+void FsdpState::chain_gather(Unit& u) {
+    // Note [Sharded parameters]: the communication thread runs its tasks in the order they were
+    // posted, so a task posted now runs once the reduce-scatter has written the shard's sums, and
+    // an all-gather posted after it sends the averaged shard. A CPU tensor of an MPI group only:
+    // another device's collectives stage their input when posted, before the sums exist. The
+    // division bumps shard_grad's version counter on that thread: the reduce-scatter's wait
+    // (which bumps it too, on this thread) must come after the division's.
+    if (!u.mine.device().is_cpu() || group->backend() != "mpi")
+        return;
+    auto divided = std::make_shared<distributed::detail::TaskWork>(std::function<void()>());
+    distributed::detail::comm_thread().post(
+        [g = u.shard_grad, world = group->size()]() mutable {
+            NoGradGuard no_grad;
+            g.div_(double(world));  // as finish() divides: the same bits
+        },
+        divided);
+    u.chained.push_back(std::move(divided));
+    u.chained.push_back(
+        group->all_gather(pieces_of(u.grads, u.shard, group->size()), u.shard_grad));
+    ++stats.all_gathers;
 }
 
 void FsdpState::prepare() {
@@ -250,7 +293,7 @@ void FsdpState::prepare() {
                                   "before wrapping it");
     if (stage == 3)  // gathered unit by unit as the forward reaches them
         return;
-    gather();
+    post_gathers();  // waited for by the forward, a unit before its first use (await)
     if (!GradMode::is_enabled() || !fresh)
         return;
     NoGradGuard no_grad;
@@ -272,18 +315,32 @@ void FsdpState::gather() {
             gather_unit(k);
         return;
     }
+    post_gathers();
+    for (size_t k = 0; k < units.size(); ++k)
+        await(k);
+}
+
+void FsdpState::post_gathers() {
+    for (size_t k = 0; k < units.size(); ++k)  // a forward that threw may have left some
+        await(k);
     if (!dirty)
         return;
     NoGradGuard no_grad;
-    std::vector<std::shared_ptr<distributed::Work>> works;
-    for (Unit& u : units) {
-        works.push_back(
-            group->all_gather(pieces_of(u.flat, u.shard, group->size()), u.mine.detach()));
+    // the last unit holds the first modules (Note [Sharded parameters]): posted first
+    for (size_t k = units.size(); k-- > 0;) {
+        Unit& u = units[k];
+        u.fetch = group->all_gather(pieces_of(u.flat, u.shard, group->size()), u.mine.detach());
         ++stats.all_gathers;
     }
-    for (auto& w : works)
-        w->wait();
     dirty = false;
+}
+
+void FsdpState::await(size_t k) {
+    Unit& u = units[k];
+    if (stage < 3 && u.fetch) {
+        wait_for(u.fetch);
+        u.fetch.reset();
+    }
 }
 
 }  // namespace tg::nn

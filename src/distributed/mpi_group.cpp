@@ -172,8 +172,25 @@ public:
         check_per_rank("all_gather", "outputs", outputs, input, size_,
                        [](const Tensor& t) { check_tensor("all_gather", t); });
         Staged in = Staged::of(input);
-        auto buf = std::make_shared<std::vector<unsigned char>>(in.bytes() * size_t(size_));
         ++stats_.all_gathers;
+        if (unsigned char* base = consecutive(outputs, in)) {
+            // the outputs are the pieces of one CPU buffer: received into it, with no copy at
+            // wait (in place when the input is this rank's piece already)
+            const bool in_place = bytes_of(in.host) == base + size_t(rank_) * in.bytes();
+            return launch(
+                [outputs] {
+                    for (const Tensor& o : outputs)
+                        runtime::mark_modified(o);
+                },
+                [in, outputs, base, in_place, c = comm_] {  // outputs: base stays alive
+                    const int n = int(in.host.numel());
+                    const MPI_Datatype t = mpi_type(in.host.dtype());
+                    check_mpi(
+                        MPI_Allgather(in_place ? MPI_IN_PLACE : in.ptr(), n, t, base, n, t, c),
+                        "all_gather");
+                });
+        }
+        auto buf = std::make_shared<std::vector<unsigned char>>(in.bytes() * size_t(size_));
         return launch(
             [buf, outputs, n = in.bytes()] {
                 for (size_t r = 0; r < outputs.size(); ++r)
@@ -217,6 +234,21 @@ public:
     GroupStats stats() const override { return stats_.snapshot(); }
 
 private:
+    /// The first byte of outputs when they are CPU tensors one after the other in memory and
+    /// the input is either outside them or exactly this rank's piece; else null.
+    unsigned char* consecutive(const std::vector<Tensor>& outputs, const Staged& in) const {
+        const size_t n = in.bytes();
+        for (const Tensor& o : outputs)
+            if (!o.device().is_cpu() || n == 0)
+                return nullptr;
+        unsigned char* base = bytes_of(outputs[0]);
+        for (size_t r = 1; r < outputs.size(); ++r)
+            if (bytes_of(outputs[r]) != base + r * n)
+                return nullptr;
+        const unsigned char* p = bytes_of(in.host);
+        const bool outside = p + n <= base || p >= base + outputs.size() * n;
+        return outside || p == base + size_t(rank_) * n ? base : nullptr;
+    }
     static void write_bytes(const Tensor& dst, const unsigned char* src) {
         if (dst.device().is_cpu()) {
             std::memcpy(bytes_of(dst), src, size_t(dst.numel()) * element_size(dst.dtype()));

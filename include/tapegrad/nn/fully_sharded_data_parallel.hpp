@@ -18,11 +18,13 @@
 /// Note [Sharded parameters] in src/distributed/fsdp_state.cpp says how the module's parameters,
 /// the shards the optimizer sees and the gradients share memory. At stage 3 (Note [Sharded
 /// parameters, stage 3] in src/distributed/fsdp_stage3.cpp) a unit is a child of a Sequential
-/// (the whole module for any other module): its parameters are all-gathered just before its
-/// forward and freed after it, gathered again when backward first needs them and freed once
-/// their gradients are done. Custom wrap policies are not implemented yet;
+/// (the whole module for any other module; ShardingOptions::wrap_policy opens nested
+/// Sequentials): its parameters are all-gathered just before its forward (the next unit's
+/// gather in flight meanwhile) and freed after it, gathered again when backward first needs them
+/// (the unit before it prefetched) and freed once their gradients are done.
 /// tapegrad/sharded_checkpoint.hpp saves and loads the shards.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -32,6 +34,19 @@
 #pragma GCC visibility push(default)
 
 namespace tg::nn {
+
+/// Which modules are units at stage 3 (PyTorch's ModuleWrapPolicy): true for a module that is
+/// one. See ShardingOptions::wrap_policy.
+using WrapPolicy = std::function<bool(const Module&)>;
+
+/// A unit per module of type T (a holder such as Block, or its BlockImpl), as PyTorch's
+/// ModuleWrapPolicy({Block}).
+template <class T>
+WrapPolicy wrap_each() {
+    return [](const Module& m) {
+        return dynamic_cast<const typename module_detail::Contained<T>::type*>(&m) != nullptr;
+    };
+}
 
 /// Options with chained setters. Defaults: stage 1, units of 25 MiB, buffers broadcast from rank
 /// 0 at every forward, the default process group.
@@ -62,6 +77,18 @@ public:
         checkpoint_ = on;
         return *this;
     }
+    /// Stage 3's units (and checkpoint's), when the module is a Sequential: without a policy one
+    /// per child; with one, a child the policy does not select that is itself a plain Sequential
+    /// holding a selected module is opened and its children taken in its place, recursively. So
+    /// nested Sequentials of blocks give a unit per block. A selected module that no chain of
+    /// Sequentials from the top reaches (a block in a ModuleList that its parent's forward
+    /// iterates, as examples/char_gpt.cpp does) is a value_error when the wrapper is built: the
+    /// wrapper gathers a unit only around a module it runs itself. Stages 1 and 2 cut their units
+    /// by bucket_cap_mb and use the policy only with checkpoint.
+    ShardingOptions& wrap_policy(WrapPolicy p) {
+        wrap_policy_ = std::move(p);
+        return *this;
+    }
     ShardingOptions& process_group(std::shared_ptr<distributed::ProcessGroup> g) {
         group_ = std::move(g);
         return *this;
@@ -71,6 +98,7 @@ public:
     bool broadcast_buffers() const { return broadcast_buffers_; }
     bool checkpoint() const { return checkpoint_; }
     const std::shared_ptr<distributed::ProcessGroup>& process_group() const { return group_; }
+    const WrapPolicy& wrap_policy() const { return wrap_policy_; }
 
 private:
     int stage_ = 1;
@@ -78,6 +106,7 @@ private:
     bool broadcast_buffers_ = true;
     bool checkpoint_ = false;
     std::shared_ptr<distributed::ProcessGroup> group_;
+    WrapPolicy wrap_policy_;
 };
 
 /// What a FullyShardedDataParallel has communicated since it was made.
@@ -88,6 +117,10 @@ struct FullyShardedDataParallelStats {
                                // 3: a unit before its forward and again for its backward)
     uint64_t peak_full_bytes = 0;  // stage 3: the most bytes of gathered parameters and of full
                                    // gradient buffers awaiting their reduce-scatter held at once
+    double comm_seconds = 0;       // how long the collectives the wrapper waited for ran on the
+                                   // communication thread (steady clock)
+    double exposed_seconds = 0;    // how long the wrapper's thread waited for them: the share of
+                                   // comm_seconds not hidden behind compute
 };
 
 class FullyShardedDataParallel {
@@ -98,9 +131,9 @@ public:
     /// each, modules in reverse order as DDP's buckets), one buffer each
     /// (padded to a multiple of the world size) that the module's parameters become views of,
     /// and registers the hooks that reduce gradients. Stage 3 makes a unit of each child of a
-    /// Sequential (value_error for a parameter two children share) or of the whole module, and
-    /// keeps only this rank's shard of it. Collective. value_error for a null module or a stage
-    /// other than 1, 2 or 3.
+    /// Sequential (opened as wrap_policy says; value_error for a parameter two units share) or of
+    /// the whole module, and keeps only this rank's shard of it. Collective. value_error for a null
+    /// module or a stage other than 1, 2 or 3.
     explicit FullyShardedDataParallel(std::shared_ptr<Module> module, ShardingOptions options = {});
     template <class Impl>
     explicit FullyShardedDataParallel(const ModuleHolder<Impl>& module,
