@@ -203,6 +203,24 @@ void Budget::ensure_room(int64_t n, const std::string& what) {
     }
 }
 
+BudgetEntry* Budget::new_entry(const Tensor& out, const char* name) {
+    if (entries_.size() >= prune_at_)
+        prune();
+    const int64_t n = int64_t(out.impl()->storage->nbytes);
+    ensure_room(n, std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")");
+    entries_.push_back(std::make_shared<BudgetEntry>());
+    BudgetEntry* e = entries_.back().get();
+    e->sizes = out.sizes();
+    e->strides = out.strides();
+    e->offset = out.storage_offset();
+    e->dtype = out.dtype();
+    e->nbytes = n;
+    e->version = out.impl()->storage->version;
+    add_resident(*e, out);
+    e->made = e->last_use;
+    return e;
+}
+
 void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inputs,
                       const Tensor& out) {
     const Clock::time_point now = Clock::now();
@@ -223,20 +241,7 @@ void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inp
         if (it != by_storage_.end() || !out.defined() ||
             out.impl()->storage->grad_leaf.load(std::memory_order_relaxed))
             return;  // a view or an in-place result of a kept buffer, or of a parameter
-        if (entries_.size() >= prune_at_)
-            prune();
-        const int64_t n = int64_t(out.impl()->storage->nbytes);
-        ensure_room(n, std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")");
-        entries_.push_back(std::make_shared<BudgetEntry>());
-        e = entries_.back().get();
-        e->sizes = out.sizes();
-        e->strides = out.strides();
-        e->offset = out.storage_offset();
-        e->dtype = out.dtype();
-        e->nbytes = n;
-        e->version = out.impl()->storage->version;
-        add_resident(*e, out);
-        e->made = e->last_use;
+        e = new_entry(out, name);
     }
     e->name = name;
     e->cost = cost;

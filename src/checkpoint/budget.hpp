@@ -92,6 +92,8 @@ private:
     void settle();
     void ensure_room(int64_t n, const std::string& what);
     void add_resident(BudgetEntry& e, const Tensor& t);
+    /// A resident entry for an op's new output buffer, room made for it first.
+    BudgetEntry* new_entry(const Tensor& out, const char* name);
     void drop_resident(BudgetEntry& e);
     void pin(BudgetEntry& e, const std::string& why);
 

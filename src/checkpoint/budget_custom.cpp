@@ -47,20 +47,7 @@ void Budget::recorded_outputs(const char* name, const std::vector<Tensor>& input
             unnamed_.erase(u);
             e->awaiting_op = false;
         } else {
-            if (entries_.size() >= prune_at_)
-                prune();
-            const int64_t n = int64_t(out.impl()->storage->nbytes);
-            ensure_room(n,
-                        std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")");
-            entries_.push_back(std::make_shared<BudgetEntry>());
-            e = entries_.back().get();
-            e->sizes = out.sizes();
-            e->strides = out.strides();
-            e->offset = out.storage_offset();
-            e->dtype = out.dtype();
-            e->nbytes = n;
-            e->version = out.impl()->storage->version;
-            add_resident(*e, out);
+            e = new_entry(out, name);
         }
         e->name = name;
         e->cost = cost;
