@@ -26,8 +26,11 @@
 // 2 threads): the step 45-49 -> 30-31 ms. Each thread writes only its own samples of y and dx,
 // so they are bit-identical for any thread count. dw sums over every sample: its chunks form up
 // to 8 blocks (fixed by the sizes), each summed in order into its own buffer, then the buffers
-// in block order, so dw is bit-identical for any thread count too. Other devices run the chunks
-// in order (their kernels already fill the device).
+// in block order, so dw is bit-identical for any thread count too. That holds when the batch is
+// at least two chunks: a batch of one chunk (a small layer) runs its GEMMs on OpenBLAS's own
+// threads, whose split of a product can round differently from one thread's (float32 bits seen
+// to differ between 1 and 2 threads on a small conv3d). Other devices run the chunks in order
+// (their kernels already fill the device).
 #include "ops/conv_gemm.hpp"
 
 #include <algorithm>
