@@ -206,6 +206,26 @@ void check_budgets(Model m, tg::Dtype dt, double p, std::vector<int> fractions =
     });
 }
 
+/// 32 x (linear + tanh), width 64, batch 32: the uniform chain of the eviction-order tests.
+struct TanhChain {
+    std::vector<Tensor> w, b;
+    Tensor x;
+    TanhChain() {
+        tg::manual_seed(1);
+        for (int i = 0; i < 32; ++i) {
+            w.push_back((tg::randn({64, 64}) * 0.125).requires_grad_());
+            b.push_back(tg::zeros({64}).requires_grad_());
+        }
+        x = tg::randn({32, 64});
+    }
+    Tensor loss() const {
+        Tensor h = x;
+        for (size_t i = 0; i < w.size(); ++i)
+            h = tg::tanh(tg::linear(h, w[i], b[i]));
+        return (h * h).mean();
+    }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(mlp_float64_and_float32) {
@@ -732,19 +752,8 @@ BOOST_AUTO_TEST_CASE(a_uniform_chain_at_half_recomputes_about_half_of_it) {
     // With the evicted neighbourhood one level deep, all tanh outputs looked alike (their linear
     // input always goes first), eviction was oldest-first and backward recomputed the whole
     // evicted prefix: 50 in most steps.
-    tg::manual_seed(1);
-    std::vector<Tensor> w, b;
-    for (int i = 0; i < 32; ++i) {
-        w.push_back((tg::randn({64, 64}) * 0.125).requires_grad_());
-        b.push_back(tg::zeros({64}).requires_grad_());
-    }
-    const Tensor x = tg::randn({32, 64});
-    auto step = [&] {
-        Tensor h = x;
-        for (size_t i = 0; i < w.size(); ++i)
-            h = tg::tanh(tg::linear(h, w[i], b[i]));
-        (h * h).mean().backward();
-    };
+    TanhChain chain;
+    auto step = [&] { chain.loss().backward(); };
     tg::memory::reset_peak();
     step();
     const int64_t peak = tg::memory::stats().peak_saved_bytes;
@@ -770,18 +779,11 @@ BOOST_AUTO_TEST_CASE(a_uniform_chain_at_a_fifth_does_not_thrash_in_backward) {
     // middle of the chain was recomputed from it for node after node: a median of 250-254. The
     // optimal planner recomputes 23.5 and 41 layers of the 32x1024 MLP at the same saved bytes
     // (47 and 82 ops); 1/3 is a guard (48-64 before and after).
-    tg::manual_seed(1);
-    std::vector<Tensor> w, b;
-    for (int i = 0; i < 32; ++i) {
-        w.push_back((tg::randn({64, 64}) * 0.125).requires_grad_());
-        b.push_back(tg::zeros({64}).requires_grad_());
-    }
-    const Tensor x = tg::randn({32, 64});
+    TanhChain chain;
+    auto& w = chain.w;
+    auto& b = chain.b;
     auto step = [&] {
-        Tensor h = x;
-        for (size_t i = 0; i < w.size(); ++i)
-            h = tg::tanh(tg::linear(h, w[i], b[i]));
-        (h * h).mean().backward();
+        chain.loss().backward();
         std::vector<Tensor> g;
         for (size_t i = 0; i < w.size(); ++i) {
             g.push_back(w[i].grad().clone());
