@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_char_gpt_model.hpp"
 #include "bench_common.hpp"
 #include "bench_driver.hpp"
 #include "tapegrad/nn.hpp"
@@ -25,39 +26,8 @@ using tg::Tensor;
 
 namespace {
 
-struct Gpt {
-    static constexpr int64_t V = 96, T = 128, D = 256, H = 4, B = 16;
-    tg::nn::Embedding tok{nullptr}, pos{nullptr};
-    std::vector<tg::nn::TransformerEncoderLayer> blocks;
-    tg::nn::LayerNorm ln_f{nullptr};
-    tg::nn::Linear head{nullptr};
-    std::vector<Tensor> params;
-    Tensor ids, targets;
-    Gpt() {
-        namespace nn = tg::nn;
-        tg::manual_seed(3);
-        tok = nn::Embedding(V, D);
-        pos = nn::Embedding(T, D);
-        std::vector<std::shared_ptr<nn::Module>> modules = {tok.ptr(), pos.ptr()};
-        for (int i = 0; i < 6; ++i) {
-            blocks.emplace_back(nn::TransformerEncoderLayerOptions(D, H)
-                                    .dim_feedforward(4 * D)
-                                    .dropout(0.1)
-                                    .activation(tg::kGELU)
-                                    .norm_first(true)
-                                    .batch_first(true));
-            modules.push_back(blocks.back().ptr());
-        }
-        ln_f = nn::LayerNorm(nn::LayerNormOptions({D}));
-        head = nn::Linear(D, V);
-        modules.push_back(ln_f.ptr());
-        modules.push_back(head.ptr());
-        for (const auto& m : modules)
-            for (const Tensor& t : m->parameters())
-                params.push_back(t);
-        ids = tg::randint(0, V, {B, T});
-        targets = tg::randint(0, V, {B * T});
-    }
+struct Gpt : CharGptModel {
+    Gpt() : CharGptModel(3) {}
     void step() {
         for (Tensor t : params)
             t.set_grad({});

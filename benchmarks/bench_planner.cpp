@@ -28,6 +28,7 @@
 #include <tapegrad/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "bench_char_gpt_model.hpp"
 #include "bench_env.hpp"
 
 namespace {
@@ -42,37 +43,9 @@ struct Args {
 
 /// char_gpt as planner stages: the embedding (token ids to h), each block, the final norm, the
 /// head; the loss (cross_entropy over the logits) stays outside the chain.
-struct Gpt {
-    static constexpr int64_t V = 96, T = 128, D = 256, H = 4, B = 16;
-    nn::Embedding tok{nullptr}, pos{nullptr};
-    std::vector<nn::TransformerEncoderLayer> blocks;
-    nn::LayerNorm ln_f{nullptr};
-    nn::Linear head{nullptr};
-    std::vector<tg::Tensor> params;
+struct Gpt : bench::CharGptModel {
     std::vector<nn::Stage> stages;
-    tg::Tensor ids, targets;
     Gpt() {
-        tok = nn::Embedding(V, D);
-        pos = nn::Embedding(T, D);
-        std::vector<std::shared_ptr<nn::Module>> modules = {tok.ptr(), pos.ptr()};
-        for (int i = 0; i < 6; ++i) {
-            blocks.emplace_back(nn::TransformerEncoderLayerOptions(D, H)
-                                    .dim_feedforward(4 * D)
-                                    .dropout(0.1)
-                                    .activation(tg::kGELU)
-                                    .norm_first(true)
-                                    .batch_first(true));
-            modules.push_back(blocks.back().ptr());
-        }
-        ln_f = nn::LayerNorm(nn::LayerNormOptions({D}));
-        head = nn::Linear(D, V);
-        modules.push_back(ln_f.ptr());
-        modules.push_back(head.ptr());
-        for (const auto& m : modules)
-            for (const tg::Tensor& t : m->parameters())
-                params.push_back(t);
-        ids = tg::randint(0, V, {B, T});
-        targets = tg::randint(0, V, {B * T});
         stages.push_back({"embedding", [this](const tg::Tensor& x) {
                               return tok(x) + pos(tg::arange(T, tg::kInt64));
                           }});
