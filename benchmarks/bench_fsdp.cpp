@@ -9,7 +9,9 @@
 /// module's parameters and their gradients, of the optimizer's parameters and their gradients, and
 /// of its state), as the tests count them. Options: --ranks 2 --stages 1,2 --rounds 3 --steps 8
 /// --warmup 2 --layers 4 --width 1024
-/// --batch 256 --mpirun "mpirun --oversubscribe" --tag HOST --csv F --md F --plot F.
+/// --batch 256 --mpirun "mpirun --oversubscribe" --tag HOST --csv F --md F --plot F --timeline F
+/// (each stage's last step per rank, after one more run of each; scripts/plot_timeline.gp).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -61,6 +63,57 @@ nn::Sequential make_model(int layers, int64_t d) {
     return m;
 }
 
+/// Appends the last step of every rank to the CSV `path` (rank 0 writes; collective): forward,
+/// backward and optimizer step from steps = {t0, t1, t2, t3}, each collective as it ran on the
+/// communication thread and the wait for it on the compute thread, in ms since rank 0's t0.
+void write_timeline(const std::string& path, const std::string& config,
+                    const std::vector<double>& steps,
+                    const std::vector<nn::ShardedCollectiveSpan>& spans) {
+    if (path.empty())
+        return;
+    const std::vector<std::string> kinds{"all-gather", "reduce-scatter", "divide"};
+    std::vector<double> row = steps;
+    for (const auto& sp : spans) {
+        const auto k = std::find(kinds.begin(), kinds.end(), std::string(sp.what)) - kinds.begin();
+        row.insert(row.end(), {double(k), sp.started, sp.ended, sp.wait_from, sp.wait_to});
+    }
+    // the ranks' rows padded to one length for all_gather
+    std::vector<tg::Tensor> lens;
+    for (int r = 0; r < dist::world_size(); ++r)
+        lens.push_back(tg::empty({1}, tg::kFloat64));
+    dist::all_gather(lens, tg::tensor({double(row.size())}, tg::kFloat64));
+    size_t longest = 0;
+    for (const tg::Tensor& l : lens)
+        longest = std::max(longest, size_t(l.item<double>()));
+    row.resize(longest, -1.0);
+    std::vector<tg::Tensor> rows;
+    for (int r = 0; r < dist::world_size(); ++r)
+        rows.push_back(tg::empty({int64_t(longest)}, tg::kFloat64));
+    dist::all_gather(rows, tg::tensor(row, tg::kFloat64));
+    if (dist::rank() != 0)
+        return;
+    FILE* f = std::fopen(path.c_str(), "a");
+    if (!f)
+        return;
+    const double origin = rows[0].to_vector<double>()[0];
+    for (int r = 0; r < dist::world_size(); ++r) {
+        const auto v = rows[size_t(r)].to_vector<double>();
+        auto span = [&](const std::string& what, double a, double b) {
+            std::fprintf(f, "%s,%d,%s,%.3f,%.3f\n", config.c_str(), r, what.c_str(),
+                         1e3 * (a - origin), 1e3 * (b - origin));
+        };
+        span("forward", v[0], v[1]);
+        span("backward", v[1], v[2]);
+        span("optimizer step", v[2], v[3]);
+        for (size_t i = 4; i + 4 < v.size() && v[i] >= 0; i += 5) {
+            span(kinds[size_t(v[i])], v[i + 1], v[i + 2]);
+            if (v[i + 4] - v[i + 3] > 1e-5)  // waits under 10 us are not drawn
+                span("wait", v[i + 3], v[i + 4]);
+        }
+    }
+    std::fclose(f);
+}
+
 int child(int argc, char** argv) {
     dist::init(&argc, &argv);
     const std::string mode = arg_value(argc, argv, "--mode", "ddp");
@@ -99,19 +152,20 @@ int child(int argc, char** argv) {
         return std::make_pair(fsdp->stats().comm_seconds, fsdp->stats().exposed_seconds);
     };
     std::pair<double, double> before{0, 0};
+    double t0 = 0, t1 = 0, t2 = 0, t3 = 0;
     for (int i = 0; i < warmup + steps; ++i) {
         if (i == warmup)
             before = comm();
         dist::barrier();
-        const double t0 = steady();
+        t0 = steady();
         opt.zero_grad();
         tg::Tensor out = ddp ? ddp->forward(x) : fsdp->forward(x);
         tg::Tensor loss = tg::mse_loss(out, y);
-        const double t1 = steady();
+        t1 = steady();
         loss.backward();
-        const double t2 = steady();
+        t2 = steady();
         opt.step();
-        const double t3 = steady();
+        t3 = steady();
         loss_v = loss.item<double>();
         if (i >= warmup) {
             step_s.push_back(t3 - t0);
@@ -120,6 +174,9 @@ int child(int argc, char** argv) {
         }
     }
     const auto after = comm();
+    if (fsdp)
+        write_timeline(arg_value(argc, argv, "--timeline", ""), "stage " + std::to_string(stage),
+                       {t0, t1, t2, t3}, fsdp->stats().last);
     const double comm_ms = 1e3 * (after.first - before.first) / steps,
                  exposed_ms = 1e3 * (after.second - before.second) / steps;
     // what parameters, gradients and optimizer state hold on this rank after a step
@@ -179,6 +236,13 @@ int driver(int argc, char** argv) {
         cs.push_back(c);
     }
     run_rounds(cs, rounds, "bench_fsdp");
+    const std::string timeline = arg_value(argc, argv, "--timeline", "");
+    if (!timeline.empty()) {  // one more run of each stage, for its timeline
+        write_file(timeline, "config,rank,what,start_ms,end_ms\n");
+        for (const Config& c : cs)
+            if (c.side == "fsdp")
+                run_child(c.cmd + " --timeline " + timeline);
+    }
     const double ddp_ms = cs[0].med(), ddp_bytes = std::stod(cs[0].get("state_bytes"));
     Table t;
     t.header = {

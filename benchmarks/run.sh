@@ -239,9 +239,18 @@ for w in $WHAT; do
             OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$B/bench_fsdp" \
                 --ranks "$np" --stages "${FSDP_STAGES:-1,2}" --rounds "$rounds" --tag "$tag" \
                 --csv "$RES/fsdp${np}_$tag.csv" --md "$RES/fsdp${np}_$tag.part.md" \
-                --plot "$RES/fsdp${np}_$tag.plot.csv" >/dev/null
+                --plot "$RES/fsdp${np}_$tag.plot.csv" \
+                --timeline "$RES/fsdp${np}_timeline_$tag.csv" >/dev/null
             finish "fsdp${np}_$tag" "Sharded data parallel vs DDP, $np ranks ($tag)" \
                 "time and memory / DDP"
+            if command -v gnuplot >/dev/null; then
+                for st in $(echo "${FSDP_STAGES:-1,2}" | tr , ' '); do
+                    gnuplot -e "csv='$RES/fsdp${np}_timeline_$tag.csv'; \
+                        out='$RES/fsdp${np}_timeline_stage${st}_$tag.png'; world=$np; \
+                        config='stage $st'; title='One stage-$st step, $np ranks ($tag)'" \
+                        "$ROOT/scripts/plot_timeline.gp" 2>/dev/null
+                done
+            fi
         done ;;
     ddp)  # about 3 minutes: mpirun jobs of 1 and 2 ranks (root may run them: CI containers)
         tag=$(host_tag)

@@ -441,6 +441,18 @@ BOOST_AUTO_TEST_CASE(stage_3_gathers_each_child_around_its_forward_and_backward)
         const auto after = model->stats();
         BOOST_TEST(after.all_gathers - before.all_gathers == 6u);  // 3 forward, 3 backward
         BOOST_TEST(after.reduce_scatters - before.reduce_scatters == 3u);
+        // the step's timeline: each collective waited for once, after it ran
+        size_t gathers = 0, scatters = 0;
+        for (const auto& sp : after.last) {
+            gathers += std::string(sp.what) == "all-gather";
+            scatters += std::string(sp.what) == "reduce-scatter";
+            BOOST_TEST(sp.started <= sp.ended);
+            BOOST_TEST(sp.wait_from <= sp.wait_to);
+            BOOST_TEST(sp.ended <= sp.wait_to);
+        }
+        BOOST_TEST(gathers == 6u);
+        BOOST_TEST(scatters == 3u);
+        BOOST_TEST(after.last.size() == 9u);
         BOOST_TEST(after_forward == 0);  // freed after each child, saved as handles
         BOOST_TEST(layer_bytes == 0);
         BOOST_TEST(parameter_bytes(*m) == 0);

@@ -83,6 +83,7 @@ FullyShardedDataParallel::~FullyShardedDataParallel() {
 
 Tensor FullyShardedDataParallel::forward(const Tensor& x) {
     FsdpState& s = *state_;
+    s.stats.last.clear();
     s.prepare();
     if (s.broadcast_buffers && s.group->size() > 1 && !module_->buffers().empty()) {
         NoGradGuard no_grad;

@@ -99,8 +99,8 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     void await(size_t k);
     /// Waits for the collectives a backward that threw left in flight.
     void recover();
-    /// w->wait(), counted in stats' comm_seconds and exposed_seconds.
-    void wait_for(const std::shared_ptr<distributed::Work>& w);
+    /// w->wait(), counted in stats' comm_seconds and exposed_seconds and listed in stats.last.
+    void wait_for(const std::shared_ptr<distributed::Work>& w, const char* what);
 
 private:
     void arm();

@@ -133,7 +133,7 @@ void FsdpState::gather_unit(size_t k) {
         drain(true);
         prefetch(k);
     }
-    wait_for(u.fetch);
+    wait_for(u.fetch, "all-gather");
     u.fetch.reset();
     Tensor flat = std::move(u.fetched);
     u.fetched = Tensor();
@@ -148,7 +148,7 @@ void FsdpState::gather_unit(size_t k) {
 void FsdpState::drain(bool block) {
     for (Unit& u : units)
         if (u.launched && u.work && (block || u.work->is_completed())) {
-            wait_for(u.work);
+            wait_for(u.work, "reduce-scatter");
             u.work.reset();
             u.grads = Tensor();  // the reduce-scatter's input
         }
@@ -167,7 +167,7 @@ void FsdpState::note_full_bytes() {
 void FsdpState::release(size_t k) {
     Unit& u = units[k];
     if (u.fetch) {  // prefetched and not used (a forward that threw, a unit backward skipped)
-        wait_for(u.fetch);
+        wait_for(u.fetch, "all-gather");
         u.fetch.reset();
         u.fetched = Tensor();
     }

@@ -202,10 +202,11 @@ void FsdpState::finish() {
     armed = false;
     const int world = group->size();
     for (Unit& u : units) {
-        for (auto& w : u.chained)  // first: the division, done, no longer touches shard_grad
-            wait_for(w);
+        // first: the division (chained[0]), done, no longer touches shard_grad; then the gather
+        for (size_t i = 0; i < u.chained.size(); ++i)
+            wait_for(u.chained[i], i == 0 ? "divide" : "all-gather");
         if (u.work)  // stage 3 may have waited for it already (drain)
-            wait_for(u.work);
+            wait_for(u.work, "reduce-scatter");
     }
     NoGradGuard no_grad;
     std::vector<std::shared_ptr<distributed::Work>> works;
@@ -231,7 +232,7 @@ void FsdpState::finish() {
         u.shard_grad = Tensor();
     }
     for (auto& w : works)
-        wait_for(w);
+        wait_for(w, "all-gather");
     fresh = true;
     dirty = true;
     ++stats.syncs;
@@ -251,11 +252,13 @@ void FsdpState::recover() {
     }
 }
 
-void FsdpState::wait_for(const std::shared_ptr<distributed::Work>& w) {
+void FsdpState::wait_for(const std::shared_ptr<distributed::Work>& w, const char* what) {
     const double t0 = distributed::detail::steady_seconds();
     w->wait();
-    stats.exposed_seconds += distributed::detail::steady_seconds() - t0;
+    const double t1 = distributed::detail::steady_seconds();
+    stats.exposed_seconds += t1 - t0;
     stats.comm_seconds += w->ended_at() - w->started_at();
+    stats.last.push_back({what, w->started_at(), w->ended_at(), t0, t1});
 }
 
 void FsdpState::chain_gather(Unit& u) {
@@ -338,7 +341,7 @@ void FsdpState::post_gathers() {
 void FsdpState::await(size_t k) {
     Unit& u = units[k];
     if (stage < 3 && u.fetch) {
-        wait_for(u.fetch);
+        wait_for(u.fetch, "all-gather");
         u.fetch.reset();
     }
 }

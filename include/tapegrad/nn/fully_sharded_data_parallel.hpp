@@ -109,6 +109,15 @@ private:
     WrapPolicy wrap_policy_;
 };
 
+/// A collective of the latest step as the wrapper saw it, in steady-clock seconds (the clock of
+/// distributed::Work::started_at): what it was, when it ran on the communication thread, and
+/// when the wrapper's thread waited for it (wait_to - wait_from is its exposed part).
+struct ShardedCollectiveSpan {
+    const char* what = "";  // "all-gather", "reduce-scatter" or "divide" (stage 1's averaging)
+    double started = 0, ended = 0;
+    double wait_from = 0, wait_to = 0;
+};
+
 /// What a FullyShardedDataParallel has communicated since it was made.
 struct FullyShardedDataParallelStats {
     uint64_t syncs = 0;            // backward passes whose gradients were reduced
@@ -121,6 +130,8 @@ struct FullyShardedDataParallelStats {
                                    // communication thread (steady clock)
     double exposed_seconds = 0;    // how long the wrapper's thread waited for them: the share of
                                    // comm_seconds not hidden behind compute
+    std::vector<ShardedCollectiveSpan> last;  // the collectives waited for since the latest
+                                              // forward began, in the order waited for
 };
 
 class FullyShardedDataParallel {
