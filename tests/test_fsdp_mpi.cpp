@@ -550,11 +550,80 @@ BOOST_AUTO_TEST_CASE(stage_3_wrap_each_block_gives_a_unit_per_block_and_equals_d
     BOOST_TEST(peak[0] >= 1200 * sizeof(double));
     BOOST_TEST(peak[1] > 600 * sizeof(double));
     BOOST_TEST(peak[1] <= (3 * 600 + 42) * sizeof(double));
-    // a block its parent's forward calls itself cannot be gathered around: refused, not wrong
+}
+
+/// A linear, three blocks in a ModuleList that the model's own forward calls through
+/// operator(), and a head: a GPT's shape (Note [Units the model calls]).
+struct CalledBlocks : nn::Module {
+    nn::Linear embed{nullptr}, head{nullptr};
+    nn::ModuleList blocks;
+    CalledBlocks() {
+        embed = register_module("embed", nn::Linear(4, 8));
+        register_module("blocks", blocks);
+        for (int i = 0; i < 3; ++i)
+            blocks->push_back(block());
+        head = register_module("head", nn::Linear(8, 3));
+        to(tg::kFloat64);
+    }
+    Tensor forward(const Tensor& x) override {
+        Tensor h = embed(x);
+        for (const auto& b : *blocks)
+            h = (*b)(h);
+        return head(h);
+    }
+};
+
+Case called_blocks() {
+    Case c = transformer();
+    c.make = [] { return nn::Sequential(std::make_shared<CalledBlocks>()); };
+    return c;
+}
+
+BOOST_AUTO_TEST_CASE(stage_3_blocks_the_model_calls_itself_are_units_and_equal_ddp) {
+    const auto policy = nn::wrap_each<nn::TransformerEncoderLayer>();
+    for (int micro : {1, 2})
+        BOOST_TEST_CONTEXT("micro-batches " << micro) {
+            Result res = run(called_blocks(), 3, micro, 0, 5, 25, false, policy);
+            BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+            BOOST_TEST(identical_across_ranks(res.fsdp));
+        }
+    auto c = called_blocks();
+    auto m = c.make();
+    auto model =
+        nn::FullyShardedDataParallel(m, nn::ShardingOptions().stage(3).wrap_policy(policy));
+    BOOST_TEST(model->parameters().size() == 4u);  // the linears' unit and one per block
+    tg::Generator gen(3);
+    Tensor x = c.x(4, gen), y = c.y(4, gen);
+    // while the first block runs its forward, the later blocks hold no memory
+    auto blocks = m->ptr(0)->as<CalledBlocks>()->blocks;
+    int64_t later = -1;
+    blocks->ptr(0)->parameters()[0].register_hook([&](const Tensor& g) {
+        later = parameter_bytes(*blocks->ptr(2));
+        return g;
+    });
+    for (int step = 0; step < 3; ++step) {  // the first forward is the probe, every unit gathered
+        const auto before = model->stats();
+        Tensor loss = tg::mse_loss(model(x), y);
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        loss.backward();
+        BOOST_TEST(parameter_bytes(*m) == 0);
+        BOOST_TEST(later == 0);  // in backward, the last block's unit was freed before the first's
+        if (step > 0)            // each unit before its forward and again for its backward
+            BOOST_TEST(model->stats().all_gathers - before.all_gathers == 8u);
+    }
+    // with checkpoint such a block is refused when the wrapper is built
     BOOST_CHECK_THROW(
-        nn::FullyShardedDataParallel(std::make_shared<ListOfBlocks>(),
-                                     nn::ShardingOptions().stage(3).wrap_policy(policy)),
+        nn::FullyShardedDataParallel(
+            c.make(), nn::ShardingOptions().stage(3).checkpoint(true).wrap_policy(policy)),
         tg::value_error);
+    // a block the forward calls as ->forward(x) is refused by the first forward, not read freed
+    auto direct = std::make_shared<ListOfBlocks>();
+    auto wrapped =
+        nn::FullyShardedDataParallel(direct, nn::ShardingOptions().stage(3).wrap_policy(policy));
+    Tensor xd = tg::randn({2, 3, 8}, gen, f64);
+    BOOST_CHECK_THROW(wrapped(xd), tg::value_error);
+    BOOST_CHECK_THROW(wrapped(xd), tg::value_error);
+    BOOST_TEST(parameter_bytes(*direct) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_refused) {

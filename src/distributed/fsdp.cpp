@@ -56,15 +56,22 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
         for (auto& w : works)
             w->wait();
     }
-    s.steps = unit_steps(module_, options.wrap_policy());
+    s.steps = unit_steps(module_, options.wrap_policy(),
+                         s.stage == 3 && !s.checkpoint ? &s.called : nullptr);
     if (s.stage < 3) {
         s.build(std::max<int64_t>(1, int64_t(options.bucket_cap_mb() * 1024 * 1024)),
                 {bucket_order(s.names)});
         s.child_units = step_units(s);
     } else {  // Note [Sharded parameters, stage 3]: the children's units, built last child first
-        auto groups = unit_groups(s.steps, s);
-        auto built = s.build(std::numeric_limits<int64_t>::max(), {groups.rbegin(), groups.rend()});
-        s.child_units.assign(built.rbegin(), built.rend());
+        const UnitGroups g = unit_groups(s.steps, s.called, s);
+        auto built =
+            s.build(std::numeric_limits<int64_t>::max(), {g.groups.rbegin(), g.groups.rend()});
+        s.unit_order.assign(built.rbegin(), built.rend());
+        s.child_units.resize(s.steps.size());
+        s.called_units.resize(s.called.size());
+        for (size_t i = 0; i < g.slot.size(); ++i)
+            (g.slot[i].first ? s.called_units : s.child_units)[g.slot[i].second] = s.unit_order[i];
+        install_call_hooks(s);
     }
     std::weak_ptr<FsdpState> weak = state_;
     for (size_t i = 0; i < s.params.size(); ++i)
@@ -75,6 +82,8 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<Module> modul
 }
 
 FullyShardedDataParallel::~FullyShardedDataParallel() {
+    for (const UnitStep& c : state_->called)
+        module_detail::set_call_hooks(*c.module, nullptr);
     try {
         state_->recover();
     } catch (...) {  // a destructor does not throw; the collective's error was reported by wait
@@ -93,9 +102,12 @@ Tensor FullyShardedDataParallel::forward(const Tensor& x) {
         for (auto& w : works)
             w->wait();
     }
-    Tensor y = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per step
-    for (size_t c = 0; c < s.steps.size(); ++c)
-        y = s.run_child(s.steps[c].module, s.child_units[c], y);
+    Tensor y = probe_forward(s, [&] {
+        Tensor h = x;  // Note [Sharded parameters, stage 3]: Sequential's forward, a unit per step
+        for (size_t c = 0; c < s.steps.size(); ++c)
+            h = s.run_child(s.steps[c].module, s.child_units[c], h);
+        return h;
+    });
     for (size_t k = 0; k < s.units.size(); ++k)  // stages 1, 2: full_parameters() up to date
         s.await(k);
     return y;

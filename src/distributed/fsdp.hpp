@@ -48,6 +48,16 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::vector<char> ready;
     std::vector<UnitStep> steps;  // what forward runs with stage 3 or checkpoint (fsdp_wrap.cpp)
     std::vector<std::vector<size_t>> child_units;  // the units each step's parameters live in
+    // Note [Units the model calls]: stage 3's selected modules that a parent's forward calls
+    std::vector<UnitStep> called;
+    std::vector<std::vector<size_t>> called_units;  // their units
+    std::vector<std::vector<size_t>> unit_order;    // steps' and called units' in forward order
+    std::shared_ptr<module_detail::CallHooks> call_hooks;  // fsdp_called.cpp
+    std::vector<int> called_depth;  // calls of each called module under way (enter - exit)
+    std::vector<char> entered;      // the called modules entered in this forward
+    bool in_forward = false;        // the wrapper's forward is running
+    bool probing = false;           // the first forward, every unit gathered (fsdp_called.cpp)
+    bool probed = false;
     std::shared_ptr<autograd::detail::SavedHooks> pack_units;  // stage 3 (fsdp_stage3.cpp)
     bool sync = true;                                          // false inside no_sync()
     bool armed = false;      // a backward pass is under way: hooks have fired, finish() is queued
@@ -116,13 +126,27 @@ SequentialImpl* as_sequential(Module& m);
 
 /// The modules forward runs one after the other: the root for a module that is not a Sequential,
 /// else its children, a child the policy does not select opened when it is a plain Sequential
-/// holding a selected module. value_error for a selected module no step is or holds.
-std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const WrapPolicy& policy);
+/// holding a selected module. A selected module no step is or holds goes to called (the
+/// outermost ones only), or is a value_error when called is null.
+std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const WrapPolicy& policy,
+                                 std::vector<UnitStep>* called);
 
-/// Stage 3's groups of parameters (indices into s.params), one per step. value_error for a
-/// parameter two steps share.
-std::vector<std::vector<size_t>> unit_groups(const std::vector<UnitStep>& steps,
-                                             const FsdpState& s);
+/// Stage 3's groups of parameters (indices into s.params) in forward order: each step's own
+/// (without the called units inside it), then those of the called units inside it; slot says
+/// which each is ({false, step} or {true, called}). value_error for a parameter two units share.
+struct UnitGroups {
+    std::vector<std::vector<size_t>> groups;
+    std::vector<std::pair<bool, size_t>> slot;
+};
+UnitGroups unit_groups(const std::vector<UnitStep>& steps, const std::vector<UnitStep>& called,
+                       const FsdpState& s);
+
+/// Stage 3 (fsdp_called.cpp): hooks on the called modules, gathering each around its calls.
+void install_call_hooks(FsdpState& s);
+/// Stage 3: the wrapper's first forward with called units: every unit gathered, and
+/// value_error (after releasing them) for a called module the forward did not call through
+/// operator(). Later forwards run fn as is.
+Tensor probe_forward(FsdpState& s, const std::function<Tensor()>& fn);
 
 /// Stages 1 and 2: the units each step's parameters live in (forward waits for their gather).
 std::vector<std::vector<size_t>> step_units(const FsdpState& s);

@@ -106,14 +106,15 @@ void FsdpState::prefetch(size_t k) {
 }
 
 void FsdpState::prefetch_after(size_t k, bool forward) {
-    for (size_t c = 0; c < child_units.size(); ++c) {
-        if (std::find(child_units[c].begin(), child_units[c].end(), k) == child_units[c].end())
+    const auto& order = unit_order;  // the steps' and called modules' units in forward order
+    for (size_t c = 0; c < order.size(); ++c) {
+        if (std::find(order[c].begin(), order[c].end(), k) == order[c].end())
             continue;
         // the nearest child with parameters on that side
-        for (size_t d = forward ? c + 1 : c; forward ? d < child_units.size() : d-- > 0;
+        for (size_t d = forward ? c + 1 : c; forward ? d < order.size() : d-- > 0;
              d += forward ? 1 : 0)
-            if (!child_units[d].empty()) {
-                for (size_t j : child_units[d])
+            if (!order[d].empty()) {
+                for (size_t j : order[d])
                     prefetch(j);
                 return;
             }

@@ -34,7 +34,8 @@ void open(const std::shared_ptr<Module>& m, const std::string& path, const WrapP
 }
 }  // namespace
 
-std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const WrapPolicy& policy) {
+std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const WrapPolicy& policy,
+                                 std::vector<UnitStep>* called) {
     std::vector<UnitStep> steps;
     if (!as_sequential(*root)) {
         steps.push_back({"", root});
@@ -52,44 +53,76 @@ std::vector<UnitStep> unit_steps(const std::shared_ptr<Module>& root, const Wrap
             if (path == st.path ||
                 (policy(*st.module) && (st.path.empty() || path.rfind(st.path + ".", 0) == 0)))
                 covered = true;
-        if (!covered)
+        if (called)  // inside a selected module its parent calls: part of that unit
+            for (const UnitStep& c : *called)
+                if (path.rfind(c.path + ".", 0) == 0)
+                    covered = true;
+        if (covered)
+            continue;
+        if (!called)
             throw value_error(
                 "FullyShardedDataParallel: wrap_policy selects '" + path + "' (" + m->name() +
-                "), which its parent's own forward calls: the wrapper gathers a unit only around "
-                "a module it runs itself (a child of a Sequential, nested Sequentials included); "
-                "hold the selected modules in a Sequential, or select a module that holds them");
+                "), which its parent's own forward calls: with checkpoint, or below stage 3, the "
+                "wrapper gathers a unit only around a module it runs itself (a child of a "
+                "Sequential, nested Sequentials included); hold the selected modules in a "
+                "Sequential, or select a module that holds them");
+        called->push_back({path, m});
     }
     return steps;
 }
 
-std::vector<std::vector<size_t>> unit_groups(const std::vector<UnitStep>& steps,
-                                             const FsdpState& s) {
+UnitGroups unit_groups(const std::vector<UnitStep>& steps, const std::vector<UnitStep>& called,
+                       const FsdpState& s) {
+    // the order: each step's own parameters, then the called units inside it, in order
+    std::vector<const UnitStep*> order;
+    UnitGroups out;
+    std::vector<char> placed(called.size(), 0);
+    for (size_t c = 0; c < steps.size(); ++c) {
+        order.push_back(&steps[c]);
+        out.slot.push_back({false, c});
+        for (size_t i = 0; i < called.size(); ++i)
+            if (!placed[i] &&
+                (steps[c].path.empty() || called[i].path.rfind(steps[c].path + ".", 0) == 0)) {
+                placed[i] = 1;
+                order.push_back(&called[i]);
+                out.slot.push_back({true, i});
+            }
+    }
     std::unordered_map<const TensorImpl*, size_t> index;
     for (size_t i = 0; i < s.params.size(); ++i)
         index[s.params[i].impl()] = i;
-    std::vector<int64_t> step_of(s.params.size(), -1);
-    std::vector<std::vector<size_t>> groups;
-    for (const UnitStep& st : steps) {
-        const int64_t c = int64_t(groups.size());
-        groups.emplace_back();
-        for (auto& [name, p] : st.module->named_parameters()) {
-            auto it = index.find(p.impl());
-            if (it == index.end() || step_of[it->second] == c)
+    std::vector<int64_t> owner(s.params.size(), -1);
+    out.groups.resize(order.size());
+    // the called units claim their parameters first; a step keeps the rest of its own
+    for (bool inner : {true, false})
+        for (size_t g = 0; g < order.size(); ++g) {
+            if (out.slot[g].first != inner)
                 continue;
-            if (step_of[it->second] >= 0)
-                throw value_error("FullyShardedDataParallel: stage 3: parameter '" +
-                                  s.names[it->second] + "' is used by units '" +
-                                  steps[size_t(step_of[it->second])].path + "' and '" + st.path +
-                                  "'; wrap a module that holds both as one unit");
-            step_of[it->second] = c;
-            groups.back().push_back(it->second);
+            for (auto& [name, p] : order[g]->module->named_parameters()) {
+                auto it = index.find(p.impl());
+                if (it == index.end() || owner[it->second] == int64_t(g))
+                    continue;
+                if (const int64_t o = owner[it->second]; o >= 0) {
+                    const std::string& op = order[size_t(o)]->path;
+                    const bool inside =
+                        !inner && out.slot[size_t(o)].first &&
+                        (order[g]->path.empty() || op.rfind(order[g]->path + ".", 0) == 0);
+                    if (!inside)
+                        throw value_error("FullyShardedDataParallel: stage 3: parameter '" +
+                                          s.names[it->second] + "' is used by units '" + op +
+                                          "' and '" + order[g]->path +
+                                          "'; wrap a module that holds both as one unit");
+                    continue;
+                }
+                owner[it->second] = int64_t(g);
+                out.groups[g].push_back(it->second);
+            }
         }
-    }
-    for (size_t i = 0; i < step_of.size(); ++i)
-        if (step_of[i] < 0)
+    for (size_t i = 0; i < owner.size(); ++i)
+        if (owner[i] < 0)
             throw value_error("FullyShardedDataParallel: stage 3: parameter '" + s.names[i] +
                               "' belongs to none of the units");
-    return groups;
+    return out;
 }
 
 std::vector<std::vector<size_t>> step_units(const FsdpState& s) {

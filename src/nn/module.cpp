@@ -16,8 +16,13 @@ Tensor Module::forward(const Tensor&) {
 }
 
 Tensor Module::operator()(const Tensor& x) {
+    module_detail::CallScope call(*this);
     autograd::RecordScope scope(label());
     return forward(x);
+}
+
+void module_detail::set_call_hooks(Module& m, std::shared_ptr<CallHooks> hooks) {
+    m.call_hooks_ = std::move(hooks);
 }
 
 void Module::check_new_name(const char* what, const std::string& name) const {

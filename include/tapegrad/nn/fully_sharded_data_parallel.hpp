@@ -82,9 +82,13 @@ public:
     /// holding a selected module is opened and its children taken in its place, recursively. So
     /// nested Sequentials of blocks give a unit per block. A selected module that no chain of
     /// Sequentials from the top reaches (a block in a ModuleList that its parent's forward
-    /// iterates, as examples/char_gpt.cpp does) is a value_error when the wrapper is built: the
-    /// wrapper gathers a unit only around a module it runs itself. Stages 1 and 2 cut their units
-    /// by bucket_cap_mb and use the policy only with checkpoint.
+    /// iterates) is a unit too at stage 3, gathered around each call of it through operator()
+    /// (`block(x)`, `(*module)(x)`: Note [Units the model calls]); the step holding it keeps the
+    /// rest of its parameters as a unit. The first forward checks that every such module was
+    /// called so (value_error naming it if the forward called its ->forward() directly, which
+    /// the wrapper cannot see). With checkpoint, or below stage 3, such a module is a
+    /// value_error when the wrapper is built. Stages 1 and 2 cut their units by bucket_cap_mb and
+    /// use the policy only with checkpoint.
     ShardingOptions& wrap_policy(WrapPolicy p) {
         wrap_policy_ = std::move(p);
         return *this;

@@ -68,9 +68,11 @@ public:
         return ptr();
     }  // NOLINT
 
-    /// impl->forward(args...) inside autograd::RecordScope(impl->label()).
+    /// impl->forward(args...) inside autograd::RecordScope(impl->label()) (and the module's call
+    /// hooks, module_detail::CallHooks).
     template <class... Args>
     decltype(auto) operator()(Args&&... args) const {
+        module_detail::CallScope call(*get());
         autograd::RecordScope scope(get()->label());
         return get()->forward(std::forward<Args>(args)...);
     }

@@ -59,6 +59,37 @@ struct Contained<T, std::void_t<typename T::ContainedType>> {
 };
 }  // namespace module_detail
 
+class Module;
+
+namespace module_detail {
+/// What a wrapper does around each call of a module through operator() (a holder's `block(x)` or
+/// Module's `(*m)(x)`), as PyTorch's forward hooks run around `module(x)` and not around a direct
+/// `module.forward(x)`: nn::FullyShardedDataParallel's stage-3 units gather their parameters in
+/// enter and free them in exit. enter may throw (the call then does not happen); exit must not.
+struct CallHooks {
+    virtual ~CallHooks() = default;
+    virtual void enter(Module& m) = 0;
+    virtual void exit(Module& m) noexcept = 0;
+};
+/// Sets m's call hooks (null removes them).
+void set_call_hooks(Module& m, std::shared_ptr<CallHooks> hooks);
+/// Runs m's call hooks, if it has any, around a call: enter() when made, exit() when destroyed.
+class CallScope {
+public:
+    explicit CallScope(Module& m);
+    ~CallScope() {
+        if (hooks_)
+            hooks_->exit(*m_);
+    }
+    CallScope(const CallScope&) = delete;
+    CallScope& operator=(const CallScope&) = delete;
+
+private:
+    Module* m_;
+    CallHooks* hooks_ = nullptr;
+};
+}  // namespace module_detail
+
 class Module : public std::enable_shared_from_this<Module> {
 public:
     /// `name` is the type name ("Linear"), used in error messages and record scopes.
@@ -194,7 +225,17 @@ private:
     TensorItems parameters_;
     TensorItems buffers_;
     std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+    std::shared_ptr<module_detail::CallHooks> call_hooks_;  // module_detail::set_call_hooks
+    friend class module_detail::CallScope;
+    friend void module_detail::set_call_hooks(Module&, std::shared_ptr<module_detail::CallHooks>);
 };
+
+inline module_detail::CallScope::CallScope(Module& m) : m_(&m) {
+    if (m.call_hooks_) {
+        m.call_hooks_->enter(m);  // throws before hooks_ is set: no exit for a call not made
+        hooks_ = m.call_hooks_.get();
+    }
+}
 
 /// Prints m.pretty_print() and, indented, its children.
 std::ostream& operator<<(std::ostream& os, const Module& m);
