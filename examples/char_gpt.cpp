@@ -110,10 +110,10 @@ struct GptImpl : nn::Module {
                                                   .norm_first(true)
                                                   .batch_first(true));
             blocks->push_back(block);
-            auto* b = block.get();
-            stages.push_back({b->label(), [b](const tg::Tensor& h) {
-                                  tg::autograd::RecordScope scope(b->label());
-                                  return b->forward(h, {}, {}, /*is_causal=*/true);
+            // called through the holder (a record scope named after the block, and the hooks a
+            // wrapper such as FullyShardedDataParallel sets on it), not block->forward
+            stages.push_back({block->label(), [block](const tg::Tensor& h) {
+                                  return block(h, tg::Tensor(), tg::Tensor(), /*is_causal=*/true);
                               }});
         }
         ln_f = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({a.d_model})));
