@@ -145,9 +145,8 @@ Grads backward_recorded(const RowNorm& r, const Tensor& dy, const Tensor& x, con
     return g;
 }
 
-/// Whether the fused row kernels serve x (Note [Fused normalisation kernels] in
-/// backend/cpu/norm_kernels.cpp): on the CPU, float32 or float64.
-/// Whether x's row normalisation runs on a fused kernel: the CPU's, or its device backend's.
+/// Whether fused row kernels serve x (float32 or float64): the CPU's (Note [Fused normalisation
+/// kernels] in backend/cpu/norm_kernels.cpp), or its device backend's (OpenCL's twins).
 bool fused(const Tensor& x) {
     return (x.dtype() == kFloat32 || x.dtype() == kFloat64) &&
            (x.device().is_cpu() || runtime::be(x).fuses_row_norm());
