@@ -53,11 +53,15 @@ inline double norm_relative_error(const Tensor& a, const Tensor& b) {
     return scale > 0 ? diff / scale : diff;
 }
 
-/// Families held to a tighter bound than the suite's tolerance: the largest difference between
-/// the device and the CPU relative to the largest value, per dtype {float32, float64}.
-inline std::pair<double, double> strict_bound(const std::string& family) {
+/// Families and rows held to a tighter bound than the suite's tolerance: the largest difference
+/// between the device and the CPU relative to the largest value, per dtype {float32, float64}.
+/// The row normalisations are fused kernels on the CPU and OpenCL alike (issue 31's bound).
+inline std::pair<double, double> strict_bound(const std::string& family,
+                                              const std::string& row = "") {
     if (family == "convolution")
         return {1e-5, 1e-12};
+    if (row.rfind("layer_norm", 0) == 0 || row.rfind("rms_norm", 0) == 0)
+        return {1e-6, 1e-12};
     return {0, 0};
 }
 
@@ -131,7 +135,7 @@ inline void run_all(tg::Device dev) {
     for (const opcases::Family& f : opcases::all_families())
         for (const opcases::OpCase& c : f.cases)
             for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
-                const auto [s32, s64] = strict_bound(f.name);
+                const auto [s32, s64] = strict_bound(f.name, c.name);
                 for (bool ts : {false, true})
                     if (!ts || !(c.flags & opcases::kNoTransposedStorage))
                         run_case(c, dev, dt, ts, dt == tg::kFloat32 ? s32 : s64);

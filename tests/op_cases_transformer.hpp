@@ -45,6 +45,11 @@ inline std::vector<OpCase> transformer_cases() {
          F(tg::rms_norm(x[0], {3, 4}, x[1], 1e-4))},
         {"rms_norm_no_affine", {US({3, 5})}, F(tg::rms_norm(x[0], {5}))},
         {"rms_norm_empty", {U({0, 2, 3}), U({3})}, F(tg::rms_norm(x[0], {3}, x[1]))},
+        // rows longer than a SIMD vector, on the fused kernels (CPU, OpenCL)
+        {"layer_norm_rows",
+         {U({9, 40}), P({40}), U({40})},
+         F(tg::layer_norm(x[0], {40}, x[1], x[2]))},
+        {"rms_norm_rows", {UT({9, 40}), U({40})}, F(tg::rms_norm(x[0], {40}, x[1]))},
         {"attention", {U({2, 3, 4}), U({2, 5, 4}), U({2, 5, 3})}, F(sdpa(x[0], x[1], x[2]))},
         {"attention_heads",
          {U({2, 2, 4, 3}), UT({2, 2, 4, 3}), U({2, 2, 4, 2})},

@@ -6,6 +6,7 @@
 
 #include "tapegrad/nn.hpp"
 #include "tapegrad/optim.hpp"
+#include "tapegrad/threads.hpp"
 #include "test_util.hpp"
 
 using tgtest::check_close;
@@ -118,6 +119,85 @@ BOOST_AUTO_TEST_CASE(adamw_amsgrad) {
                   {{0.890000002, -1.880000001},
                    {0.8045219554683876, -1.822910977206416},
                    {0.7695703228085435, -1.8046818674343519}});
+}
+
+namespace {
+
+/// Parameters of these sizes (tails, one above the kernels' threading threshold), with the same
+/// values twice: contiguous (the fused CPU step, Note [Multi-tensor optimizer steps]) and every
+/// second element of a buffer (strided: the composed tensor ops).
+struct TwinParams {
+    std::vector<tg::Tensor> fused, composed;
+    TwinParams(tg::Dtype dtype, uint64_t seed) {
+        for (int64_t n : {2, 5, 33, 70000}) {
+            const std::vector<double> v = tgtest::random_values(n, seed + uint64_t(n), -2, 2);
+            std::vector<double> wide(size_t(2 * n), 7.0);
+            for (int64_t i = 0; i < n; ++i)
+                wide[size_t(2 * i)] = v[size_t(i)];
+            fused.push_back(tgtest::from_values(v, {n}, dtype).requires_grad_(true));
+            tg::Tensor strided = tgtest::from_values(wide, {n, 2}, dtype).select(1, 0).detach();
+            composed.push_back(strided.requires_grad_(true));
+        }
+    }
+    /// The same gradients for both, a different draw each step; step 3 shrinks them (v drops).
+    void set_grads(int step) {
+        for (size_t i = 0; i < fused.size(); ++i) {
+            const int64_t n = fused[i].numel();
+            std::vector<double> g = tgtest::random_values(n, uint64_t(100 * step) + i, -1, 1);
+            for (double& e : g)
+                e *= step == 3 ? 1e-3 : 1.0;
+            fused[i].set_grad(tgtest::from_values(g, {n}, fused[i].dtype()));
+            composed[i].set_grad(tgtest::from_values(g, {n}, fused[i].dtype()));
+        }
+    }
+    void check_identical(int step) const {
+        for (size_t i = 0; i < fused.size(); ++i) {
+            BOOST_TEST_CONTEXT("step " << step << ", parameter " << i) {
+                BOOST_TEST(fused[i].is_contiguous());
+                BOOST_TEST(!composed[i].is_contiguous());
+                BOOST_TEST(values_of(fused[i]) == values_of(composed[i]));
+            }
+        }
+    }
+};
+
+template <class Opt, class Options>
+void check_fused_matches_composed(const Options& options) {
+    const int threads = tg::get_num_threads();
+    for (int t : {1, 2}) {
+        tg::set_num_threads(t);
+        for (tg::Dtype dtype : {tg::kFloat32, tg::kFloat64}) {
+            BOOST_TEST_CONTEXT(t << " threads, " << tg::dtype_name(dtype)) {
+                TwinParams w(dtype, 11);
+                Opt fused(w.fused, options), composed(w.composed, options);
+                for (int step = 1; step <= 4; ++step) {
+                    w.set_grads(step);
+                    fused.step();
+                    composed.step();
+                    w.check_identical(step);
+                }
+            }
+        }
+    }
+    tg::set_num_threads(threads);
+}
+
+}  // namespace
+
+// The fused multi-tensor steps on the CPU give the composed tensor ops' bits, every option.
+BOOST_AUTO_TEST_CASE(fused_steps_are_the_composed_steps_bits) {
+    using namespace tg::optim;
+    check_fused_matches_composed<SGD>(SGDOptions(0.1));
+    check_fused_matches_composed<SGD>(
+        SGDOptions(0.1).momentum(0.9).dampening(0.1).weight_decay(0.01));
+    check_fused_matches_composed<SGD>(
+        SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(0.1));
+    check_fused_matches_composed<Adam>(AdamOptions(0.1));
+    check_fused_matches_composed<Adam>(
+        AdamOptions(0.01).betas({0.8, 0.9}).weight_decay(0.1).amsgrad(true));
+    check_fused_matches_composed<AdamW>(AdamWOptions(0.01).weight_decay(0.1));
+    check_fused_matches_composed<AdamW>(
+        AdamWOptions(0.01).betas({0.8, 0.9}).weight_decay(0.1).amsgrad(true));
 }
 
 BOOST_AUTO_TEST_CASE(zero_grad_and_parameters_without_grad) {

@@ -39,6 +39,12 @@ Backend::Backend(Device d, CachePolicy policy)
       cache_(
           policy, [this](size_t n) { return raw_allocate(n); }, [this](void* p) { raw_free(p); }) {}
 
+void Backend::row_norm(RowNormOp, const RowNorm&, const View*) {
+    throw error(device_.str() +
+                ": no fused row normalisation kernel (internal error: the ops "
+                "compose it where fuses_row_norm() is false)");
+}
+
 void* Backend::allocate(size_t nbytes) {
     if (nbytes > kMaxAllocation)  // Note [Caching allocator]
         throw out_of_memory(device_.str() + ": cannot allocate " + std::to_string(nbytes) +

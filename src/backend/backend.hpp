@@ -120,6 +120,17 @@ constexpr int cell_operands(CellOp op) {
                                                                     : 4;
 }
 
+/// The fused row normalisations (layer_norm, rms_norm: Note [Row normalisation] in
+/// ops/layer_norm.cpp) of contiguous x [rows, cols]; an absent operand (*) has data null.
+///   Forward:  0 y (out), 1 x, 2 w*, 3 b*, 4 mean (out; center only), 5 rstd (out)
+///   Backward: 0 dx* (out), 1 dw* (out), 2 db* (out), 3 dy, 4 x, 5 w*, 6 mean (center), 7 rstd
+enum class RowNormOp : uint8_t { Forward, Backward };
+struct RowNorm {
+    int64_t rows = 0, cols = 0;
+    bool center = true;  // layer_norm; rms_norm does not subtract the mean
+    double eps = 0;
+};
+
 constexpr int kMaxDims = 16;
 
 /// A strided operand: element (i0..in) lives at data + (offset + Σ ik*strides[k]) elements.
@@ -220,6 +231,11 @@ public:
 
     // The kernels (TG_BACKEND_KERNELS, above).
     TG_BACKEND_KERNELS(virtual, = 0)
+    /// Whether row_norm runs here; without it the ops compose the row normalisations (the CPU
+    /// calls its kernels directly: cpu/norm_kernels.hpp; CUDA has none yet).
+    virtual bool fuses_row_norm() const { return false; }
+    /// The RowNormOp kernel (above) over g; throws tg::error where fuses_row_norm() is false.
+    virtual void row_norm(RowNormOp op, const RowNorm& g, const View* v);
     /// Waits for queued work; throws errors a device reports late.
     virtual void synchronize() {}
 

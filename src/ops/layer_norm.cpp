@@ -10,11 +10,14 @@
 //   dw = Σ_rows dy·xhat,   db = Σ_rows dy
 // On the CPU (float32, float64) forward and backward without create_graph are one fused
 // kernel each, threaded over rows (Note [Fused normalisation kernels] in
-// backend/cpu/norm_kernels.cpp); other devices compose the broadcasting kernels.
+// backend/cpu/norm_kernels.cpp); OpenCL runs their twins (backend.hpp's RowNormOp, one kernel
+// forward, one for dx and one for dw and db backward); CUDA composes the broadcasting kernels.
 // With create_graph the same formulas are written with tapegrad's ops and the statistics are
 // recomputed from x, so that second derivatives include the terms through them.
 #include <cmath>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "autograd/record.hpp"
 #include "autograd/trace.hpp"
@@ -26,6 +29,7 @@ namespace tg {
 
 namespace {
 
+using backend::RowNormOp;
 using runtime::BinaryOp;
 using runtime::UnaryOp;
 
@@ -141,10 +145,20 @@ Grads backward_recorded(const RowNorm& r, const Tensor& dy, const Tensor& x, con
     return g;
 }
 
-/// Whether the fused row kernels serve x (Note [Fused normalisation kernels] in
-/// backend/cpu/norm_kernels.cpp): on the CPU, float32 or float64.
+/// Whether fused row kernels serve x (float32 or float64): the CPU's (Note [Fused normalisation
+/// kernels] in backend/cpu/norm_kernels.cpp), or its device backend's (OpenCL's twins).
 bool fused(const Tensor& x) {
-    return x.device().is_cpu() && (x.dtype() == kFloat32 || x.dtype() == kFloat64);
+    return (x.dtype() == kFloat32 || x.dtype() == kFloat64) &&
+           (x.device().is_cpu() || runtime::be(x).fuses_row_norm());
+}
+
+/// The device kernel's operands (backend.hpp's RowNormOp): views, data null where undefined.
+void run_device(RowNormOp op, const RowNorm& r, const Tensor& any,
+                std::initializer_list<const Tensor*> ts) {
+    std::vector<backend::View> v;
+    for (const Tensor* t : ts)
+        v.push_back(t->defined() ? runtime::view(*t) : backend::View{});
+    runtime::be(any).row_norm(op, backend::RowNorm{r.rows, r.cols, r.center, r.eps}, v.data());
 }
 
 /// t's first element in host memory (t on the CPU), or null for an undefined t.
@@ -163,6 +177,8 @@ void forward_fused(const RowNorm& r, const Tensor& x, const Tensor& w, const Ten
     rstd = runtime::empty({r.rows, 1}, x.dtype(), x.device(), r.op);
     if (r.center)
         mean = runtime::empty({r.rows, 1}, x.dtype(), x.device(), r.op);
+    if (!x.device().is_cpu())
+        return run_device(RowNormOp::Forward, r, x, {&y, &xc, &wc, &bc, &mean, &rstd});
     backend::cpu::row_norm_forward(x.dtype(), const_cast<void*>(host(y)), host(xc), host(wc),
                                    host(bc), r.rows, r.cols, r.center, r.eps,
                                    const_cast<void*>(host(mean)), const_cast<void*>(host(rstd)));
@@ -178,6 +194,10 @@ Grads backward_fused(const RowNorm& r, const Tensor& dy, const Tensor& x, const 
     for (size_t i = 1; i < 3; ++i)
         if (needs(n, i))
             g[i] = runtime::empty(w.sizes(), x.dtype(), x.device(), r.op);
+    if (!x.device().is_cpu()) {
+        run_device(RowNormOp::Backward, r, x, {&g[0], &g[1], &g[2], &dyc, &xc, &wc, &mean, &rstd});
+        return g;
+    }
     backend::cpu::row_norm_backward(x.dtype(), const_cast<void*>(host(g[0])),
                                     const_cast<void*>(host(g[1])), const_cast<void*>(host(g[2])),
                                     host(dyc), host(xc), host(wc), host(mean), host(rstd), r.rows,
@@ -228,7 +248,7 @@ Tensor row_norm(const RowNorm& r, const Tensor& x, const Tensor& w, const Tensor
                     g[i] = zeros(ww.sizes(), ww.options());
             return g;
         }
-        if (fused(xx) && dy.device().is_cpu() && dy.dtype() == xx.dtype())
+        if (fused(xx) && dy.device() == xx.device() && dy.dtype() == xx.dtype())
             return backward_fused(r, dy, xx, ww, sm.get(), sr.get(), n);
         return backward_fast(r, dy, xx, ww, sm.get(), sr.get(), n);
     };

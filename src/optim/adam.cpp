@@ -1,8 +1,11 @@
 #include "tapegrad/optim/adam.hpp"
 
 #include <cmath>
+#include <vector>
 
+#include "backend/cpu/optim_kernels.hpp"
 #include "optim/check_options.hpp"
+#include "optim/fused.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/autograd.hpp"
 #include "tapegrad/ops.hpp"
@@ -54,15 +57,11 @@ void update(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, do
     runtime::mark_modified(out);
 }
 
-// Note [Optimizer updates are tensor ops] (optimizer.hpp). The update is four passes over
-// memory with fused kernels from kernels.def (it was ten single-op passes):
-//   m = β1·m + (1-β1)·g              axpby
-//   v = β2·v + (1-β2)·g²             axpby_square
-//   d = m / (√v · 1/√bc2 + eps)      adam_direction (the one temporary)
-//   p = p - lr/bc1 · d               axpy (add_)
-// Each kernel rounds exactly as the unfused ops did (mul_, add_, sqrt, div_ by a scalar, which
-// multiplies by its inverse, add_(eps), div), so results are bit-identical to them.
-void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const AdamHyper& h) {
+/// Counts p's step and allocates its state at the first; the bias corrections of this step.
+struct StepScalars {
+    double bias_correction1, bias_correction2, step_size;
+};
+StepScalars begin_step(const Tensor& p, AdamParamState& st, const AdamHyper& h) {
     st.step(st.step() + 1);
     if (!st.exp_avg.defined())
         st.exp_avg = zeros_like(p);
@@ -70,7 +69,23 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
         st.exp_avg_sq = zeros_like(p);
     if (h.amsgrad && !st.max_exp_avg_sq.defined())
         st.max_exp_avg_sq = zeros_like(p);
+    const double t = double(st.step());
+    const double bc1 = 1 - std::pow(h.beta1, t), bc2 = 1 - std::pow(h.beta2, t);
+    return {bc1, bc2, h.lr / bc1};
+}
 
+// Note [Optimizer updates are tensor ops] (optimizer.hpp). The update is four passes over
+// memory with fused kernels from kernels.def (it was ten single-op passes):
+//   m = β1·m + (1-β1)·g              axpby
+//   v = β2·v + (1-β2)·g²             axpby_square
+//   d = m / (√v · 1/√bc2 + eps)      adam_direction (the one temporary)
+//   p = p - lr/bc1 · d               axpy (add_)
+// Each kernel rounds exactly as the unfused ops did (mul_, add_, sqrt, div_ by a scalar, which
+// multiplies by its inverse, add_(eps), div), so results are bit-identical to them. On the CPU
+// the four are one pass (Note [Multi-tensor optimizer steps] in cpu/optim_kernels.cpp, the same
+// bits); these tensor ops run on the other devices.
+void adam_composed(const Tensor& p, const Tensor& grad, AdamParamState& st, const AdamHyper& h,
+                   const StepScalars& s) {
     Tensor g = grad;
     if (h.weight_decay != 0) {
         if (h.decoupled)
@@ -80,20 +95,54 @@ void adam_update(const Tensor& p, const Tensor& grad, AdamParamState& st, const 
     }
     update(BinaryOp::axpby, st.exp_avg, st.exp_avg, g, h.beta1, 1 - h.beta1);
     update(BinaryOp::axpby_square, st.exp_avg_sq, st.exp_avg_sq, g, h.beta2, 1 - h.beta2);
-
-    const double t = double(st.step());
-    const double bias_correction1 = 1 - std::pow(h.beta1, t);
-    const double bias_correction2 = 1 - std::pow(h.beta2, t);
-    const double step_size = h.lr / bias_correction1;
     Tensor v = st.exp_avg_sq;
     if (h.amsgrad) {
         update(BinaryOp::maximum, st.max_exp_avg_sq, st.max_exp_avg_sq, st.exp_avg_sq, 0, 0);
         v = st.max_exp_avg_sq;
     }
     const Tensor d = runtime::binary(BinaryOp::adam_direction, st.exp_avg, v, "Adam",
-                                     1.0 / std::sqrt(bias_correction2), h.eps);
-    Tensor(p).add_(d, -step_size);
+                                     1.0 / std::sqrt(s.bias_correction2), h.eps);
+    Tensor(p).add_(d, -s.step_size);
 }
+
+/// The fused kernel's item for p's update, with the scalars adam_composed passes its kernels.
+backend::cpu::AdamItem adam_item(const Tensor& p, const Tensor& grad, AdamParamState& st,
+                                 const AdamHyper& h, const StepScalars& s) {
+    using backend::cpu::AdamItem;
+    AdamItem it;
+    it.dtype = p.dtype();
+    it.p = detail::host_data(p);
+    it.g = detail::host_data(grad);
+    it.m = detail::host_data(st.exp_avg);
+    it.v = detail::host_data(st.exp_avg_sq);
+    it.vmax = h.amsgrad ? detail::host_data(st.max_exp_avg_sq) : nullptr;
+    it.n = p.numel();
+    if (h.weight_decay != 0) {
+        it.decay = h.decoupled ? AdamItem::decoupled : AdamItem::coupled;
+        it.decay_factor = h.decoupled ? 1 - h.lr * h.weight_decay : h.weight_decay;
+    }
+    it.beta1 = h.beta1;
+    it.beta1c = 1 - h.beta1;
+    it.beta2 = h.beta2;
+    it.beta2c = 1 - h.beta2;
+    it.rsqrt_bc2 = 1.0 / std::sqrt(s.bias_correction2);
+    it.eps = h.eps;
+    it.neg_step = -s.step_size;
+    return it;
+}
+
+/// Runs the fused updates collected so far and bumps the versions of what they wrote.
+struct FusedAdam {
+    std::vector<backend::cpu::AdamItem> items;
+    std::vector<Tensor> written;
+    void run() {
+        backend::cpu::adam_steps(items);
+        items.clear();
+        for (const Tensor& t : written)
+            runtime::mark_modified(t);
+        written.clear();
+    }
+};
 
 template <class Options>
 Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled,
@@ -106,15 +155,33 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled,
         loss = closure();
     }
     NoGradGuard guard;
-    for (auto& group : groups) {
-        AdamHyper h = hyper_of(options_of(group), decoupled);
-        for (auto& p : group.params()) {
-            Tensor grad = p.grad();
-            if (!grad.defined())
-                continue;
-            adam_update(p, grad, static_cast<AdamParamState&>(state_of(p)), h);
+    FusedAdam fused;
+    try {
+        for (auto& group : groups) {
+            AdamHyper h = hyper_of(options_of(group), decoupled);
+            for (auto& p : group.params()) {
+                Tensor grad = p.grad();
+                if (!grad.defined())
+                    continue;
+                auto& st = static_cast<AdamParamState&>(state_of(p));
+                const StepScalars s = begin_step(p, st, h);
+                const Tensor none, *vmax = h.amsgrad ? &st.max_exp_avg_sq : nullptr;
+                if (detail::fusable(
+                        {&p, &grad, &st.exp_avg, &st.exp_avg_sq, vmax ? vmax : &none})) {
+                    fused.items.push_back(adam_item(p, grad, st, h, s));
+                    fused.written.insert(fused.written.end(), {p, st.exp_avg, st.exp_avg_sq});
+                    if (vmax)
+                        fused.written.push_back(*vmax);
+                } else {
+                    adam_composed(p, grad, st, h, s);
+                }
+            }
         }
+    } catch (...) {  // the parameters before the one that threw are updated, as before
+        fused.run();
+        throw;
     }
+    fused.run();
     return loss;
 }
 

@@ -30,6 +30,8 @@ class OpenClBackend final : public Backend {
 public:
     OpenClBackend(int index, cl_device_id id);
     TG_BACKEND_KERNELS(, override)
+    bool fuses_row_norm() const override { return true; }
+    void row_norm(RowNormOp op, const RowNorm& g, const View* v) override;  // norm.cpp
     void synchronize() override;
     /// At exit (Note [Device shutdown] in backend/registry.cpp): finishes the queue and releases
     /// the kernels, programs, cached buffers, queue and context. Afterwards freeing a buffer does

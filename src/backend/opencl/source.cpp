@@ -275,6 +275,7 @@ std::string opencl_program_source(Dtype d, bool fp64) {
         s += kFloating;
         s += opencl_window_source();
         s += opencl_rnn_source();
+        s += opencl_norm_source();
     }
     return s;
 }

@@ -20,5 +20,7 @@ const char* opencl_tag(Dtype d);
 const char* opencl_window_source();
 /// The fused recurrent cells (rnn_source.cpp), part of the floating programs.
 const char* opencl_rnn_source();
+/// The fused row normalisations (norm_source.cpp), part of the floating programs.
+const char* opencl_norm_source();
 
 }  // namespace tg::backend
