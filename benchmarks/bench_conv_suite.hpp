@@ -2,8 +2,10 @@
 /// bench_conv_suite: the shape suite of issue 31, every common convolution on its own: DCGAN's
 /// generator (ConvTranspose2d 4x4 stride 2) and discriminator (Conv2d 4x4 stride 2) layers,
 /// ResNet-18/50 layers (3x3 stride 1 and 2, 1x1 stride 1 and 2, 3x3 at 7x7x512), MobileNetV2's
-/// depthwise 3x3 (groups = channels) and a conv1d over a long sequence. Each row times one
-/// layer's forward and its backward (dx and dw, no bias) in tapegrad and LibTorch.
+/// depthwise 3x3 (groups = channels), a conv1d over a long sequence and the CNN example's two
+/// 3x3 layers at its batch of 128 (1 -> 32 at 28x28, 32 -> 64 at 14x14; dx is timed here too,
+/// which the example's first layer does not need). Each row times one layer's forward and its
+/// backward (dx and dw, no bias) in tapegrad and LibTorch.
 ///
 /// Each side is a process of its own (bench_conv_suite_tg, bench_conv_suite_torch), started by
 /// the driver bench_conv_suite, which alternates them over rounds; a child runs every row and
@@ -88,6 +90,8 @@ inline std::vector<Row> rows() {
         {"dw_3x3_32_112", "depthwise", O::Conv2d, 8, 32, 32, 112, 112, 3, 1, 1, 32},
         {"dw_3x3_144_56", "depthwise", O::Conv2d, 8, 144, 144, 56, 56, 3, 1, 1, 144},
         {"conv1d_64_k3_4096", "conv1d", O::Conv1d, 8, 64, 64, 1, 4096, 3, 1, 1, 1},
+        {"cnn_3x3_1_28", "CNN example", O::Conv2d, 128, 1, 32, 28, 28, 3, 1, 1, 1},
+        {"cnn_3x3_32_14", "CNN example", O::Conv2d, 128, 32, 64, 14, 14, 3, 1, 1, 1},
     };
 }
 

@@ -22,6 +22,13 @@
 //   size 32 at 110 GFLOP/s, 13 folding), the weight gradients 37 (30 GEMMs, 7 unfolding); the
 //   step 105 -> 83 ms with Forward and Input on the kernel, and the tapegrad side's process CPU
 //   time (7 steps) 0.796 -> 0.639 -> 0.527 s with Weight too (a loaded host).
+//   2-D and 1-D convolutions (depth 1 to the kernel) stay on im2col: the kernels lose there.
+//   bench_conv_suite rows alone, 1 thread, forward / backward ms, im2col vs the kernels for all
+//   three ops (medians, A/B alternated, a busy 2-core Zen 5 host): ResNet's 3x3 at 7x7x512
+//   10.6/20.7 vs 22.3/67.4 (a 7-wide row fills 7 of 16 lanes), at 56x56x64 11.0/22.0 vs
+//   10.7/25.8, the conv1d over 4096 4.6/10.9 vs 5.5/9.9 (whole-process CPU time 1.16x), the CNN
+//   example's 1 -> 32 at 28x28 0.57/1.6 vs 1.3/4.3 and 32 -> 64 at 14x14 5.6/13.7 vs 6.0/16.9.
+//   Per op only Forward at 56x56 and Weight on the conv1d came within noise of the GEMMs.
 // - Depth tiles (3-D convolutions whose sample unfolds to more than 1 MiB: Note [Depth tiles]).
 // - Otherwise im2col chunks (Note [Sample-parallel convolutions]): as many samples as keep the
 //   chunk's columns within 1 MiB, but at least enough for 512 columns while they stay within
@@ -34,6 +41,21 @@
 // which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
 // 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
 // steps from 32 and 59 ms to 21 and 36 ms.
+// Stride 2 (DCGAN's 4x4 and ResNet's 3x3 downsampling layers) stays on im2col. Where its time goes,
+// perf samples over 20 steps, 1 thread, of GEMMs (kernel and packing) / unfold / fold: dcgan_d2
+// 73/16/11%, dcgan_d3 80/12/8, resnet_3x3_s2_56 77/13/10 (resnet_3x3_s1_7 85/6/9, cnn_3x3_32_14
+// 78/5/16). dcgan_d2's GEMMs alone (up to ~15 of its 20.8 ms, ~0.88 of the SGEMM peak) take about
+// as long as oneDNN's whole layer (14.85 ms, 0.90 of the peak, with no unfold or fold to pay): with
+// unfold and fold free the row would only draw level with LibTorch; it needs a kernel that does the
+// windows and the products in one pass at the GEMMs' rate. Splitting a stride-2 convolution into
+// its input's four phases (space-to-depth) gives a [O, 16C] x [16C, L] GEMM over as many unfolded
+// values as the stride-2 one, so it helps only through a faster stride-1 path, which 2-D
+// convolutions do not have (above). Tried and not kept, unfold and fold being (it seems) bound by
+// the column buffer's memory traffic rather than by instructions: AVX-512 rows for the stride-2
+// unfold (permutes) and fold (masked adds), a fold summing each row's 16 columns in a register over
+// the taps (the perf shares of unfold and fold against the GEMM kernel the same or higher), chunk
+// caps of 256 KiB to 2 MiB for cnn_3x3_32_14 (within noise) and the dense kernel with
+// embedded-broadcast multiply-adds over 24 channels (no change on the conv1d).
 // TG_CONV_DIRECT=0 turns the first three off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
 // and tests of the choice).
 #include <algorithm>
