@@ -69,7 +69,7 @@ inline Lanes lanes_of(const double* x) {
 /// v's lanes, to go on summing the tail into lane 0 as a scalar loop would.
 struct LaneSums {
     double acc[kLanes];
-    explicit LaneSums(Lanes v) { std::memcpy(acc, &v, sizeof acc); }
+    explicit LaneSums(const Lanes& v) { std::memcpy(acc, &v, sizeof acc); }
 };
 
 /// Σ x (c null) or Σ (x - *c)² over n values, in kLanes partial sums of double (vectorised:
