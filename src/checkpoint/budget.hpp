@@ -42,6 +42,10 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     uint32_t scratch = 0;  // its index during evicted_neighbourhood
 };
 
+/// A new alias of t's buffer with the given geometry (or t's), without history (budget.cpp).
+Tensor alias(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
+Tensor alias(const Tensor& t);
+
 /// Per entry of `all` (the budget's entries, in order): its own cost plus that of the evicted
 /// entries next to it (Note [Evicted neighbourhood] in budget_evict.cpp); meaningful for the
 /// resident ones.
@@ -67,7 +71,8 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     /// What a record_list op made, each with its recipe (budget_custom.cpp).
     void recorded_outputs(const char* name, const std::vector<Tensor>& inputs,
                           std::vector<BudgetMade> made);
-    /// The entry's buffer, recomputed (recursively) if it was evicted: a new alias of it.
+    /// The entry's buffer, recomputed (recursively) if it was evicted: a new alias of it
+    /// (budget_backward.cpp).
     Tensor materialize(BudgetEntry& e);
     /// Drops entries nothing needs any more (no handle, no recipe, the caller let go).
     void prune();
