@@ -772,13 +772,14 @@ BOOST_AUTO_TEST_CASE(a_uniform_chain_at_half_recomputes_about_half_of_it) {
 
 BOOST_AUTO_TEST_CASE(a_uniform_chain_at_a_fifth_does_not_thrash_in_backward) {
     // The same 32 x (linear + tanh) at 1/3 and 1/5 of its peak, three steps each: gradients bit
-    // for bit, the peak within the budget, and at 1/5 no thrash (Note [Looking ahead in
-    // backward]): a median of 124-144 rematerializations over three steps (a layer is two; one
-    // step in ten or so thrashes still, hence the median). Before, the first op of a step was
-    // timed across the previous backward, the first layer looked the costliest and the evicted
-    // middle of the chain was recomputed from it for node after node: a median of 250-254. The
-    // optimal planner recomputes 23.5 and 41 layers of the 32x1024 MLP at the same saved bytes
-    // (47 and 82 ops); 1/3 is a guard (48-64 before and after).
+    // for bit, the peak within the budget, and few recomputations (the median of three steps;
+    // a layer is two). With an evicted run's time counted once per entry in it and op times
+    // averaged per op and size (Notes [Evicted neighbourhood] and [Op cost]): 46 and 80 (94 in
+    // some runs on a busy host); before, 60 in most runs (46-60) and 86-122 (124-144 on a busier
+    // host): the resident tanh outputs bunched at the chain's recent end after the forward.
+    // Before the look-ahead (Note [Looking ahead in backward]) 1/5 thrashed: 250-254. Revolve's
+    // optimum for 32 steps with 4 checkpoints is 74 ops; the optimal planner recomputes 47 and
+    // 82 ops of the 32x1024 MLP at 1/3 and 1/5 of the same saved bytes.
     TanhChain chain;
     auto& w = chain.w;
     auto& b = chain.b;
@@ -809,7 +810,8 @@ BOOST_AUTO_TEST_CASE(a_uniform_chain_at_a_fifth_does_not_thrash_in_backward) {
         std::sort(remat.begin(), remat.end());
         BOOST_TEST_MESSAGE("1/" << f << ": rematerializations " << remat[0] << ", " << remat[1]
                                 << ", " << remat[2]);
-        BOOST_TEST(remat[1] <= (f == 3 ? 72 : 180), "1/" << f << ": rematerializations " << remat[0]
-                                                         << ", " << remat[1] << ", " << remat[2]);
+        const int64_t bound = f == 3 ? 52 : 100;
+        BOOST_TEST(remat[1] <= bound, "1/" << f << ": rematerializations " << remat[0] << ", "
+                                           << remat[1] << ", " << remat[2]);
     }
 }

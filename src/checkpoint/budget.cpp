@@ -242,7 +242,7 @@ void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inp
         e = new_entry(out, name);
     }
     e->name = name;
-    e->cost = cost;
+    measured(*e, cost);
     if (!whole_buffer(out)) {
         pin(*e, " (a view of its buffer)");
         return;

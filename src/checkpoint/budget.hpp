@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "autograd/budget.hpp"
@@ -32,7 +33,10 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
         uint32_t version = 0;  // the buffer's (or leaf's) version when the op used it
     };
     std::vector<Input> inputs;
-    double cost = 0;  // seconds: measured
+    double cost = 0;  // seconds: measured (the last time it was made)
+    /// The mean of every measured time of its op at its size (Note [Op cost]); null: `cost`
+    const std::pair<double, int64_t>* mean = nullptr;
+    double seconds() const { return mean ? mean->first / double(mean->second) : cost; }
     uint64_t last_use = 0;
     uint64_t made = 0;  // when it was first made (its place in the forward; backward runs back)
     bool pinned = false;
@@ -101,6 +105,8 @@ private:
     BudgetEntry* new_entry(const Tensor& out, const char* name);
     void drop_resident(BudgetEntry& e);
     void pin(BudgetEntry& e, const std::string& why);
+    /// e (an output of op e.name) took `seconds` to make (Note [Op cost] in budget_evict.cpp).
+    void measured(BudgetEntry& e, double seconds);
 
     std::vector<std::shared_ptr<BudgetEntry>> entries_;            // in the order made
     std::unordered_map<const Storage*, BudgetEntry*> by_storage_;  // the resident ones
@@ -111,6 +117,8 @@ private:
     Clock::time_point last_record_ = Clock::now();
     BudgetEntry* last_made_ = nullptr;   // the latest op's output: its recipe may follow
     std::vector<BudgetEntry*> unnamed_;  // pinned buffers saved before their op recorded
+    /// Per op name and output bytes: the summed measured seconds and how many (Note [Op cost])
+    std::unordered_map<std::string, std::pair<double, int64_t>> op_cost_;
 };
 
 }  // namespace tg::autograd::detail

@@ -48,7 +48,7 @@ Tensor Budget::materialize(BudgetEntry& e) {
                              shape_str(e.sizes) + " buffer back (internal error)");
     out.impl()->storage->version = e.version;  // the buffer as it was saved
     add_resident(e, out);
-    e.cost = dt;
+    measured(e, dt);
     ++report.rematerializations;
     report.recompute_seconds += dt;
     MemoryBudgetReport::Op& op = report.recomputed_ops[e.name];
