@@ -496,6 +496,47 @@ BOOST_AUTO_TEST_CASE(inside_checkpoint_the_recomputation_runs_under_the_budget) 
     }
 }
 
+BOOST_AUTO_TEST_CASE(budgets_do_not_nest_nor_start_inside_a_nonreentrant_checkpoint) {
+    // Note [Budgets do not nest] in src/checkpoint/memory_budget.cpp: the inner budget would
+    // take what is recorded from the outer one's count (before: silently, the outer cap no longer
+    // held over all), and inside a non-reentrant checkpoint's function the saves from its frame
+    auto what = [](const std::function<void()>& f) {
+        try {
+            f();
+        } catch (const tg::value_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no value_error");
+    };
+    Net net(Model::Mlp, tg::kFloat64, 0);
+    tg::memory::reset_peak();
+    const std::vector<double> plain = net.step();
+    const int64_t peak = tg::memory::stats().peak_saved_bytes;
+    {
+        MemoryBudget outer(peak / 3);
+        const std::string w = what([] { MemoryBudget inner(4096); });
+        BOOST_TEST(w.find("MemoryBudget(4096 bytes)") != std::string::npos, w);
+        BOOST_TEST(w.find("another MemoryBudget (" + std::to_string(peak / 3) + " bytes)") !=
+                       std::string::npos,
+                   w);
+        BOOST_TEST(net.step() == plain);  // the outer budget is still the one in charge
+        BOOST_TEST(outer.report().peak_saved_bytes <= peak / 3);
+        BOOST_TEST(outer.report().rematerializations > 0);
+    }
+    const Tensor x = tg::randn({4, 8}, tg::kFloat64).requires_grad_();
+    const std::string w = what([&] {
+        tg::checkpoint(
+            [](const std::vector<Tensor>& in) {
+                MemoryBudget inside(4096);
+                return std::vector<Tensor>{tg::tanh(in[0])};
+            },
+            {x}, /*use_reentrant=*/false);
+    });
+    BOOST_TEST(w.find("non-reentrant checkpoint") != std::string::npos, w);
+    MemoryBudget after(4096);  // the thread has no budget nor frame left over
+    BOOST_TEST(after.report().budget_bytes == 4096);
+}
+
 BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {
     // every op of the model has a recipe: what stays is what ops keep besides their outputs
     // (layer_norm's row statistics, the attention's row log-sum-exps, dropout's bits,

@@ -52,8 +52,8 @@ struct MemoryBudgetReport {
 /// budget and the smallest feasible value seen); value_error for a budget <= 0.
 /// Custom autograd::Functions are replayed (their forward runs again), tg::checkpoint's
 /// recomputation runs under the budget, and create_graph works through recomputed tensors.
-/// Not covered yet: budgets nested in one another or made inside a non-reentrant checkpoint's
-/// function (the innermost saved-tensor hooks take the saves).
+/// Budgets do not nest: value_error for one made while another is active on the thread, or
+/// inside a non-reentrant checkpoint's function (make it around the checkpoint instead).
 class MemoryBudget {
 public:
     explicit MemoryBudget(int64_t bytes);
