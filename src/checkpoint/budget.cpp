@@ -127,14 +127,25 @@ void Budget::add_resident(BudgetEntry& e, const Tensor& t) {
     resident += e.nbytes;
     count(t, e.nbytes);
     report.peak_saved_bytes = std::max(report.peak_saved_bytes, resident);
+    for_caps(e, [&](BudgetCap& c) {
+        c.resident += e.nbytes;
+        c.report.peak_saved_bytes = std::max(c.report.peak_saved_bytes, c.resident);
+    });
     e.last_use = ++clock_;
 }
 
 void Budget::drop_resident(BudgetEntry& e) {
     by_storage_.erase(e.t.impl()->storage.get());
     resident -= e.nbytes;
+    for_caps(e, [&](BudgetCap& c) { c.resident -= e.nbytes; });
     count(e.t, -e.nbytes);
     e.t = Tensor();
+}
+
+void Budget::evict(BudgetEntry& e) {
+    drop_resident(e);
+    ++report.evictions;
+    for_caps(e, [](BudgetCap& c) { ++c.report.evictions; });
 }
 
 void Budget::prune() {
@@ -153,61 +164,15 @@ void Budget::prune() {
     prune_at_ = std::max<size_t>(64, 2 * entries_.size());
 }
 
-void Budget::ensure_room(int64_t n, const std::string& what) {
-    if (resident + n <= limit)
-        return;
-    prune();
-    if (resident + n <= limit)
-        return;
-    struct Candidate {
-        double score;
-        BudgetEntry* e;
-    };
-    std::vector<Candidate> cands;
-    int64_t stuck = 0;
-    const std::vector<double> cost = evicted_neighbourhood(entries_);
-    for (size_t i = 0; i < entries_.size(); ++i) {
-        BudgetEntry& e = *entries_[i];
-        if (!e.t.defined())
-            continue;
-        const Storage& st = *e.t.impl()->storage;
-        if (!e.pinned && e.recipe && st.version != e.version)
-            pin(e, " (modified in place)");
-        if (e.pinned || !e.recipe || e.t.impl()->storage.use_count() > 1) {
-            stuck += e.nbytes;
-            continue;
-        }
-        const double stale = staleness(e, clock_, backward_, frontier_);
-        // what no backward reads (only a recomputation of another entry) goes first
-        const double unread = e.handles.load(std::memory_order_relaxed) == 0 ? 1e-6 : 1;
-        cands.push_back({unread * (cost[i] + 1e-9) / (double(e.nbytes) * stale), &e});
-    }
-    report.min_feasible_bytes = std::max(report.min_feasible_bytes, stuck + n);
-    if (stuck + n > limit)
-        throw out_of_memory("MemoryBudget: " + what + " needs " + std::to_string(n) +
-                            " bytes, but " + std::to_string(stuck) +
-                            " bytes of activations cannot be evicted (held by the caller, pinned "
-                            "or in use), over the budget of " +
-                            std::to_string(limit) +
-                            " bytes; the smallest feasible budget seen is at least " +
-                            std::to_string(report.min_feasible_bytes) + " bytes");
-    std::sort(cands.begin(), cands.end(),
-              [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
-    for (const Candidate& c : cands) {
-        if (resident + n <= limit)
-            break;
-        drop_resident(*c.e);
-        ++report.evictions;
-    }
-}
-
 BudgetEntry* Budget::new_entry(const Tensor& out, const char* name) {
     if (entries_.size() >= prune_at_)
         prune();
     const int64_t n = int64_t(out.impl()->storage->nbytes);
-    ensure_room(n, std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")");
+    ensure_room(n, std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")",
+                cap.get());
     entries_.push_back(std::make_shared<BudgetEntry>());
     BudgetEntry* e = entries_.back().get();
+    e->cap = cap;
     e->sizes = out.sizes();
     e->strides = out.strides();
     e->offset = out.storage_offset();
@@ -285,12 +250,13 @@ std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     } else {
         const int64_t n = int64_t(t.impl()->storage->nbytes);
         try {
-            ensure_room(n, "a tensor saved for backward (" + shape_str(t.sizes()) + ")");
+            ensure_room(n, "a tensor saved for backward (" + shape_str(t.sizes()) + ")", cap.get());
         } catch (...) {
             discard_pending_saved();
             throw;
         }
         e = std::make_shared<BudgetEntry>();
+        e->cap = cap;
         e->sizes = t.sizes();
         e->strides = t.strides();
         e->offset = t.storage_offset();

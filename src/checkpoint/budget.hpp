@@ -15,6 +15,17 @@
 
 namespace tg::autograd::detail {
 
+/// A MemoryBudget made while another was active on the thread (Note [Nested budgets] in
+/// memory_budget.cpp): a tighter cap, while it is alive, on the bytes of the entries made under
+/// it (and under the ones nested in it), inside the budget's own.
+struct BudgetCap {
+    int64_t limit = 0;
+    int64_t resident = 0;  // its entries' resident bytes
+    bool alive = true;
+    std::shared_ptr<BudgetCap> outer;  // the cap it was made under, or null: the budget's own
+    MemoryBudgetReport report;         // for its entries
+};
+
 /// One buffer the budget keeps: an activation, resident or evicted, and how to make it again.
 struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     Tensor t;  // the budget's own alias of the buffer (never handed out); undefined: evicted
@@ -43,8 +54,16 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
     bool awaiting_op = false;  // saved as an output before its op recorded
     /// Saved tensors that hold it (BudgetHandle); 0: only another entry's recomputation needs it
     std::atomic<int> handles{0};
-    uint32_t scratch = 0;  // its index during evicted_neighbourhood
+    uint32_t scratch = 0;            // its index during evicted_neighbourhood
+    std::shared_ptr<BudgetCap> cap;  // the innermost nested budget alive when it was made
 };
+
+/// f on each cap that counts e, innermost first.
+template <class F>
+void for_caps(const BudgetEntry& e, F&& f) {
+    for (BudgetCap* c = e.cap.get(); c; c = c->outer.get())
+        f(*c);
+}
 
 /// A new alias of t's buffer with the given geometry (or t's), without history (budget.cpp).
 Tensor alias(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
@@ -96,10 +115,13 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     int64_t limit;
     int64_t resident = 0;
     MemoryBudgetReport report;
+    std::shared_ptr<BudgetCap> cap;  // the innermost nested budget alive, or null
 
 private:
     void settle();
-    void ensure_room(int64_t n, const std::string& what);
+    /// Room for n more bytes under the budget and under each live cap from `in` out.
+    void ensure_room(int64_t n, const std::string& what, BudgetCap* in);
+    void evict(BudgetEntry& e);
     void add_resident(BudgetEntry& e, const Tensor& t);
     /// A resident entry for an op's new output buffer, room made for it first.
     BudgetEntry* new_entry(const Tensor& out, const char* name);

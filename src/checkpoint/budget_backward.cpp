@@ -32,7 +32,8 @@ Tensor Budget::materialize(BudgetEntry& e) {
                                  " used it (version " + std::to_string(in.back()._version()) +
                                  ", used at " + std::to_string(x.version) + ")");
     }
-    ensure_room(e.nbytes, "recomputing the output of " + e.name + " (" + shape_str(e.sizes) + ")");
+    ensure_room(e.nbytes, "recomputing the output of " + e.name + " (" + shape_str(e.sizes) + ")",
+                e.cap.get());
     const Clock::time_point t0 = Clock::now();
     Tensor out;
     {
@@ -54,6 +55,13 @@ Tensor Budget::materialize(BudgetEntry& e) {
     MemoryBudgetReport::Op& op = report.recomputed_ops[e.name];
     ++op.count;
     op.seconds += dt;
+    for_caps(e, [&](BudgetCap& c) {
+        ++c.report.rematerializations;
+        c.report.recompute_seconds += dt;
+        MemoryBudgetReport::Op& o = c.report.recomputed_ops[e.name];
+        ++o.count;
+        o.seconds += dt;
+    });
     return alias(e.t);
 }
 

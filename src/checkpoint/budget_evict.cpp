@@ -1,3 +1,6 @@
+// Choosing what to evict (Budget::ensure_room): the score of each resident entry and, for a
+// nested budget, its own entries first (Note [Nested budgets] in memory_budget.cpp).
+//
 // Note [Evicted neighbourhood]: the cost of evicting a resident entry is what recomputing it
 // would take when something needs it again: its own measured time plus that of every evicted
 // entry whose recomputation would have to (re)make it or that it would have to remake first,
@@ -71,6 +74,91 @@ std::vector<double> evicted_neighbourhood(const std::vector<std::shared_ptr<Budg
     for (const auto& [r, c] : next)
         cost[r] += comp[c];
     return cost;
+}
+
+void Budget::ensure_room(int64_t n, const std::string& what, BudgetCap* in) {
+    auto fits = [&] {
+        for (BudgetCap* c = in; c; c = c->outer.get())
+            if (c->alive && c->resident + n > c->limit)
+                return false;
+        return resident + n <= limit;
+    };
+    if (fits())
+        return;
+    prune();
+    if (fits())
+        return;
+    struct Candidate {
+        double score;
+        BudgetEntry* e;
+    };
+    std::vector<Candidate> cands;
+    int64_t stuck = 0;
+    const std::vector<double> cost = evicted_neighbourhood(entries_);
+    for (size_t i = 0; i < entries_.size(); ++i) {
+        BudgetEntry& e = *entries_[i];
+        if (!e.t.defined())
+            continue;
+        const Storage& st = *e.t.impl()->storage;
+        if (!e.pinned && e.recipe && st.version != e.version)
+            pin(e, " (modified in place)");
+        if (e.pinned || !e.recipe || e.t.impl()->storage.use_count() > 1) {
+            stuck += e.nbytes;
+            continue;
+        }
+        const double stale = staleness(e, clock_, backward_, frontier_);
+        // what no backward reads (only a recomputation of another entry) goes first
+        const double unread = e.handles.load(std::memory_order_relaxed) == 0 ? 1e-6 : 1;
+        cands.push_back({unread * (cost[i] + 1e-9) / (double(e.nbytes) * stale), &e});
+    }
+    report.min_feasible_bytes = std::max(report.min_feasible_bytes, stuck + n);
+    if (stuck + n > limit)
+        throw out_of_memory("MemoryBudget: " + what + " needs " + std::to_string(n) +
+                            " bytes, but " + std::to_string(stuck) +
+                            " bytes of activations cannot be evicted (held by the caller, pinned "
+                            "or in use), over the budget of " +
+                            std::to_string(limit) +
+                            " bytes; the smallest feasible budget seen is at least " +
+                            std::to_string(report.min_feasible_bytes) + " bytes");
+    std::sort(cands.begin(), cands.end(),
+              [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+    // each live nested budget, innermost first, from its own entries (Note [Nested budgets])
+    for (BudgetCap* c = in; c; c = c->outer.get()) {
+        if (!c->alive)
+            continue;
+        auto under = [c](const BudgetEntry& e) {
+            for (BudgetCap* d = e.cap.get(); d; d = d->outer.get())
+                if (d == c)
+                    return true;
+            return false;
+        };
+        int64_t evictable = 0;
+        for (const Candidate& x : cands)
+            if (x.e->t.defined() && under(*x.e))
+                evictable += x.e->nbytes;
+        const int64_t kept = c->resident - evictable;
+        c->report.min_feasible_bytes = std::max(c->report.min_feasible_bytes, kept + n);
+        if (kept + n > c->limit)
+            throw out_of_memory("MemoryBudget: " + what + " needs " + std::to_string(n) +
+                                " bytes, but " + std::to_string(kept) +
+                                " bytes of activations recorded under the nested budget of " +
+                                std::to_string(c->limit) +
+                                " bytes cannot be evicted (held by the caller, pinned or in "
+                                "use), over it (the budget it is nested in: " +
+                                std::to_string(limit) + " bytes)");
+        for (const Candidate& x : cands) {
+            if (c->resident + n <= c->limit)
+                break;
+            if (x.e->t.defined() && under(*x.e))
+                evict(*x.e);
+        }
+    }
+    for (const Candidate& c : cands) {
+        if (resident + n <= limit)
+            break;
+        if (c.e->t.defined())
+            evict(*c.e);
+    }
 }
 
 // Note [Looking ahead in backward]: in forward, an entry's staleness is the time since it was
