@@ -8,7 +8,8 @@
 // and float32, with dropout) and the peak within the budget in every step; gradcheck through
 // recomputed ops; an infeasible budget is out_of_memory with the numbers; tensors the caller
 // holds are never evicted; the in-place check still fires, and so does a leaf modified before a
-// recomputation reads it.
+// recomputation reads it; a budget inside another caps what is recorded under it, and one inside
+// a non-reentrant checkpoint's function is value_error.
 #define BOOST_TEST_MODULE memory_budget
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
