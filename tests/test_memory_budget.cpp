@@ -8,11 +8,13 @@
 // and float32, with dropout) and the peak within the budget in every step; gradcheck through
 // recomputed ops; an infeasible budget is out_of_memory with the numbers; tensors the caller
 // holds are never evicted; the in-place check still fires, and so does a leaf modified before a
-// recomputation reads it.
+// recomputation reads it; a budget inside another caps what is recorded under it, and one inside
+// a non-reentrant checkpoint's function is value_error.
 #define BOOST_TEST_MODULE memory_budget
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -496,6 +498,94 @@ BOOST_AUTO_TEST_CASE(inside_checkpoint_the_recomputation_runs_under_the_budget) 
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_budget_inside_another_caps_what_is_recorded_under_it) {
+    // Note [Nested budgets] in src/checkpoint/memory_budget.cpp: the first 16 layers of the tanh
+    // chain are recorded under an inner budget of 1/8 of the plain peak, inside an outer one of
+    // 1/2: what they keep stays within 1/8 while the inner budget is alive (under the outer
+    // one alone it holds more), and everything within 1/2 throughout, the gradients bit for
+    // bit. Before, the inner budget took what was recorded under it away from the outer one's
+    // count, and the two together went over the outer cap.
+    TanhChain chain;
+    int64_t held_after_16 = 0;
+    auto step = [&](int64_t inner_bytes) {
+        Tensor h = chain.x;
+        {
+            std::unique_ptr<MemoryBudget> inner;
+            if (inner_bytes > 0)
+                inner = std::make_unique<MemoryBudget>(inner_bytes);
+            for (size_t i = 0; i < 16; ++i)
+                h = tg::tanh(tg::linear(h, chain.w[i], chain.b[i]));
+            if (inner) {
+                BOOST_TEST(inner->report().peak_saved_bytes <= inner_bytes);
+                BOOST_TEST(inner->report().evictions > 0);
+            }
+            held_after_16 = tg::memory::stats().peak_saved_bytes;
+        }
+        for (size_t i = 16; i < 32; ++i)
+            h = tg::tanh(tg::linear(h, chain.w[i], chain.b[i]));
+        const Tensor loss = (h * h).mean();
+        h = Tensor();
+        loss.backward();
+        std::vector<Tensor> g;
+        for (size_t i = 0; i < 32; ++i) {
+            g.push_back(chain.w[i].grad().clone());
+            chain.w[i].set_grad({});
+            chain.b[i].set_grad({});
+        }
+        return g;
+    };
+    tg::memory::reset_peak();
+    const std::vector<Tensor> plain = step(0);
+    const int64_t peak = tg::memory::stats().peak_saved_bytes;
+    MemoryBudget outer(peak / 2);
+    for (int64_t inner : {int64_t(0), peak / 8}) {
+        BOOST_TEST_CONTEXT("inner budget " << inner << " bytes, outer " << peak / 2) {
+            tg::memory::reset_peak();
+            outer.reset_report();
+            const std::vector<Tensor> g = step(inner);
+            for (size_t i = 0; i < g.size(); ++i)
+                BOOST_TEST(tg::equal(g[i], plain[i]));
+            BOOST_TEST(tg::memory::stats().peak_saved_bytes <= peak / 2);  // all budgets' bytes
+            BOOST_TEST(outer.report().peak_saved_bytes <= peak / 2);
+            if (inner > 0)
+                BOOST_TEST(held_after_16 <= inner);
+            else
+                BOOST_TEST(held_after_16 > peak / 8);  // the inner budget is what held it down
+        }
+    }
+    // too small for one activation: out_of_memory naming the nested budget
+    try {
+        step(1000);
+        BOOST_FAIL("no out_of_memory");
+    } catch (const tg::out_of_memory& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("nested budget of 1000 bytes") != std::string::npos, what);
+    }
+    for (Tensor t : chain.w)
+        t.set_grad({});
+}
+
+BOOST_AUTO_TEST_CASE(a_budget_inside_a_nonreentrant_checkpoint_is_value_error) {
+    // it would take the saves from the checkpoint's frame, and the function's recomputation in
+    // backward would make it again (Note [Nested budgets]); before, it went unnoticed
+    const Tensor x = tg::randn({4, 8}, tg::kFloat64).requires_grad_();
+    try {
+        tg::checkpoint(
+            [](const std::vector<Tensor>& in) {
+                MemoryBudget inside(4096);
+                return std::vector<Tensor>{tg::tanh(in[0])};
+            },
+            {x}, /*use_reentrant=*/false);
+        BOOST_FAIL("no value_error");
+    } catch (const tg::value_error& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("MemoryBudget(4096 bytes)") != std::string::npos, what);
+        BOOST_TEST(what.find("non-reentrant checkpoint") != std::string::npos, what);
+    }
+    MemoryBudget after(4096);  // the thread has no budget nor frame left over
+    BOOST_TEST(after.report().budget_bytes == 4096);
+}
+
 BOOST_AUTO_TEST_CASE(char_gpt_float64_and_float32) {
     // every op of the model has a recipe: what stays is what ops keep besides their outputs
     // (layer_norm's row statistics, the attention's row log-sum-exps, dropout's bits,
@@ -772,13 +862,14 @@ BOOST_AUTO_TEST_CASE(a_uniform_chain_at_half_recomputes_about_half_of_it) {
 
 BOOST_AUTO_TEST_CASE(a_uniform_chain_at_a_fifth_does_not_thrash_in_backward) {
     // The same 32 x (linear + tanh) at 1/3 and 1/5 of its peak, three steps each: gradients bit
-    // for bit, the peak within the budget, and at 1/5 no thrash (Note [Looking ahead in
-    // backward]): a median of 124-144 rematerializations over three steps (a layer is two; one
-    // step in ten or so thrashes still, hence the median). Before, the first op of a step was
-    // timed across the previous backward, the first layer looked the costliest and the evicted
-    // middle of the chain was recomputed from it for node after node: a median of 250-254. The
-    // optimal planner recomputes 23.5 and 41 layers of the 32x1024 MLP at the same saved bytes
-    // (47 and 82 ops); 1/3 is a guard (48-64 before and after).
+    // for bit, the peak within the budget, and few recomputations (the median of three steps;
+    // a layer is two). With an evicted run's time counted once per entry in it and op times
+    // averaged per op and size (Notes [Evicted neighbourhood] and [Op cost]): 46 and 80 (94 in
+    // some runs on a busy host); before, 60 in most runs (46-60) and 86-122 (124-144 on a busier
+    // host): the resident tanh outputs bunched at the chain's recent end after the forward.
+    // Before the look-ahead (Note [Looking ahead in backward]) 1/5 thrashed: 250-254. Revolve's
+    // optimum for 32 steps with 4 checkpoints is 74 ops; the optimal planner recomputes 47 and
+    // 82 ops of the 32x1024 MLP at 1/3 and 1/5 of the same saved bytes.
     TanhChain chain;
     auto& w = chain.w;
     auto& b = chain.b;
@@ -809,7 +900,8 @@ BOOST_AUTO_TEST_CASE(a_uniform_chain_at_a_fifth_does_not_thrash_in_backward) {
         std::sort(remat.begin(), remat.end());
         BOOST_TEST_MESSAGE("1/" << f << ": rematerializations " << remat[0] << ", " << remat[1]
                                 << ", " << remat[2]);
-        BOOST_TEST(remat[1] <= (f == 3 ? 72 : 180), "1/" << f << ": rematerializations " << remat[0]
-                                                         << ", " << remat[1] << ", " << remat[2]);
+        const int64_t bound = f == 3 ? 52 : 100;
+        BOOST_TEST(remat[1] <= bound, "1/" << f << ": rematerializations " << remat[0] << ", "
+                                           << remat[1] << ", " << remat[2]);
     }
 }

@@ -25,6 +25,7 @@ namespace tg::autograd {
 
 namespace detail {
 struct Budget;
+struct BudgetCap;
 class SavedHooksScope;
 }  // namespace detail
 
@@ -52,8 +53,10 @@ struct MemoryBudgetReport {
 /// budget and the smallest feasible value seen); value_error for a budget <= 0.
 /// Custom autograd::Functions are replayed (their forward runs again), tg::checkpoint's
 /// recomputation runs under the budget, and create_graph works through recomputed tensors.
-/// Not covered yet: budgets nested in one another or made inside a non-reentrant checkpoint's
-/// function (the innermost saved-tensor hooks take the saves).
+/// A budget made while another is active on the thread is a tighter cap, while it is alive, on
+/// what is recorded under it; the outer budget still holds over everything (its report() is
+/// about what was recorded under it). value_error inside a non-reentrant checkpoint's function
+/// (make the budget around the checkpoint instead).
 class MemoryBudget {
 public:
     explicit MemoryBudget(int64_t bytes);
@@ -66,6 +69,7 @@ public:
 
 private:
     std::shared_ptr<detail::Budget> budget_;
+    std::shared_ptr<detail::BudgetCap> cap_;  // a nested budget's
     std::unique_ptr<detail::SavedHooksScope> scope_;
     detail::Budget* prev_;
 };

@@ -31,6 +31,8 @@ struct SavedHooks {
     virtual ~SavedHooks() = default;
     /// Offered every Saved, leaves too (the public hooks, as PyTorch's), not only activations.
     bool all_saved = false;
+    /// A non-reentrant checkpoint's frame (a MemoryBudget is not made under one).
+    bool checkpoint_frame = false;
     /// A handle that stands for t from now on, or null to save t as usual.
     virtual std::shared_ptr<PackedSaved> pack(const Tensor& t, SavedKind kind) = 0;
 };

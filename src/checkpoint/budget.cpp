@@ -27,15 +27,11 @@
 #include <algorithm>
 
 #include "backend/registry.hpp"
-#include "checkpoint/recomputing.hpp"
 #include "core/pool.hpp"
 #include "tapegrad/autograd.hpp"
 
 namespace tg::autograd::detail {
 
-namespace {
-
-/// A new alias of t's buffer with t's geometry, without history.
 Tensor alias(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset) {
     auto impl = tg::detail::make_pooled<TensorImpl>();
     impl->storage = t.impl()->storage;
@@ -48,6 +44,8 @@ Tensor alias(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t 
 Tensor alias(const Tensor& t) {
     return alias(t, t.sizes(), t.strides(), t.storage_offset());
 }
+
+namespace {
 
 bool whole_buffer(const Tensor& t) {
     return t.storage_offset() == 0 && t.is_contiguous() &&
@@ -129,14 +127,25 @@ void Budget::add_resident(BudgetEntry& e, const Tensor& t) {
     resident += e.nbytes;
     count(t, e.nbytes);
     report.peak_saved_bytes = std::max(report.peak_saved_bytes, resident);
+    for_caps(e, [&](BudgetCap& c) {
+        c.resident += e.nbytes;
+        c.report.peak_saved_bytes = std::max(c.report.peak_saved_bytes, c.resident);
+    });
     e.last_use = ++clock_;
 }
 
 void Budget::drop_resident(BudgetEntry& e) {
     by_storage_.erase(e.t.impl()->storage.get());
     resident -= e.nbytes;
+    for_caps(e, [&](BudgetCap& c) { c.resident -= e.nbytes; });
     count(e.t, -e.nbytes);
     e.t = Tensor();
+}
+
+void Budget::evict(BudgetEntry& e) {
+    drop_resident(e);
+    ++report.evictions;
+    for_caps(e, [](BudgetCap& c) { ++c.report.evictions; });
 }
 
 void Budget::prune() {
@@ -155,61 +164,15 @@ void Budget::prune() {
     prune_at_ = std::max<size_t>(64, 2 * entries_.size());
 }
 
-void Budget::ensure_room(int64_t n, const std::string& what) {
-    if (resident + n <= limit)
-        return;
-    prune();
-    if (resident + n <= limit)
-        return;
-    struct Candidate {
-        double score;
-        BudgetEntry* e;
-    };
-    std::vector<Candidate> cands;
-    int64_t stuck = 0;
-    const std::vector<double> cost = evicted_neighbourhood(entries_);
-    for (size_t i = 0; i < entries_.size(); ++i) {
-        BudgetEntry& e = *entries_[i];
-        if (!e.t.defined())
-            continue;
-        const Storage& st = *e.t.impl()->storage;
-        if (!e.pinned && e.recipe && st.version != e.version)
-            pin(e, " (modified in place)");
-        if (e.pinned || !e.recipe || e.t.impl()->storage.use_count() > 1) {
-            stuck += e.nbytes;
-            continue;
-        }
-        const double stale = staleness(e, clock_, backward_, frontier_);
-        // what no backward reads (only a recomputation of another entry) goes first
-        const double unread = e.handles.load(std::memory_order_relaxed) == 0 ? 1e-6 : 1;
-        cands.push_back({unread * (cost[i] + 1e-9) / (double(e.nbytes) * stale), &e});
-    }
-    report.min_feasible_bytes = std::max(report.min_feasible_bytes, stuck + n);
-    if (stuck + n > limit)
-        throw out_of_memory("MemoryBudget: " + what + " needs " + std::to_string(n) +
-                            " bytes, but " + std::to_string(stuck) +
-                            " bytes of activations cannot be evicted (held by the caller, pinned "
-                            "or in use), over the budget of " +
-                            std::to_string(limit) +
-                            " bytes; the smallest feasible budget seen is at least " +
-                            std::to_string(report.min_feasible_bytes) + " bytes");
-    std::sort(cands.begin(), cands.end(),
-              [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
-    for (const Candidate& c : cands) {
-        if (resident + n <= limit)
-            break;
-        drop_resident(*c.e);
-        ++report.evictions;
-    }
-}
-
 BudgetEntry* Budget::new_entry(const Tensor& out, const char* name) {
     if (entries_.size() >= prune_at_)
         prune();
     const int64_t n = int64_t(out.impl()->storage->nbytes);
-    ensure_room(n, std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")");
+    ensure_room(n, std::string("the output of ") + name + " (" + shape_str(out.sizes()) + ")",
+                cap.get());
     entries_.push_back(std::make_shared<BudgetEntry>());
     BudgetEntry* e = entries_.back().get();
+    e->cap = cap;
     e->sizes = out.sizes();
     e->strides = out.strides();
     e->offset = out.storage_offset();
@@ -244,7 +207,7 @@ void Budget::recorded(const char* name, std::initializer_list<const Tensor*> inp
         e = new_entry(out, name);
     }
     e->name = name;
-    e->cost = cost;
+    measured(*e, cost);
     if (!whole_buffer(out)) {
         pin(*e, " (a view of its buffer)");
         return;
@@ -287,12 +250,13 @@ std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     } else {
         const int64_t n = int64_t(t.impl()->storage->nbytes);
         try {
-            ensure_room(n, "a tensor saved for backward (" + shape_str(t.sizes()) + ")");
+            ensure_room(n, "a tensor saved for backward (" + shape_str(t.sizes()) + ")", cap.get());
         } catch (...) {
             discard_pending_saved();
             throw;
         }
         e = std::make_shared<BudgetEntry>();
+        e->cap = cap;
         e->sizes = t.sizes();
         e->strides = t.strides();
         e->offset = t.storage_offset();
@@ -323,56 +287,6 @@ std::shared_ptr<PackedSaved> Budget::pack(const Tensor& t, SavedKind kind) {
     h->kind = kind;
     h->history = saved_history(t, kind);
     return h;
-}
-
-Tensor Budget::materialize(BudgetEntry& e) {
-    if (e.t.defined()) {
-        e.last_use = ++clock_;
-        return alias(e.t);
-    }
-    if (!e.recipe)
-        throw autograd_error("MemoryBudget: the output of " + e.name +
-                             " was evicted without a recipe (internal error)");
-    // the inputs first one by one, holding none (a recursion that held each level's finished
-    // inputs would need a buffer per level of an evicted chain); then, if they are all still
-    // there, taken together, else as they come
-    for (const BudgetEntry::Input& x : e.inputs)
-        if (x.entry)
-            materialize(*x.entry);
-    std::vector<Tensor> in;
-    for (const BudgetEntry::Input& x : e.inputs) {
-        in.push_back(x.entry ? alias(materialize(*x.entry), x.sizes, x.strides, x.offset)
-                             : x.plain);
-        if (in.back().defined() && in.back()._version() != x.version)
-            throw autograd_error("MemoryBudget: cannot recompute the output of " + e.name +
-                                 ": its input of shape " + shape_str(x.sizes) +
-                                 " was modified by an in-place operation after " + e.name +
-                                 " used it (version " + std::to_string(in.back()._version()) +
-                                 ", used at " + std::to_string(x.version) + ")");
-    }
-    ensure_room(e.nbytes, "recomputing the output of " + e.name + " (" + shape_str(e.sizes) + ")");
-    const Clock::time_point t0 = Clock::now();
-    Tensor out;
-    {
-        NoGradGuard plain;
-        checkpointing::RecomputeScope again;  // Note [Side effects of a recomputation]
-        out = e.recipe(in);
-    }
-    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!out.defined() || out.sizes() != e.sizes || out.dtype() != e.dtype ||
-        out.strides() != e.strides || out.storage_offset() != e.offset ||
-        int64_t(out.impl()->storage->nbytes) != e.nbytes || out.impl()->storage.use_count() > 1)
-        throw autograd_error("MemoryBudget: recomputing " + e.name + " did not give its " +
-                             shape_str(e.sizes) + " buffer back (internal error)");
-    out.impl()->storage->version = e.version;  // the buffer as it was saved
-    add_resident(e, out);
-    e.cost = dt;
-    ++report.rematerializations;
-    report.recompute_seconds += dt;
-    MemoryBudgetReport::Op& op = report.recomputed_ops[e.name];
-    ++op.count;
-    op.seconds += dt;
-    return alias(e.t);
 }
 
 void budget_recorded(Budget& b, const char* name, std::initializer_list<const Tensor*> inputs,

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "autograd/budget.hpp"
@@ -13,6 +14,17 @@
 #include "tapegrad/memory_budget.hpp"
 
 namespace tg::autograd::detail {
+
+/// A MemoryBudget made while another was active on the thread (Note [Nested budgets] in
+/// memory_budget.cpp): a tighter cap, while it is alive, on the bytes of the entries made under
+/// it (and under the ones nested in it), inside the budget's own.
+struct BudgetCap {
+    int64_t limit = 0;
+    int64_t resident = 0;  // its entries' resident bytes
+    bool alive = true;
+    std::shared_ptr<BudgetCap> outer;  // the cap it was made under, or null: the budget's own
+    MemoryBudgetReport report;         // for its entries
+};
 
 /// One buffer the budget keeps: an activation, resident or evicted, and how to make it again.
 struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
@@ -32,15 +44,30 @@ struct BudgetEntry : std::enable_shared_from_this<BudgetEntry> {
         uint32_t version = 0;  // the buffer's (or leaf's) version when the op used it
     };
     std::vector<Input> inputs;
-    double cost = 0;  // seconds: measured
+    double cost = 0;  // seconds: measured (the last time it was made)
+    /// The mean of every measured time of its op at its size (Note [Op cost]); null: `cost`
+    const std::pair<double, int64_t>* mean = nullptr;
+    double seconds() const { return mean ? mean->first / double(mean->second) : cost; }
     uint64_t last_use = 0;
     uint64_t made = 0;  // when it was first made (its place in the forward; backward runs back)
     bool pinned = false;
     bool awaiting_op = false;  // saved as an output before its op recorded
     /// Saved tensors that hold it (BudgetHandle); 0: only another entry's recomputation needs it
     std::atomic<int> handles{0};
-    uint32_t scratch = 0;  // its index during evicted_neighbourhood
+    uint32_t scratch = 0;            // its index during evicted_neighbourhood
+    std::shared_ptr<BudgetCap> cap;  // the innermost nested budget alive when it was made
 };
+
+/// f on each cap that counts e, innermost first.
+template <class F>
+void for_caps(const BudgetEntry& e, F&& f) {
+    for (BudgetCap* c = e.cap.get(); c; c = c->outer.get())
+        f(*c);
+}
+
+/// A new alias of t's buffer with the given geometry (or t's), without history (budget.cpp).
+Tensor alias(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
+Tensor alias(const Tensor& t);
 
 /// Per entry of `all` (the budget's entries, in order): its own cost plus that of the evicted
 /// entries next to it (Note [Evicted neighbourhood] in budget_evict.cpp); meaningful for the
@@ -67,7 +94,8 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     /// What a record_list op made, each with its recipe (budget_custom.cpp).
     void recorded_outputs(const char* name, const std::vector<Tensor>& inputs,
                           std::vector<BudgetMade> made);
-    /// The entry's buffer, recomputed (recursively) if it was evicted: a new alias of it.
+    /// The entry's buffer, recomputed (recursively) if it was evicted: a new alias of it
+    /// (budget_backward.cpp).
     Tensor materialize(BudgetEntry& e);
     /// Drops entries nothing needs any more (no handle, no recipe, the caller let go).
     void prune();
@@ -87,15 +115,20 @@ struct Budget final : SavedHooks, std::enable_shared_from_this<Budget> {
     int64_t limit;
     int64_t resident = 0;
     MemoryBudgetReport report;
+    std::shared_ptr<BudgetCap> cap;  // the innermost nested budget alive, or null
 
 private:
     void settle();
-    void ensure_room(int64_t n, const std::string& what);
+    /// Room for n more bytes under the budget and under each live cap from `in` out.
+    void ensure_room(int64_t n, const std::string& what, BudgetCap* in);
+    void evict(BudgetEntry& e);
     void add_resident(BudgetEntry& e, const Tensor& t);
     /// A resident entry for an op's new output buffer, room made for it first.
     BudgetEntry* new_entry(const Tensor& out, const char* name);
     void drop_resident(BudgetEntry& e);
     void pin(BudgetEntry& e, const std::string& why);
+    /// e (an output of op e.name) took `seconds` to make (Note [Op cost] in budget_evict.cpp).
+    void measured(BudgetEntry& e, double seconds);
 
     std::vector<std::shared_ptr<BudgetEntry>> entries_;            // in the order made
     std::unordered_map<const Storage*, BudgetEntry*> by_storage_;  // the resident ones
@@ -106,6 +139,8 @@ private:
     Clock::time_point last_record_ = Clock::now();
     BudgetEntry* last_made_ = nullptr;   // the latest op's output: its recipe may follow
     std::vector<BudgetEntry*> unnamed_;  // pinned buffers saved before their op recorded
+    /// Per op name and output bytes: the summed measured seconds and how many (Note [Op cost])
+    std::unordered_map<std::string, std::pair<double, int64_t>> op_cost_;
 };
 
 }  // namespace tg::autograd::detail

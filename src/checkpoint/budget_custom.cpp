@@ -50,7 +50,7 @@ void Budget::recorded_outputs(const char* name, const std::vector<Tensor>& input
             e = new_entry(out, name);
         }
         e->name = name;
-        e->cost = cost;
+        measured(*e, cost);
         if (!m.recipe || !whole(out)) {
             pin(*e, m.recipe ? " (a view of its buffer)" : m.pinned_why);
             continue;

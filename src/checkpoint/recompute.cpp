@@ -221,6 +221,7 @@ std::vector<Tensor> checkpoint_nonreentrant(const CheckpointFn& fn,
     if (autograd::detail::budget_slot())
         return fn(inputs);
     auto f = std::make_shared<Frame>();
+    f->checkpoint_frame = true;
     f->fn = fn;
     {
         SavedHooksDisabled plain;  // an enclosing checkpoint's frame does not take them
