@@ -1,17 +1,20 @@
 /// bench_memory: training under a tg::autograd::MemoryBudget (dynamic rematerialization, issue
 /// 34): step time under budgets of 1/2, 1/3 and 1/5 of the unconstrained peak of saved
-/// activation bytes over the unconstrained step time, for the deep MLP (32 x (Linear(1024,1024)
-/// + tanh), batch 512) and char_gpt (6 pre-norm blocks, d=256, 4 heads, T=128, batch 16,
-/// dropout 0.1), float32. Each configuration is a process of its own (this executable with
-/// --child MODEL F; F = 0 is unconstrained), the configurations alternating over rounds. On the
-/// chains (the MLP and bench_planner's 64-module heterogeneous chain, batch 64) the optimal
-/// planner's plan at the same budgets too (MODEL mlp-plan, chain-plan), and the MemoryBudget's
-/// step time over the planner's (bar: within 10%).
+/// activation bytes, and under the smallest feasible budget, over the unconstrained step time,
+/// for the deep MLP (32 x (Linear(1024,1024) + tanh), batch 512) and char_gpt (6 pre-norm blocks,
+/// d=256, 4 heads, T=128, batch 16, dropout 0.1), float32. Each configuration is a process of its
+/// own (this executable with --child MODEL F; F = 0 is unconstrained, F = -1 the smallest
+/// feasible budget), the configurations alternating over rounds. On the chains (the MLP and
+/// bench_planner's 64-module heterogeneous chain, batch 64) the optimal planner's plan at the same
+/// budgets too (MODEL mlp-plan, chain-plan), and the MemoryBudget's step time over the planner's
+/// (bar: within 10%).
 ///
 ///   bench_memory [--rounds 3] [--steps 5] [--csv FILE] [--md FILE]
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -163,8 +166,26 @@ int plan_child(const std::string& model, int f, int steps) {
     return 0;
 }
 
+/// The smallest budget a step of m fits under, to 5%: from peak / 64 up, each out_of_memory
+/// raising the budget to the larger of its report's lower bound and 1.05 times the last try.
+template <class M>
+int64_t smallest_feasible(M& m, int64_t peak) {
+    int64_t b = std::max<int64_t>(1, peak / 64);
+    for (int tries = 0; tries < 100; ++tries) {
+        tg::autograd::MemoryBudget budget(b);
+        try {
+            m.step();
+            return b;
+        } catch (const tg::out_of_memory&) {
+            b = std::max(budget.report().min_feasible_bytes, b + b / 20 + 1);
+        }
+    }
+    throw std::runtime_error("no feasible budget found below " + std::to_string(b) + " bytes");
+}
+
 /// One configuration: a plain step gives the peak, then `steps` timed steps (after one warm-up)
-/// under peak / f (none for f = 0); prints the result line.
+/// under peak / f (none for f = 0; the smallest feasible budget for f = -1); prints the result
+/// line.
 template <class M>
 int child(const std::string& model, int f, int steps) {
     M m;
@@ -172,23 +193,42 @@ int child(const std::string& model, int f, int steps) {
     m.step();
     const int64_t peak = tg::memory::stats().peak_saved_bytes;
     std::unique_ptr<tg::autograd::MemoryBudget> budget;
+    int64_t bytes = 0;
     if (f > 0)
-        budget = std::make_unique<tg::autograd::MemoryBudget>(peak / f);
-    m.step();
-    std::vector<double> t;
+        bytes = peak / f;
+    else if (f < 0)
+        bytes = smallest_feasible(m, peak);
+    std::vector<double> t, rs;
     int64_t held = 0, remat = 0;
-    std::vector<double> rs;
-    for (int s = 0; s < steps; ++s) {
-        if (budget)
-            budget->reset_report();
-        tg::memory::reset_peak();
-        const double t0 = now_s();
-        m.step();
-        t.push_back(now_s() - t0);
-        held = std::max(held, budget ? budget->report().peak_saved_bytes
-                                     : tg::memory::stats().peak_saved_bytes);
-        remat = std::max<int64_t>(remat, budget ? budget->report().rematerializations : 0);
-        rs.push_back(budget ? budget->report().recompute_seconds : 0);
+    for (;;) {
+        if (bytes > 0)
+            budget = std::make_unique<tg::autograd::MemoryBudget>(bytes);
+        t.clear();
+        rs.clear();
+        held = remat = 0;
+        try {
+            m.step();
+            for (int s = 0; s < steps; ++s) {
+                if (budget)
+                    budget->reset_report();
+                tg::memory::reset_peak();
+                const double t0 = now_s();
+                m.step();
+                t.push_back(now_s() - t0);
+                held = std::max(held, budget ? budget->report().peak_saved_bytes
+                                             : tg::memory::stats().peak_saved_bytes);
+                remat = std::max<int64_t>(remat, budget ? budget->report().rematerializations : 0);
+                rs.push_back(budget ? budget->report().recompute_seconds : 0);
+            }
+            break;
+        } catch (const tg::out_of_memory&) {
+            // at the smallest budget a later step may choose other victims (the costs are
+            // measured) and not fit: 5% more, and the steps again
+            if (f >= 0)
+                throw;
+            budget.reset();
+            bytes += bytes / 20 + 1;
+        }
     }
     std::string ops;  // the last step's recomputed ops: name:count:seconds
     if (budget)
@@ -198,6 +238,7 @@ int child(const std::string& model, int f, int steps) {
     print_result({{"model", model},
                   {"f", std::to_string(f)},
                   {"plain_peak", std::to_string(peak)},
+                  {"budget", std::to_string(bytes)},
                   {"held", std::to_string(held)},
                   {"remat", std::to_string(remat)},
                   {"recompute_s", fmt(median(rs), 5)},
@@ -232,7 +273,7 @@ int main(int argc, char** argv) try {
     // a MemoryBudget on each model (f = 0: none), the planner's plan on the chains
     std::vector<std::pair<std::string, int>> configs;
     for (const std::string m : {"mlp", "chain", "gpt"})
-        for (int f : {0, 2, 3, 5})
+        for (int f : {0, 2, 3, 5, -1})  // -1: the smallest feasible budget
             configs.push_back({m, f});
     for (const std::string m : {"mlp-plan", "chain-plan"})
         for (int f : {2, 3, 5})
@@ -274,16 +315,21 @@ int main(int argc, char** argv) try {
             vs_bar = q <= 1.10 ? "<= 1.10: PASS" : "<= 1.10: FAIL";
         }
         const KV& kv = last[key];
-        table.add({names.at(base),
-                   plan     ? "planner (predicted)"
-                   : f == 0 ? "plain"
-                            : "MemoryBudget",
-                   f == 0 ? "none" : "1/" + std::to_string(f), kv.at("plain_peak"), kv.at("held"),
-                   kv.at("remat") + (plan     ? " modules"
-                                     : f == 0 ? ""
-                                              : " ops"),
-                   fmt(std::stod(kv.at("recompute_s")) * 1e3, 1), fmt(t * 1e3, 1), fmt(ratio, 3),
-                   bar, vs, vs_bar});
+        table.add(
+            {names.at(base),
+             plan     ? "planner (predicted)"
+             : f == 0 ? "plain"
+                      : "MemoryBudget",
+             f == 0  ? "none"
+             : f < 0 ? "smallest: " + kv.at("budget") + " B (1/" +
+                           fmt(std::stod(kv.at("plain_peak")) / std::stod(kv.at("budget")), 1) + ")"
+                     : "1/" + std::to_string(f),
+             kv.at("plain_peak"), kv.at("held"),
+             kv.at("remat") + (plan     ? " modules"
+                               : f == 0 ? ""
+                                        : " ops"),
+             fmt(std::stod(kv.at("recompute_s")) * 1e3, 1), fmt(t * 1e3, 1), fmt(ratio, 3), bar, vs,
+             vs_bar});
     }
     std::string md =
         "# bench_memory: step time under a MemoryBudget over the unconstrained step\n\n"
@@ -295,7 +341,8 @@ int main(int argc, char** argv) try {
         "plan_checkpoints + checkpoint_sequential at a step-peak budget cut by the same bytes "
         "as the MemoryBudget cuts the saved activations, peak - peak / f; recompute_ms is then "
         "its prediction from the profile), over_planner the MemoryBudget's step over the "
-        "planner's at the same f\n\n" +
+        "planner's at the same f; smallest: the smallest budget a step fits under, to 5% (from "
+        "peak / 64 up, each out_of_memory raising it to its lower bound or by 5%)\n\n" +
         table.markdown();
     std::cout << md;
     write_file(csv, table.csv());
