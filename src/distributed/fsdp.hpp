@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/hooks.hpp"
@@ -26,8 +27,8 @@ struct Unit {
     std::shared_ptr<distributed::Work> work;
     Tensor fetched;  // stage 3: the buffer a prefetch all-gathers into, until gather_unit
     std::shared_ptr<distributed::Work> fetch;  // the parameters' all-gather in flight
-    std::vector<std::shared_ptr<distributed::Work>> chained;  // stage 1: the division and the
-                                                              // all-gather posted after work
+    // stage 1: the division and the all-gather posted after work, each with what it is
+    std::vector<std::pair<const char*, std::shared_ptr<distributed::Work>>> chained;
 };
 
 class SequentialImpl;
@@ -53,10 +54,14 @@ struct FsdpState : std::enable_shared_from_this<FsdpState> {
     std::vector<std::vector<size_t>> called_units;  // their units
     std::vector<std::vector<size_t>> unit_order;    // steps' and called units' in forward order
     std::shared_ptr<module_detail::CallHooks> call_hooks;  // fsdp_called.cpp
-    std::vector<int> called_depth;  // calls of each called module under way (enter - exit)
-    std::vector<char> entered;      // the called modules entered in this forward
-    bool in_forward = false;        // the wrapper's forward is running
-    bool probing = false;           // the first forward, every unit gathered (fsdp_called.cpp)
+    struct CallState {
+        int depth = 0;         // its calls under way (enter - exit)
+        bool entered = false;  // entered in this forward (the probe's check)
+        bool opened = false;   // the outermost call gathered its units (its exit releases them)
+    };
+    std::vector<CallState> calls;  // one per called module
+    bool in_forward = false;       // the wrapper's forward is running
+    bool probing = false;          // the first forward, every unit gathered (fsdp_called.cpp)
     bool probed = false;
     std::shared_ptr<autograd::detail::SavedHooks> pack_units;  // stage 3 (fsdp_stage3.cpp)
     bool sync = true;                                          // false inside no_sync()

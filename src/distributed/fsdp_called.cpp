@@ -30,30 +30,29 @@ namespace {
 struct GatherAroundCalls : module_detail::CallHooks {
     std::weak_ptr<FsdpState> state;
     std::unordered_map<const Module*, size_t> index;
-    std::vector<char> opened;  // enter gathered the module's units (exit releases them)
 
     void enter(Module& m) override {
         auto s = state.lock();
         auto it = index.find(&m);
         if (!s || it == index.end())
             return;
-        const size_t i = it->second;
+        FsdpState::CallState& c = s->calls[it->second];
         if (s->in_forward)
-            s->entered[i] = 1;
-        if (s->probing || s->called_depth[i]++ > 0)  // probing: all gathered; or a nested call
+            c.entered = true;
+        if (s->probing || c.depth++ > 0)  // probing: all gathered; or a nested call
             return;
-        const auto& ids = s->called_units[i];
+        const auto& ids = s->called_units[it->second];
         try {
-            opened[i] = 0;
+            c.opened = false;
             for (size_t k : ids)
                 if (!s->units[k].gathered) {
                     s->gather_unit(k);
-                    opened[i] = 1;
+                    c.opened = true;
                 }
             if (!ids.empty() && s->in_forward)
                 s->prefetch_after(ids.front(), true);
         } catch (...) {
-            --s->called_depth[i];
+            --c.depth;
             throw;
         }
     }
@@ -63,12 +62,12 @@ struct GatherAroundCalls : module_detail::CallHooks {
         auto it = index.find(&m);
         if (!s || it == index.end() || s->probing)
             return;
-        const size_t i = it->second;
-        if (--s->called_depth[i] > 0 || !opened[i])
+        FsdpState::CallState& c = s->calls[it->second];
+        if (--c.depth > 0 || !c.opened)
             return;
-        opened[i] = 0;
+        c.opened = false;
         try {
-            for (size_t k : s->called_units[i])
+            for (size_t k : s->called_units[it->second])
                 s->release(k);
         } catch (...) {  // a failed prefetch: the next collective on this group reports it
         }
@@ -89,11 +88,9 @@ void install_call_hooks(FsdpState& s) {
         return;
     auto hooks = std::make_shared<GatherAroundCalls>();
     hooks->state = s.weak_from_this();
-    hooks->opened.assign(s.called.size(), 0);
     for (size_t i = 0; i < s.called.size(); ++i)
         hooks->index[s.called[i].module.get()] = i;
-    s.called_depth.assign(s.called.size(), 0);
-    s.entered.assign(s.called.size(), 0);
+    s.calls.assign(s.called.size(), FsdpState::CallState{});
     s.call_hooks = hooks;
     for (const UnitStep& c : s.called)
         module_detail::set_call_hooks(*c.module, hooks);
@@ -110,7 +107,8 @@ Tensor probe_forward(FsdpState& s, const std::function<Tensor()>& fn) {
     } in_forward(s);
     if (s.called.empty() || s.probed)
         return fn();
-    std::fill(s.entered.begin(), s.entered.end(), 0);
+    for (FsdpState::CallState& c : s.calls)
+        c.entered = false;
     s.probing = true;
     Tensor y;
     try {
@@ -125,7 +123,7 @@ Tensor probe_forward(FsdpState& s, const std::function<Tensor()>& fn) {
     s.probing = false;
     release_all(s);
     for (size_t i = 0; i < s.called.size(); ++i)
-        if (!s.entered[i])
+        if (!s.calls[i].entered)
             throw value_error("FullyShardedDataParallel: stage 3: the wrap policy selects '" +
                               s.called[i].path + "' (" + s.called[i].module->name() +
                               "), which the forward did not call through operator() (block(x) "

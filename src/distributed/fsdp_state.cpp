@@ -202,9 +202,9 @@ void FsdpState::finish() {
     armed = false;
     const int world = group->size();
     for (Unit& u : units) {
-        // first: the division (chained[0]), done, no longer touches shard_grad; then the gather
-        for (size_t i = 0; i < u.chained.size(); ++i)
-            wait_for(u.chained[i], i == 0 ? "divide" : "all-gather");
+        // first: the division, done, no longer touches shard_grad; then the gather
+        for (auto& [what, w] : u.chained)
+            wait_for(w, what);
         if (u.work)  // stage 3 may have waited for it already (drain)
             wait_for(u.work, "reduce-scatter");
     }
@@ -243,8 +243,8 @@ void FsdpState::recover() {
         return;
     armed = false;
     for (Unit& u : units) {
-        for (auto& w : u.chained)  // before the reduce-scatter's write-back, as in finish()
-            w->wait();
+        for (auto& c : u.chained)  // before the reduce-scatter's write-back, as in finish()
+            c.second->wait();
         if (u.work)
             u.work->wait();
         u.work.reset();
@@ -277,9 +277,9 @@ void FsdpState::chain_gather(Unit& u) {
             g.div_(double(world));  // as finish() divides: the same bits
         },
         divided);
-    u.chained.push_back(std::move(divided));
-    u.chained.push_back(
-        group->all_gather(pieces_of(u.grads, u.shard, group->size()), u.shard_grad));
+    u.chained.emplace_back("divide", std::move(divided));
+    u.chained.emplace_back(
+        "all-gather", group->all_gather(pieces_of(u.grads, u.shard, group->size()), u.shard_grad));
     ++stats.all_gathers;
 }
 
