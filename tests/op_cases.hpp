@@ -128,6 +128,12 @@ inline tg::Tensor labels(std::vector<int64_t> v) {
 inline tg::Tensor index_of(std::vector<int64_t> v, const Shape& s) {
     return tg::tensor(v).reshape(s);
 }
+/// t after the in-place op f: rows of in-place spellings run on a non-leaf (x * 1.0), whose
+/// history the op takes over.
+inline tg::Tensor inplace_on(tg::Tensor t, const std::function<void(tg::Tensor&)>& f) {
+    f(t);
+    return t;
+}
 
 inline std::vector<double> dist_values(const In& in, int64_t n, uint64_t seed) {
     switch (in.dist) {

@@ -109,6 +109,39 @@ inline std::vector<OpCase> arithmetic_cases() {
          {UT({3, 4})},
          F(x[0].floor() * 0.5 + (x[0] * 2.0).ceil() + (x[0] * 5.0).round() + x[0].sign() * x[0])},
         {"rsqrt_square_empty", {P({0, 3})}, F(tg::rsqrt(x[0]) + tg::square(x[0]).floor())},
+        // composed pointwise ops and the in-place spellings (tapegrad/inplace_ops.hpp), each
+        // in-place row on a non-leaf whose history the op takes over
+        {"reciprocal", {NZ({3, 4})}, F(tg::reciprocal(x[0]) + x[0].reciprocal())},
+        {"frac_neg_methods", {U({3, 4})}, F(tg::frac(x[0] * 2.5) + x[0].neg() * x[0].trunc())},
+        {"addcmul_bcast", {U({3, 4}), U({3, 1}), U({4})}, F(tg::addcmul(x[0], x[1], x[2], 0.5))},
+        {"addcdiv", {U({3, 4}), U({3, 4}), NZ({3, 4})}, F(x[0].addcdiv(x[1], x[2], -2.0))},
+        {"lerp_scalar", {U({3, 4}), UT({3, 4})}, F(tg::lerp(x[0], x[1], 0.3))},
+        {"lerp_tensor", {U({3, 4}), U({4}), Q({3, 4})}, F(x[0].lerp(x[1], x[2]))},
+        {"inplace_saving_output",
+         {NZ({3, 4})},
+         F(inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.relu_(); }) +
+           inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.sigmoid_().tanh_(); }) +
+           inplace_on(x[0] * 0.5, [](tg::Tensor& t) { t.exp_().sqrt_().rsqrt_(); }) +
+           inplace_on(x[0] * 1.0, [](tg::Tensor& t) { tg::expm1_(t); }))},
+        {"inplace_reading_input",
+         {P({3, 4})},
+         F(inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.log_().abs_().neg_(); }) +
+           inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.sin_().cos_().log1p_(); }) +
+           inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.reciprocal_().square_().pow_(1.5); }) +
+           inplace_on(x[0] * 1.0, [](tg::Tensor& t) { tg::clamp_(t, 0.3, 2.5).frac_(); }))},
+        {"inplace_with_operands",
+         {U({3, 4}), U({3, 4}), P({3, 4}), Q({4})},
+         F(inplace_on(x[0] * 1.0,
+                      [&](tg::Tensor& t) {
+                          t.addcmul_(x[1], x[2], 0.5).addcdiv_(x[1], x[2], 2.0).lerp_(x[1], x[3]);
+                          t.clamp_min_(-3.0).clamp_max_(3.0);
+                      }) +
+           inplace_on(x[2] * 1.0, [&](tg::Tensor& t) { t.pow_(x[2] * 0.5); }) +
+           inplace_on(
+               x[1] * 1.0,
+               [&](tg::Tensor& t) {
+                   t.masked_fill_(tg::gt(x[3], 0.5), 0.25).masked_fill_(tg::lt(x[3], 0.2), x[3][0]);
+               }))},
     };
 }
 

@@ -50,6 +50,32 @@ inline std::vector<OpCase> shape_cases() {
         {"narrow_scatter_dim1", {U({2, 3})}, F(tg::narrow_scatter(x[0], {2, 6}, 1, 1))},
         {"index_add", {U({3, 4})}, F(tg::index_add(x[0], {2, 4}, 0, on(idx_add, x[0])))},
         {"scatter_add", {U({3, 2})}, F(tg::scatter_add(x[0], {3, 4}, 1, on(idx_gather, x[0])))},
+        // LibTorch's forms on a tensor self (tapegrad/inplace_ops.hpp) and their in-place methods
+        {"index_add_self",
+         {U({3, 4}), U({3, 4})},
+         F(tg::index_add(x[0], 0, on(idx_add, x[0]), x[1], 0.5))},
+        {"index_fill", {U({3, 4})}, F(x[0].index_fill(1, on(labels({3, 0, 3}), x[0]), -2.0))},
+        {"index_copy",
+         {U({3, 4}), U({3, 2})},
+         F(tg::index_copy(x[0], 1, on(labels({3, 1}), x[0]), x[1]))},
+        {"scatter_src",
+         {U({3, 4}), U({3, 3})},
+         F(tg::scatter(x[0], 1, on(index_of({0, 2, 3, 1, 2, 0}, {3, 2}), x[0]), x[1]))},
+        {"scatter_value", {U({3, 4})}, F(x[0].scatter(1, on(idx_gather, x[0]), 1.5))},
+        {"scatter_add_self",
+         {U({3, 4}), U({3, 2})},
+         F(x[0].scatter_add(1, on(idx_gather, x[0]), x[1]))},
+        {"index_writes_inplace",
+         {U({3, 4}), U({3, 4}), U({3, 2})},
+         F(inplace_on(x[0] * 1.0,
+                      [&](tg::Tensor& t) {
+                          t.index_add_(0, on(idx_add, x[0]), x[1])
+                              .index_fill_(1, on(labels({2}), x[0]), 0.5);
+                          t.index_copy_(1, on(labels({0, 3}), x[0]), x[2]);
+                          t.scatter_(1, on(index_of({1, 2, 0, 3, 3, 0}, {3, 2}), x[0]), x[2] * 2.0);
+                          t.scatter_(0, on(index_of({0, 2}, {1, 2}), x[0]), -1.0);
+                          t.scatter_add_(1, on(idx_gather, x[0]), x[2]);
+                      }))},
         {"t", {U({3, 4})}, F(tg::t(x[0]))},
         {"t_method_then_mul", {U({3, 4}), U({4, 3})}, F(x[0].t() * x[1])},
         {"transpose", {U({2, 3, 4})}, F(tg::transpose(x[0], 0, 2))},

@@ -69,5 +69,22 @@ BOOST_FIXTURE_TEST_CASE(index_ops, Fixtures) {
             TG_BAD(tg::scatter_add(x, {2, 3}, 1, i64({0, 1, 9, 0, 1, 2}).reshape({2, 3})),
                    shape_error, "scatter_add", "index 9"),
             TG_BAD(tg::scatter_add(x, {2, 3}, 1, x), dtype_error, "scatter_add", "int64"),
+            // LibTorch's forms on a tensor self (tapegrad/inplace_ops.hpp)
+            TG_BAD(tg::scatter(x, 1, i64({0, 0}).reshape({1, 2}), x), value_error, "scatter",
+                   "more than once"),
+            TG_BAD(tg::scatter(x, 1, i64({0, 0, 0}).reshape({3, 1}), 1.0), shape_error, "scatter",
+                   "larger than self"),
+            TG_BAD(tg::scatter(x, 1, i64({0, 1}), 1.0), shape_error, "scatter", "as many dims"),
+            TG_BAD(tg::index_copy(x, 1, i64({2, 2}), x.narrow(1, 0, 2)), value_error, "index_copy",
+                   "more than once"),
+            TG_BAD(tg::index_fill(x, 1, l.reshape({1, 2}), 0.0), shape_error, "index_fill",
+                   "0-D or 1-D"),
+            TG_BAD(tg::index_add(x, 0, i64({0}), tg::zeros({1, 3}, tg::kFloat64)), dtype_error,
+                   "index_add", "same scalar type"),
+            TG_BAD(tg::scatter_add(tg::zeros({}), 0, l, x), shape_error, "scatter_add", "0-dim"),
+            TG_BAD(tg::lerp(x, x, tg::ones({2, 3}, tg::kFloat64)), dtype_error, "lerp", "weight"),
+            TG_BAD(tg::zeros({2}, tg::kInt64).sqrt_(), dtype_error, "sqrt_", "int64"),
+            TG_BAD(tg::zeros({2}).masked_fill_(tg::ones({3, 2}, tg::kBool), 1.0), shape_error,
+                   "masked_fill", "[3,2]"),
         });
 }

@@ -3,6 +3,7 @@
 /// are right or throw.
 #define BOOST_TEST_MODULE test_engine_inplace
 #include <boost/test/unit_test.hpp>
+#include <string>
 #include <vector>
 
 #include "test_util.hpp"
@@ -139,4 +140,120 @@ BOOST_AUTO_TEST_CASE(in_place_on_base_of_recorded_view_is_right_or_throws) {
     } catch (const tg::autograd_error& e) {
         BOOST_TEST_MESSAGE("reported: " << e.what());
     }
+}
+
+// ============================================================================ LibTorch's in-place
+// spellings (tapegrad/tensor_methods.hpp): the values LibTorch 1.13 gives, recorded with a probe
+
+BOOST_AUTO_TEST_CASE(inplace_spellings_write_into_self_and_bump_the_version) {
+    tg::Tensor x = tg::tensor({-1.5, 0.25, 4.0});
+    const uint32_t v0 = x._version();
+    tg::Tensor& r = x.relu_();
+    BOOST_TEST(&r == &x);
+    BOOST_TEST(x._version() > v0);
+    check_close(x, {0, 0.25, 4.0});
+    x.sqrt_().neg_().abs_();
+    check_close(x, {0, 0.5, 2.0});
+    x.clamp_(0.25, 1.0).reciprocal_();
+    check_close(x, {4, 2, 1});
+    x.addcmul_(x, x, 0.5);  // reads x's old value for both factors
+    check_close(x, {12, 4, 1.5});
+    x.lerp_(tg::zeros({3}), 0.5).masked_fill_(tg::gt(x, 5.0), -1.0);
+    check_close(x, {-1, 2, 0.75});
+    x.index_fill_(0, tg::tensor({int64_t(-1)}), 9.0);  // a negative index counts from the end
+    check_close(x, {-1, 2, 9});
+    tg::Tensor i = tg::tensor({int64_t(-4), int64_t(9)});
+    tg::abs_(i).clamp_(1);  // integer results stay int64
+    BOOST_TEST(i.dtype() == tg::kInt64);
+    BOOST_TEST(i[0].item_as<int64_t>() == 4);
+}
+
+BOOST_AUTO_TEST_CASE(index_writes_match_libtorch) {
+    tg::Tensor onehot = tg::zeros({2, 3}, tg::kInt64);
+    onehot.scatter_(1, tg::tensor({int64_t(0), int64_t(2)}).reshape({2, 1}), 1);
+    BOOST_TEST(onehot.dtype() == tg::kInt64);
+    check_close(onehot.to(tg::kFloat64), {1, 0, 0, 0, 0, 1});
+    tg::Tensor a = tg::zeros({3});
+    a.index_add_(0, tg::tensor({int64_t(0), int64_t(0)}), tg::ones({2}), 2.0);  // repeats add
+    check_close(a.to(tg::kFloat64), {4, 0, 0});
+    tg::Tensor s = tg::zeros({2, 3});
+    s.scatter_add_(1, tg::tensor({int64_t(0), int64_t(0)}).reshape({1, 2}), tg::ones({2, 2}));
+    check_close(s.to(tg::kFloat64), {2, 0, 0, 0, 0, 0});
+    tg::Tensor c = tg::zeros({2, 3});
+    c.index_copy_(1, tg::tensor({int64_t(2), int64_t(0)}),
+                  tg::tensor({1.f, 2.f, 3.f, 4.f}).reshape({2, 2}));
+    check_close(c.to(tg::kFloat64), {2, 0, 1, 4, 0, 3});
+    tg::Tensor w = tg::zeros({2, 3});
+    w.scatter_(1, tg::tensor({int64_t(0), int64_t(2), int64_t(2), int64_t(1)}).reshape({2, 2}),
+               tg::tensor({1.f, 2.f, 3.f, 4.f}).reshape({2, 2}));
+    check_close(w.to(tg::kFloat64), {1, 0, 2, 0, 4, 3});
+}
+
+BOOST_AUTO_TEST_CASE(inplace_spellings_throw_as_libtorch_does) {
+    tg::Tensor i = tg::tensor({int64_t(4), int64_t(9)});
+    check_throws<tg::dtype_error>([&] { i.sqrt_(); }, {"sqrt_", "int64"}, "int sqrt_");
+    check_throws<tg::dtype_error>([&] { i.clamp_(0.5); }, {"clamp_"}, "int clamp_ by 0.5");
+    check_throws<tg::dtype_error>([&] { i.pow_(0.5); }, {"pow_"}, "int pow_ 0.5");
+    check_close(i.to(tg::kFloat64), {4, 9});  // nothing written by the failed calls
+    tg::Tensor x = tg::zeros({2});
+    check_throws<tg::shape_error>(
+        [&] {
+            x.masked_fill_(tg::ones({3, 2}, tg::kBool), 1.0);
+        },
+        {"masked_fill", "[3,2]", "[2]"}, "mask broadcasting x");
+    check_throws<tg::shape_error>(
+        [&] {
+            x.masked_fill_(tg::tensor({true, false}), tg::tensor({1.f, 2.f}));
+        },
+        {"0-dimensional"}, "1-D value");
+    check_throws<tg::dtype_error>(
+        [&] { x.index_add_(0, tg::tensor({int64_t(0)}), tg::ones({1}, tg::kFloat64)); },
+        {"index_add", "same scalar type"}, "index_add_ of another dtype");
+    check_throws<tg::dtype_error>([&] { x.lerp_(tg::ones({2}), tg::ones({2}, tg::kFloat64)); },
+                                  {"lerp", "weight"}, "lerp_ weight of another dtype");
+    check_throws<tg::dtype_error>([&] { tg::frac(i); }, {"frac"}, "int frac");
+    check_throws<tg::dtype_error>([&] { tg::addcdiv(i, i, i); }, {"addcdiv", "integer division"},
+                                  "int addcdiv");
+    // Note [Repeated indices]: LibTorch leaves the winner unspecified; tapegrad refuses
+    check_throws<tg::value_error>(
+        [&] {
+            x.index_copy_(0, tg::tensor({int64_t(1), int64_t(1)}), tg::ones({2}));
+        },
+        {"index_copy", "more than once"}, "index_copy_ repeated");
+    check_throws<tg::value_error>(
+        [&] {
+            tg::zeros({2, 3}).scatter_(1, tg::zeros({1, 2}, tg::kInt64), tg::ones({1, 2}));
+        },
+        {"scatter", "more than once"}, "scatter_ repeated");
+    tg::zeros({2, 3}).scatter_(1, tg::zeros({1, 2}, tg::kInt64), 5.0);  // one value: allowed
+    check_throws<tg::shape_error>(
+        [&] {
+            tg::zeros({2, 3}).scatter_(1, tg::zeros({3, 1}, tg::kInt64), 5.0);
+        },
+        {"scatter", "larger than self"}, "scatter_ index too large");
+
+    tg::Tensor leaf = tg::ones({2}, tg::TensorOptions(tg::kFloat64).requires_grad(true));
+    check_throws<tg::autograd_error>([&] { leaf.relu_(); }, {"relu_", "leaf"}, "relu_ on leaf");
+    {
+        tg::NoGradGuard g;
+        leaf.clamp_(-0.5, 0.5);  // allowed without recording, as in LibTorch
+    }
+    check_close(leaf.detach(), {0.5, 0.5});
+}
+
+BOOST_AUTO_TEST_CASE(inplace_spellings_on_non_leaves_take_over_history) {
+    tg::Tensor l = tg::ones({2}, tg::TensorOptions(tg::kFloat32).requires_grad(true));
+    tg::Tensor y = l * 2.0;
+    y.relu_();
+    BOOST_TEST(std::string(y.grad_fn()->name()) == "ReluBackward0");
+    tg::Tensor z = l * 2.0;
+    z.log_();  // its backward reads the old value: kept in a copy (LibTorch's grad: 1, 1)
+    z.sum().backward();
+    check_close(l.grad().to(tg::kFloat64), {1, 1});
+    // an operand that requires grad makes a tensor that did not part of the graph
+    tg::Tensor acc = tg::zeros({3});
+    acc.index_add_(0, tg::tensor({int64_t(2), int64_t(0)}), l);
+    BOOST_TEST(acc.requires_grad());
+    (acc * tg::tensor({1.f, 2.f, 3.f})).sum().backward();
+    check_close(l.grad().to(tg::kFloat64), {4, 2});  // 1 + 3, 1 + 1
 }

@@ -342,6 +342,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/distance_ops.hpp"       // bilinear, cosine_similarity, pairwise_distance, pdist
 #include "tapegrad/dropout_ops.hpp"        // alpha_dropout, feature_alpha_dropout
 #include "tapegrad/embedding_bag_ops.hpp"  // embedding_bag
+#include "tapegrad/inplace_ops.hpp"        // relu_, clamp_, ..., addcmul, lerp, scatter, index_copy
 #include "tapegrad/layer_ops.hpp"          // normalisation, embedding, attention, dropout
 #include "tapegrad/logical.hpp"            // comparisons and bool tensors, in a header of their own
 #include "tapegrad/losses.hpp"             // the losses, in a header of their own

@@ -17,6 +17,7 @@
 #include "tapegrad/generator.hpp"
 #include "tapegrad/scalar.hpp"
 #include "tapegrad/shape.hpp"
+#include "tapegrad/tensor_methods.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg {
@@ -114,7 +115,7 @@ inline TensorOptions device(Device d) {
     return TensorOptions(d);
 }
 
-class Tensor {
+class Tensor : public detail::TensorMethods {  // in-place ops: tensor_methods.hpp
 public:
     Tensor() = default;  // undefined tensor (e.g. a leaf's grad before backward)
     explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
@@ -395,6 +396,5 @@ Tensor& operator/=(Tensor& a, Scalar s);
 }  // namespace tg
 
 #pragma GCC visibility pop
-
 #include "tapegrad/factories.hpp"  // zeros, ones, randn, tensor, ...: in a header of their own
 #include "tapegrad/promotion.hpp"  // result_type, can_cast

@@ -5,6 +5,8 @@
 // only be modified under NoGradGuard, as in PyTorch. Views of recorded tensors are not
 // rebased: their base keeps its old history, so an in-place write through a view whose base
 // is alive throws autograd_error instead of producing wrong gradients.
+#include "ops/inplace.hpp"
+
 #include "autograd/record.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
@@ -13,16 +15,12 @@
 namespace tg {
 
 namespace {
-/// reads_old: the recorded backward reads self's old value when `other` requires grad (mul_,
-/// div_: d(a*b)/db = a), so the old value is copied before the write destroys it, as PyTorch
-/// keeps the original self.
+/// rec: self or an operand requires grad and recording is on. copy_old: the recorded backward
+/// reads self's old value (mul_, div_: d(a*b)/db = a), so the old value is copied before the
+/// write destroys it, as PyTorch keeps the original self.
 template <class OutOfPlace, class Kernel>
-Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k,
-                bool reads_old = false) {
-    if (!self.defined())  // with recording off nothing else looks at self before the kernel
-        throw value_error(std::string(name) + ": undefined tensor");
-    const bool rec =
-        GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
+Tensor& inplace_as(Tensor& self, const char* name, bool rec, OutOfPlace oop, Kernel k,
+                   bool copy_old) {
     if (rec) {
         if (self.is_leaf() && self.requires_grad())
             throw autograd_error(std::string(name) + ": a leaf tensor that requires grad (shape " +
@@ -42,7 +40,7 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
         // The out-of-place op records on a separate header for the old value: if it saved self
         // itself, self's new grad_fn would hold self (a reference cycle that never frees).
         const Tensor old(std::make_shared<TensorImpl>(*self.impl()));
-        if (reads_old && other->requires_grad()) {
+        if (copy_old) {
             Tensor copy;
             {
                 NoGradGuard g;
@@ -65,7 +63,39 @@ Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace 
     runtime::mark_modified(self);
     return self;
 }
+
+/// reads_old: copy self's old value when `other` requires grad (see inplace_as).
+template <class OutOfPlace, class Kernel>
+Tensor& inplace(Tensor& self, const char* name, const Tensor* other, OutOfPlace oop, Kernel k,
+                bool reads_old = false) {
+    if (!self.defined())  // with recording off nothing else looks at self before the kernel
+        throw value_error(std::string(name) + ": undefined tensor");
+    const bool rec =
+        GradMode::is_enabled() && (self.requires_grad() || (other && other->requires_grad()));
+    return inplace_as(self, name, rec, oop, k, rec && reads_old && other->requires_grad());
+}
 }  // namespace
+
+Tensor& detail::apply_inplace(Tensor& self, const char* name,
+                              std::initializer_list<const Tensor*> others,
+                              const std::function<Tensor(const Tensor&)>& f, bool keep_old) {
+    if (!self.defined())
+        throw value_error(std::string(name) + ": undefined tensor");
+    bool rec = GradMode::is_enabled() && self.requires_grad();
+    for (const Tensor* o : others)
+        rec = rec || (GradMode::is_enabled() && o->defined() && o->requires_grad());
+    // f's result, checked before anything is written: self's shape, a dtype self can hold
+    const auto result = [&](const Tensor& x) {
+        Tensor r = f(x);
+        if (r.sizes() != self.sizes())
+            throw shape_error(std::string(name) + ": the result's shape " + shape_str(r.sizes()) +
+                              " differs from the in-place tensor's " + shape_str(self.sizes()));
+        promote::check_can_cast(name, r.dtype(), self);
+        return r.dtype() == self.dtype() ? r : r.to(self.dtype());
+    };
+    return inplace_as(
+        self, name, rec, result, [&] { runtime::copy_into(self, result(self)); }, rec && keep_old);
+}
 
 // Note [In-place promotion]: self op= other computes in result_type(self, other) (Note [Type
 // promotion]) and writes the result back into self's dtype, which must be able to hold it

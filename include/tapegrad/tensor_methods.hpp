@@ -1,0 +1,98 @@
+#pragma once
+/// LibTorch's in-place method spellings of the pointwise and index-writing ops, and the method
+/// spellings of inplace_ops.hpp's functions, as a base of tg::Tensor (tensor.hpp holds the rest):
+///
+///     x.relu_();  x.clamp_(0, 1);  scores.masked_fill_(mask, -1e9);  p.addcmul_(g, g, 0.1);
+///     onehot.scatter_(1, labels.unsqueeze(1), 1);  acc.index_add_(0, rows, src);
+///
+/// Each in-place op is its out-of-place op written into x (tg::detail::apply_inplace, Note
+/// [In-place ops] in src/ops/inplace.cpp): it bumps x's version, records as LibTorch's does (a
+/// non-leaf takes over the op's history; a leaf that requires grad throws autograd_error while
+/// recording) and throws as LibTorch's: dtype_error where the result's dtype cannot be written
+/// into x's (an integer tensor's sqrt_()), shape_error where the result does not have x's shape
+/// (a mask that broadcasts x to a larger shape).
+#include <cstdint>
+#include <optional>
+
+#include "tapegrad/scalar.hpp"
+#pragma GCC visibility push(default)
+
+namespace tg {
+
+class Tensor;
+
+namespace detail {
+
+class TensorMethods {
+public:
+    // ---- in-place pointwise ops (their functions: ops.hpp, inplace_ops.hpp)
+    Tensor& relu_();
+    Tensor& sigmoid_();
+    Tensor& tanh_();
+    Tensor& exp_();
+    Tensor& log_();
+    Tensor& sqrt_();
+    Tensor& rsqrt_();
+    Tensor& abs_();
+    Tensor& neg_();
+    Tensor& sign_();
+    Tensor& floor_();
+    Tensor& ceil_();
+    Tensor& round_();
+    Tensor& trunc_();
+    Tensor& frac_();
+    Tensor& reciprocal_();
+    Tensor& square_();
+    Tensor& sin_();
+    Tensor& cos_();
+    Tensor& log1p_();
+    Tensor& expm1_();
+    Tensor& clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt);
+    Tensor& clamp_min_(Scalar lo);
+    Tensor& clamp_max_(Scalar hi);
+    Tensor& pow_(Scalar e);
+    Tensor& pow_(const Tensor& e);
+    Tensor& fmod_(Scalar b);
+    Tensor& fmod_(const Tensor& b);
+    Tensor& remainder_(Scalar b);
+    Tensor& remainder_(const Tensor& b);
+    Tensor& masked_fill_(const Tensor& mask, Scalar value);
+    Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+    Tensor& addcmul_(const Tensor& t1, const Tensor& t2, Scalar value = 1);
+    Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, Scalar value = 1);
+    Tensor& lerp_(const Tensor& end, Scalar weight);
+    Tensor& lerp_(const Tensor& end, const Tensor& weight);
+    // ---- in-place index writes (inplace_ops.hpp)
+    Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1);
+    Tensor& index_fill_(int64_t dim, const Tensor& index, Scalar value);
+    Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+    Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+    Tensor& scatter_(int64_t dim, const Tensor& index, Scalar value);
+    Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+
+    // ---- method spellings of functions (ops.hpp, inplace_ops.hpp)
+    Tensor neg() const;
+    Tensor trunc() const;
+    Tensor frac() const;
+    Tensor reciprocal() const;
+    Tensor addcmul(const Tensor& t1, const Tensor& t2, Scalar value = 1) const;
+    Tensor addcdiv(const Tensor& t1, const Tensor& t2, Scalar value = 1) const;
+    Tensor lerp(const Tensor& end, Scalar weight) const;
+    Tensor lerp(const Tensor& end, const Tensor& weight) const;
+    Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source,
+                     Scalar alpha = 1) const;
+    Tensor index_fill(int64_t dim, const Tensor& index, Scalar value) const;
+    Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+    Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+    Tensor scatter(int64_t dim, const Tensor& index, Scalar value) const;
+    Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+
+private:
+    Tensor& self();
+    const Tensor& self() const;
+};
+
+}  // namespace detail
+}  // namespace tg
+
+#pragma GCC visibility pop
