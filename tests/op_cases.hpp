@@ -47,6 +47,7 @@
 /// Layouts T and S of a zero-element leaf are whatever its shape allows (make_leaf narrows an
 /// empty last dim from 0), so the suites do not ask such a leaf to be non-contiguous. Avoid
 /// outputs that are NaN by definition (mean or var over an empty dim): NaN never compares equal.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>

@@ -6,6 +6,10 @@ namespace opcases {
 
 inline std::vector<OpCase> arithmetic_cases() {
     const tg::Tensor cond = tg::gt(tgtest::make_const({3, 4}, 5), 0.0);  // int64 0/1 mask
+    const double inf = std::numeric_limits<double>::infinity();
+    const tg::Tensor nonfinite =
+        tg::tensor({0.0, inf, 0.0, -inf, std::nan(""), 0.0, 0.0, 0.0, 0.0, inf, 0.0, 0.0})
+            .reshape({3, 4});
     return {
         {"add", {U({3, 4}), U({3, 4})}, F(tg::add(x[0], x[1]))},
         {"add_bcast_col_row", {U({3, 1}), U({4})}, F(tg::add(x[0], x[1]))},
@@ -117,6 +121,29 @@ inline std::vector<OpCase> arithmetic_cases() {
         {"addcdiv", {U({3, 4}), U({3, 4}), NZ({3, 4})}, F(x[0].addcdiv(x[1], x[2], -2.0))},
         {"lerp_scalar", {U({3, 4}), UT({3, 4})}, F(tg::lerp(x[0], x[1], 0.3))},
         {"lerp_tensor", {U({3, 4}), U({4}), Q({3, 4})}, F(x[0].lerp(x[1], x[2]))},
+        // std, nan_to_num, vector products, diag, trace (tapegrad/numeric_ops.hpp)
+        {"std_overloads",
+         {U({3, 4})},
+         F(tg::std(x[0]) + x[0].std({1}, false, true).sum() + x[0].std(0).sum())},
+        {"nan_to_num",
+         {U({3, 4})},
+         F(tg::nan_to_num(x[0] + on(nonfinite, x[0]), 0.5, 2.0, -2.0) +
+           (x[0] + on(nonfinite, x[0])).nan_to_num().clamp(-4.0, 4.0))},
+        {"predicates_count_nonzero",
+         {U({3, 4})},
+         F(tg::isnan(x[0] + on(nonfinite, x[0])).to(tg::kInt64) +
+           (x[0] + on(nonfinite, x[0])).isinf().to(tg::kInt64) * 2 +
+           tg::isfinite(x[0] + on(nonfinite, x[0])).to(tg::kInt64) * 4 +
+           tg::count_nonzero(tg::gt(x[0], 0.0), 1).reshape({3, 1})),
+         kValuesOnly},
+        {"dot_mv_outer",
+         {U({4}), U({4}), U({3, 4})},
+         F(tg::outer(x[0], x[1]) + tg::dot(x[0], x[1]) + tg::mv(x[2], x[1]).sum() +
+           x[1].ger(x[0]))},
+        {"diag_trace",
+         {U({3, 4}), U({3})},
+         F(tg::diag(x[1], -1) + tg::diag(x[0]).sum() + tg::trace(x[0]) + x[0].diag(1).sum() * 2.0 +
+           x[0].diag(-2).sum())},
         {"inplace_saving_output",
          {NZ({3, 4})},
          F(inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.relu_(); }) +
@@ -137,11 +164,11 @@ inline std::vector<OpCase> arithmetic_cases() {
                           t.clamp_min_(-3.0).clamp_max_(3.0);
                       }) +
            inplace_on(x[2] * 1.0, [&](tg::Tensor& t) { t.pow_(x[2] * 0.5); }) +
-           inplace_on(
-               x[1] * 1.0,
-               [&](tg::Tensor& t) {
-                   t.masked_fill_(tg::gt(x[3], 0.5), 0.25).masked_fill_(tg::lt(x[3], 0.2), x[3][0]);
-               }))},
+           inplace_on(x[1] * 1.0,
+                      [&](tg::Tensor& t) {
+                          t.masked_fill_(tg::gt(x[3], 0.5), 0.25)
+                              .masked_fill_(tg::lt(x[3], 0.2), x[3][0]);
+                      }))},
     };
 }
 

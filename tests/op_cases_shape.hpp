@@ -50,6 +50,26 @@ inline std::vector<OpCase> shape_cases() {
         {"narrow_scatter_dim1", {U({2, 3})}, F(tg::narrow_scatter(x[0], {2, 6}, 1, 1))},
         {"index_add", {U({3, 4})}, F(tg::index_add(x[0], {2, 4}, 0, on(idx_add, x[0])))},
         {"scatter_add", {U({3, 2})}, F(tg::scatter_add(x[0], {3, 4}, 1, on(idx_gather, x[0])))},
+        // chunk, split, unbind, repeat, tile, flip, roll, movedim (tapegrad/split_ops.hpp)
+        {"chunk_split_unbind", {U({3, 5})}, F(([&] {
+             const auto c = tg::chunk(x[0], 2, 1);
+             const auto s = x[0].split({1, 2}, 0);
+             const auto u = x[0].unbind(1);
+             const auto p = tg::split(x[0], 2, 1);
+             return tg::cat({c[0].sum(1) * 2.0, c[1].sum(1), s[0].reshape({-1}) * 3.0, s[1].sum(0),
+                             u[0] * u[4], p[2].reshape({-1})},
+                            0);
+         }()))},
+        {"chunk_empty",
+         {U({0, 4})},
+         F(tg::cat(tg::chunk(x[0], 3, 0), 0) + tg::cat(x[0].chunk(2, 1), 1))},
+        {"repeat_tile", {U({2, 3})}, F(x[0].repeat({2, 1, 2}) * 1.5 + tg::tile(x[0], {2}))},
+        {"flip_roll",
+         {UT({3, 4})},
+         F(tg::flip(x[0], {0, 1}) * 2.0 + x[0].roll({1, -3}, {0, 1}) + tg::roll(x[0], {5}))},
+        {"movedim",
+         {U({2, 3, 4})},
+         F(tg::movedim(x[0], {0, 2}, {2, 0}) + x[0].movedim(1, 0).permute({2, 0, 1}))},
         // LibTorch's forms on a tensor self (tapegrad/inplace_ops.hpp) and their in-place methods
         {"index_add_self",
          {U({3, 4}), U({3, 4})},

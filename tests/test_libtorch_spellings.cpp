@@ -423,3 +423,48 @@ BOOST_AUTO_TEST_CASE(closeness_and_int_dim_norms) {
     check_close(m.norm(1, 0, true), {9, 12});
     BOOST_TEST(tg::shape_str(m.norm(1, 0, true).sizes()) == "[1,2]");
 }
+
+// chunk, split, repeat, tile, flip, roll, movedim, std, nan_to_num and the predicates,
+// count_nonzero, diag, trace, outer and dot: values and shapes a LibTorch 1.13 probe printed
+BOOST_AUTO_TEST_CASE(split_and_numeric_ops_match_libtorch) {
+    const tg::Tensor x = tg::arange(10, tg::kFloat32).reshape({2, 5});
+    std::vector<int64_t> widths;
+    for (const tg::Tensor& c : x.chunk(4, 1))  // chunks of 2: three, not four
+        widths.push_back(c.size(1));
+    BOOST_TEST(widths == (std::vector<int64_t>{2, 2, 1}), boost::test_tools::per_element());
+    BOOST_TEST(tg::split(x, 2, 1).size() == 3u);
+    BOOST_TEST(tg::zeros({0, 4}).chunk(2, 0).size() == 2u);  // `chunks` empty pieces
+    BOOST_TEST(tg::zeros({0, 4}).split(0, 0).size() == 1u);
+    BOOST_TEST(x.repeat({2, 1, 2}).sizes() == (tg::Shape{2, 2, 10}));
+    BOOST_TEST(tg::tile(x, {2}).sizes() == (tg::Shape{2, 10}));
+    check_close(tg::flip(x, {0, 1}).reshape({-1}), {9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+    check_close(x.roll({1, -3}, {0, 1}).reshape({-1}), {8, 9, 5, 6, 7, 3, 4, 0, 1, 2});
+    check_close(tg::roll(x, {3}).reshape({-1}), {7, 8, 9, 0, 1, 2, 3, 4, 5, 6});
+    BOOST_TEST(tg::movedim(tg::zeros({2, 3, 4}), {0, 2}, {2, 0}).sizes() == (tg::Shape{4, 3, 2}));
+    BOOST_TEST(tg::zeros({2, 3, 4}).movedim(1, 0).sizes() == (tg::Shape{3, 2, 4}));
+    check_close(x.std(), {3.0276503540974917}, 1e-6);
+    check_close(x.std(1), {1.5811388300841898, 1.5811388300841898}, 1e-6);
+    check_close(x.std({1}, false, true), {1.4142135623730951, 1.4142135623730951}, 1e-6);
+    const float inf = std::numeric_limits<float>::infinity();
+    const tg::Tensor y = tg::tensor({1.0f, inf, -inf, std::nanf("")});
+    check_close(tg::nan_to_num(y), {1, 3.4028234663852886e38, -3.4028234663852886e38, 0});
+    check_close(tg::isnan(y).to(tg::kFloat64), {0, 0, 0, 1});
+    check_close(tg::isinf(y).to(tg::kFloat64), {0, 1, 1, 0});
+    check_close(y.isfinite().to(tg::kFloat64), {1, 0, 0, 0});
+    BOOST_TEST(tg::isnan(tg::tensor({1, 2})).dtype() == tg::kBool);
+    const tg::Tensor counts = tg::count_nonzero(tg::tensor({0, 1, 2, 0, 3, 3}).reshape({3, 2}), 1);
+    BOOST_TEST(counts.dtype() == tg::kInt64);
+    check_close(counts.to(tg::kFloat64), {1, 1, 2});
+    check_close(tg::diag(tg::tensor({1, 2}), -1).to(tg::kFloat64), {0, 0, 0, 1, 0, 0, 0, 2, 0});
+    check_close(tg::diag(x, 1), {1, 7});
+    check_close(x.diag(-1), {5});
+    const tg::Tensor tr = tg::trace(tg::tensor({1, 2, 3, 4}).reshape({2, 2}));
+    BOOST_TEST(tr.dtype() == tg::kInt64);
+    BOOST_TEST(tr.item_as<int64_t>() == 5);
+    check_close(tg::outer(tg::tensor({1., 2.}), tg::tensor({3., 4., 5.})), {3, 4, 5, 6, 8, 10});
+    check_close(tg::dot(tg::tensor({1., 2.}), tg::tensor({3., 4.})), {11});
+    BOOST_CHECK_THROW(tg::dot(tg::tensor({1.f}), tg::tensor({1.0}, tg::kFloat64)), tg::dtype_error);
+    BOOST_CHECK_THROW(x.repeat({2}), tg::shape_error);  // fewer repeats than dims
+    BOOST_CHECK_THROW(x.chunk(0), tg::value_error);
+    BOOST_CHECK_THROW(tg::flip(x, {0, -2}), tg::value_error);  // one dim twice
+}

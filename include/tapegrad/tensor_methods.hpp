@@ -12,7 +12,9 @@
 /// into x's (an integer tensor's sqrt_()), shape_error where the result does not have x's shape
 /// (a mask that broadcasts x to a larger shape).
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "tapegrad/scalar.hpp"
 #pragma GCC visibility push(default)
@@ -86,6 +88,45 @@ public:
     Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
     Tensor scatter(int64_t dim, const Tensor& index, Scalar value) const;
     Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+
+    // ---- split_ops.hpp and numeric_ops.hpp
+    std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+    std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+    std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+    std::vector<Tensor> unbind(int64_t dim = 0) const;
+    /// x repeated along each dim (repeats at least as long as x's dims, shape_error otherwise;
+    /// tg::tile pads shorter ones)
+    Tensor repeat(const std::vector<int64_t>& repeats) const;
+    Tensor tile(const std::vector<int64_t>& dims) const;
+    Tensor flip(const std::vector<int64_t>& dims) const;
+    Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {}) const;
+    Tensor movedim(const std::vector<int64_t>& source,
+                   const std::vector<int64_t>& destination) const;
+    Tensor movedim(int64_t source, int64_t destination) const;
+    Tensor std(bool unbiased = true) const;
+    Tensor std(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
+    Tensor std(std::initializer_list<int64_t> dims, bool unbiased = true,
+               bool keepdim = false) const;
+    Tensor std(int dim) const;  // x.std(1): dim 1, as LibTorch's C++ overload
+    Tensor isnan() const;
+    Tensor isinf() const;
+    Tensor isfinite() const;
+    Tensor nan_to_num(std::optional<double> nan = std::nullopt,
+                      std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt) const;
+    Tensor& nan_to_num_(std::optional<double> nan = std::nullopt,
+                        std::optional<double> posinf = std::nullopt,
+                        std::optional<double> neginf = std::nullopt);
+    Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
+    Tensor dot(const Tensor& other) const;
+    Tensor mv(const Tensor& vec) const;
+    Tensor outer(const Tensor& vec2) const;
+    Tensor ger(const Tensor& vec2) const;
+    Tensor diag(int64_t diagonal = 0) const;
+    Tensor trace() const;
+    Tensor clip(std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt) const;
+    Tensor& clip_(std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt);
+    Tensor sgn() const;
 
 private:
     Tensor& self();
