@@ -144,6 +144,22 @@ inline std::vector<OpCase> arithmetic_cases() {
          {U({3, 4}), U({3})},
          F(tg::diag(x[1], -1) + tg::diag(x[0]).sum() + tg::trace(x[0]) + x[0].diag(1).sum() * 2.0 +
            x[0].diag(-2).sum())},
+        // tan, sinh, cosh, asin, acos, atan, log2, log10, exp2, erf, erfc (tapegrad/math_ops.hpp)
+        {"trig_hyperbolic",
+         {U({3, 4})},
+         F(tg::tan(x[0]) + x[0].sinh() + tg::cosh(x[0]) * 2.0 + tg::asin(x[0] * 0.9) +
+           (x[0] * 0.9).acos() * 3.0 + tg::atan(x[0] * 2.0))},
+        {"log2_log10_exp2", {P({3, 4})}, F(tg::log2(x[0]) + x[0].log10() * 2.0 + tg::exp2(x[0]))},
+        {"erf_erfc", {U({3, 4})}, F(tg::erf(x[0] * 2.0) + x[0].erfc() * 2.0)},
+        {"math_inplace",
+         {U({3, 4})},
+         F(inplace_on(x[0] * 0.5, [](tg::Tensor& t) { t.tan_().atan_().sinh_().asin_(); }) +
+           inplace_on(x[0] * 1.0,
+                      [](tg::Tensor& t) {
+                          tg::exp2_(t.erf_().cosh_()).log2_().log10_();
+                          t.acos_();
+                      }) +
+           inplace_on(x[0] * 1.0, [](tg::Tensor& t) { tg::erfc_(t); }))},
         {"inplace_saving_output",
          {NZ({3, 4})},
          F(inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.relu_(); }) +

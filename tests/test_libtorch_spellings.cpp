@@ -467,4 +467,12 @@ BOOST_AUTO_TEST_CASE(split_and_numeric_ops_match_libtorch) {
     BOOST_CHECK_THROW(x.repeat({2}), tg::shape_error);  // fewer repeats than dims
     BOOST_CHECK_THROW(x.chunk(0), tg::value_error);
     BOOST_CHECK_THROW(tg::flip(x, {0, -2}), tg::value_error);  // one dim twice
+    const tg::Tensor l = tg::log2(tg::tensor({8, 1024}));      // integers give float32
+    BOOST_TEST(l.dtype() == tg::kFloat32);
+    check_close(l, {3, 10});
+    check_close(tg::log10(tg::tensor({1000.0})), {3}, 1e-6);
+    check_close(tg::exp2(tg::tensor({3.0, -1.0})), {8, 0.5});
+    check_close(tg::erf(tg::tensor({0.5})), {0.5204998778130465}, 1e-6);
+    check_close(tg::erfc(tg::tensor({3.0}, tg::kFloat64)), {2.209049699858544e-05}, 0, 1e-12);
+    check_close(tg::tensor({1.0}).atan() * 4.0, {3.141592653589793}, 1e-6);
 }

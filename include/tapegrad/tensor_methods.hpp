@@ -128,6 +128,30 @@ public:
     Tensor& clip_(std::optional<Scalar> lo, std::optional<Scalar> hi = std::nullopt);
     Tensor sgn() const;
 
+    // ---- math_ops.hpp
+    Tensor tan() const;
+    Tensor sinh() const;
+    Tensor cosh() const;
+    Tensor asin() const;
+    Tensor acos() const;
+    Tensor atan() const;
+    Tensor log2() const;
+    Tensor log10() const;
+    Tensor exp2() const;
+    Tensor erf() const;
+    Tensor erfc() const;
+    Tensor& tan_();
+    Tensor& sinh_();
+    Tensor& cosh_();
+    Tensor& asin_();
+    Tensor& acos_();
+    Tensor& atan_();
+    Tensor& log2_();
+    Tensor& log10_();
+    Tensor& exp2_();
+    Tensor& erf_();
+    Tensor& erfc_();
+
 private:
     Tensor& self();
     const Tensor& self() const;
