@@ -12,10 +12,7 @@ namespace tg {
 
 namespace {
 std::string list_str(const std::vector<int64_t>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
+    return shape_str(Shape(v.begin(), v.end()));
 }
 void check_defined(const char* op, const Tensor& x) {
     if (!x.defined())
