@@ -131,6 +131,20 @@ struct RowNorm {
     double eps = 0;
 };
 
+/// The fused per-plane normalisations (batch_norm, group_norm: Note [Normalisation layout] in
+/// ops/norm.cpp) of contiguous x [N, C, S] read as N·C planes of S elements (the CPU's kernels:
+/// cpu/norm_kernels.hpp's Planes, whose grouping this is); statistics are [groups] tensors in
+/// x's dtype, w and b [C]; an absent operand (*) has data null.
+///   Moments:  0 mean (out), 1 var (out, biased), 2 x
+///   Affine:   0 y (out), 1 x, 2 mean, 3 invstd, 4 w*, 5 b*   (y = (x - mean)·invstd·w + b)
+///   Backward: 0 dx* (out), 1 dw* (out), 2 db* (out), 3 dy, 4 x, 5 mean, 6 invstd, 7 w*
+enum class PlaneNormOp : uint8_t { Moments, Affine, Backward };
+struct PlaneNorm {
+    int64_t planes = 0, len = 0, channels = 0;
+    int64_t groups = 0;       // 0: one group per channel (batch_norm); else per sample (group_norm)
+    bool batch_stats = true;  // Backward: the statistics are this batch's (else constants)
+};
+
 constexpr int kMaxDims = 16;
 
 /// A strided operand: element (i0..in) lives at data + (offset + Σ ik*strides[k]) elements.
@@ -236,6 +250,11 @@ public:
     virtual bool fuses_row_norm() const { return false; }
     /// The RowNormOp kernel (above) over g; throws tg::error where fuses_row_norm() is false.
     virtual void row_norm(RowNormOp op, const RowNorm& g, const View* v);
+    /// Whether plane_norm runs here; without it the ops compose batch_norm and group_norm (the
+    /// CPU calls its kernels directly: cpu/norm_kernels.hpp; CUDA has none yet).
+    virtual bool fuses_plane_norm() const { return false; }
+    /// The PlaneNormOp kernels (above) over g; throws tg::error where fuses_plane_norm() is false.
+    virtual void plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v);
     /// Waits for queued work; throws errors a device reports late.
     virtual void synchronize() {}
 

@@ -32,6 +32,8 @@ public:
     TG_BACKEND_KERNELS(, override)
     bool fuses_row_norm() const override { return true; }
     void row_norm(RowNormOp op, const RowNorm& g, const View* v) override;  // norm.cpp
+    bool fuses_plane_norm() const override { return true; }
+    void plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v) override;  // norm.cpp
     void synchronize() override;
     /// At exit (Note [Device shutdown] in backend/registry.cpp): finishes the queue and releases
     /// the kernels, programs, cached buffers, queue and context. Afterwards freeing a buffer does
