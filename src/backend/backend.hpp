@@ -145,6 +145,22 @@ struct PlaneNorm {
     bool batch_stats = true;  // Backward: the statistics are this batch's (else constants)
 };
 
+/// The fused optimizer update of one parameter of n contiguous elements (Note [Multi-tensor
+/// optimizer steps] in cpu/optim_kernels.cpp: the composed update's kernel expressions, in its
+/// order, on scalars rounded to the dtype), operands of p's dtype and size; an absent one (*) has
+/// data null:
+///   Adam: 0 p, 1 g, 2 m (exp_avg), 3 v (exp_avg_sq), 4 vmax* (amsgrad's max_exp_avg_sq)
+///   Sgd:  0 p, 1 g, 2 buf* (the momentum buffer; `first`: it holds nothing yet)
+enum class OptimOp : uint8_t { Adam, Sgd };
+struct OptimStep {
+    int64_t n = 0;
+    int decay = 0;  // Adam: 0 none, 1 coupled (g + f·p), 2 decoupled (p·f)
+    double f = 0, beta1 = 0, beta1c = 0, beta2 = 0, beta2c = 0;  // beta1c = 1 - β1, ...
+    double rsqrt_bc2 = 0, eps = 0, neg_step = 0;  // 1/√(1 - β2ᵗ), eps, -lr/(1 - β1ᵗ)
+    double weight_decay = 0, momentum = 0, dampening_c = 0, neg_lr = 0;  // SGD; dampening_c = 1 - d
+    bool first = false, nesterov = false;                                // SGD
+};
+
 constexpr int kMaxDims = 16;
 
 /// A strided operand: element (i0..in) lives at data + (offset + Σ ik*strides[k]) elements.
@@ -255,6 +271,12 @@ public:
     virtual bool fuses_plane_norm() const { return false; }
     /// The PlaneNormOp kernels (above) over g; throws tg::error where fuses_plane_norm() is false.
     virtual void plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v);
+    /// Whether optim_step runs here; without it the optimizers compose their updates from
+    /// tensor ops (the CPU calls its multi-tensor kernels directly: cpu/optim_kernels.hpp).
+    virtual bool fuses_optim_step() const { return false; }
+    /// The OptimOp update (above) of one parameter; throws tg::error where fuses_optim_step() is
+    /// false.
+    virtual void optim_step(OptimOp op, const OptimStep& s, const View* v);
     /// Waits for queued work; throws errors a device reports late.
     virtual void synchronize() {}
 
