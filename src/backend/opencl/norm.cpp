@@ -62,13 +62,13 @@ void OpenClBackend::plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v
     // order, so a later user of the buffer runs after these kernels
     const size_t acc = fp64_ || d == Dtype::Float64 ? sizeof(cl_double) : sizeof(cl_float);
     using Scratch = std::unique_ptr<void, std::function<void(void*)>>;
-    auto scratch = [&](int64_t n) {
-        const size_t bytes = size_t(n) * acc;
+    auto scratch = [&](int64_t n, size_t size) {
+        const size_t bytes = size_t(n) * size;
         return Scratch(allocate(bytes), [this, bytes](void* p) { deallocate(p, bytes); });
     };
     auto cl = [](const Scratch& s) { return static_cast<cl_mem>(s.get()); };
     if (op == PlaneNormOp::Moments) {  // two reading passes: the mean, then Σ (x - mean)²
-        const Scratch sums = scratch(P), gm = scratch(groups);
+        const Scratch sums = scratch(P, acc), gm = scratch(groups, acc);
         for (int k = 0; k < 2; ++k) {
             run(d, "pn_sums", P, cl(sums), mem(v[2]), off(v[2]), cl(gm), cl_int(k), len, C, G, P);
             run(d, "pn_group_mean", groups, cl(gm), mem(v[k]), off(v[k]), cl(sums), P, C, G, count,
@@ -76,15 +76,17 @@ void OpenClBackend::plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v
         }
         return;
     }
-    if (op == PlaneNormOp::Affine) {
-        run(d, "pn_affine", P * len, mem(v[0]), off(v[0]), mem(v[1]), off(v[1]), mem(v[2]),
-            off(v[2]), mem(v[3]), off(v[3]), m(4), off(v[4]), m(5), off(v[5]), has(4), has(5), len,
-            C, G, P * len);
+    const cl_long n = P * len;
+    if (op == PlaneNormOp::Affine) {  // the planes' scale and shift, then one writing pass
+        const Scratch c = scratch(2 * P, element_size(d));
+        run(d, "pn_affine_coefs", P, cl(c), mem(v[2]), off(v[2]), mem(v[3]), off(v[3]), m(4),
+            off(v[4]), m(5), off(v[5]), has(4), has(5), C, G, P);
+        run(d, "pn_affine", n, mem(v[0]), off(v[0]), mem(v[1]), off(v[1]), cl(c), P, len, n);
         return;
     }
     // backward: one reading pass for Σ dy and Σ dy·(x - mean) per plane, one writing dx
     const bool sums = v[1].data || v[2].data || g.batch_stats;
-    const Scratch s = scratch(sums ? 2 * P : 1);
+    const Scratch s = scratch(sums ? 2 * P : 1, acc);
     if (sums)
         run(d, "pn_grad_sums", P, cl(s), mem(v[3]), off(v[3]), mem(v[4]), off(v[4]), mem(v[5]),
             off(v[5]), len, C, G, P);
@@ -93,12 +95,15 @@ void OpenClBackend::plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v
             has(1), has(2), P, C, G, C);
     if (!v[0].data)
         return;
-    const Scratch k4 = scratch(4 * P);
-    const cl_int batch = g.batch_stats;
+    // the planes' coefficients, then one writing pass
+    const Scratch k4 = scratch(4 * P, element_size(d));
     run(d, "pn_grad_coefs", P, cl(k4), cl(s), mem(v[5]), off(v[5]), mem(v[6]), off(v[6]), m(7),
-        off(v[7]), has(7), batch, count, C, G, P);
-    run(d, "pn_grad_apply", P * len, mem(v[0]), off(v[0]), mem(v[3]), off(v[3]), mem(v[4]),
-        off(v[4]), cl(k4), batch, P, len, P * len);
+        off(v[7]), has(7), cl_int(g.batch_stats), count, C, G, P);
+    if (g.batch_stats)
+        run(d, "pn_grad_apply", n, mem(v[0]), off(v[0]), mem(v[3]), off(v[3]), mem(v[4]), off(v[4]),
+            cl(k4), P, len, n);
+    else
+        run(d, "pn_grad_scale", n, mem(v[0]), off(v[0]), mem(v[3]), off(v[3]), cl(k4), len, n);
 }
 
 }  // namespace tg::backend::opencl

@@ -5,8 +5,10 @@
 // An absent operand is passed as another buffer with its flag clear. Then the plane
 // normalisations (backend.hpp's PlaneNormOp), the twins of cpu/norm_kernels.cpp's plane kernels:
 // per-plane sums in ACC one work-item per plane, the groups' statistics one work-item per group
-// adding its planes in plane order (as the CPU does), and the writing passes one work-item per
-// element with the plane's coefficients rounded to T as the CPU rounds them.
+// adding its planes in plane order (as the CPU does), each plane's coefficients one work-item
+// per plane, rounded to T as the CPU rounds them, and the writing passes one work-item per
+// element reading them (computed there, with three 64-bit divisions per element, they cost
+// PoCL twice the time).
 #include "backend/opencl/source.hpp"
 
 namespace tg::backend {
@@ -102,15 +104,26 @@ __kernel void pn_group_mean(__global ACC* gm, __global T* out, long oo, __global
     gm[i] = s;
     out[oo + i] = (T)s;
 }
+/* plane i's y = x·scale + shift, rounded to T as the CPU rounds them: c = [scale P][shift P] */
+__kernel void pn_affine_coefs(__global T* c, __global const T* mean, long mo,
+                              __global const T* invstd, long io, __global const T* w, long wo,
+                              __global const T* b, long bo, int hasw, int hasb, long C, long G,
+                              long n) {
+    TG_GID const long ch = i % C, k = pn_group(i, C, G);
+    const ACC sc = (ACC)invstd[io + k] * (hasw ? (ACC)w[wo + ch] : (ACC)1);
+    const ACC sh = (hasb ? (ACC)b[bo + ch] : (ACC)0) - (ACC)mean[mo + k] * sc;
+    c[i] = (T)sc;
+    c[n + i] = (T)sh;
+}
+/* the plane of element i of planes of len elements (32-bit division where it fits) */
+long pn_plane(long i, long len, long n) {
+    return n <= 0xffffffffL ? (long)((uint)i / (uint)len) : i / len;
+}
 __kernel void pn_affine(__global T* y, long yo, __global const T* x, long xo,
-                        __global const T* mean, long mo, __global const T* invstd, long io,
-                        __global const T* w, long wo, __global const T* b, long bo, int hasw,
-                        int hasb, long len, long C, long G, long n) {
-    TG_GID const long p = i / len, c = p % C, k = pn_group(p, C, G);
-    const ACC sc = (ACC)invstd[io + k] * (hasw ? (ACC)w[wo + c] : (ACC)1);
-    const ACC sh = (hasb ? (ACC)b[bo + c] : (ACC)0) - (ACC)mean[mo + k] * sc;
-    const T t = x[xo + i] * (T)sc;  // two statements: no contraction, the CPU's rounding
-    y[yo + i] = t + (T)sh;
+                        __global const T* c, long P, long len, long n) {
+    TG_GID const long p = pn_plane(i, len, n);
+    const T t = x[xo + i] * c[p];  /* two statements: no contraction, the CPU's rounding */
+    y[yo + i] = t + c[P + p];
 }
 __kernel void pn_grad_sums(__global ACC* s, __global const T* dy, long dyo, __global const T* x,
                            long xo, __global const T* mean, long mo, long len, long C, long G,
@@ -137,12 +150,13 @@ __kernel void pn_grad_params(__global T* dw, long dwo, __global T* db, long dbo,
     if (hasdw) dw[dwo + i] = (T)sw;
     if (hasdb) db[dbo + i] = (T)sb;
 }
-__kernel void pn_grad_coefs(__global ACC* k4, __global const ACC* s, __global const T* mean,
+/* plane i's dx = k·dy + a·(x - m) + b, rounded to T as the CPU rounds them: k4 = [k][a][m][b] */
+__kernel void pn_grad_coefs(__global T* k4, __global const ACC* s, __global const T* mean,
                             long mo, __global const T* invstd, long io, __global const T* w,
                             long wo, int hasw, int batch, long count, long C, long G, long n) {
     TG_GID const long q = pn_group(i, C, G);
     const ACC is = (ACC)invstd[io + q];
-    k4[i] = is * (hasw ? (ACC)w[wo + i % C] : (ACC)1);
+    k4[i] = (T)(is * (hasw ? (ACC)w[wo + i % C] : (ACC)1));
     if (!batch) return;
     const long m = pn_count(n, C, G), f = pn_first(q, C, G), st = pn_step(C, G);
     ACC g1 = 0, g2 = 0;
@@ -152,20 +166,19 @@ __kernel void pn_grad_coefs(__global ACC* k4, __global const ACC* s, __global co
         g1 += s[p] * wp;
         g2 += s[n + p] * is * wp;
     }
-    k4[n + i] = -is * is * g2 / (ACC)count;
-    k4[2 * n + i] = (ACC)mean[mo + q];
-    k4[3 * n + i] = -is * g1 / (ACC)count;
+    k4[n + i] = (T)(-is * is * g2 / (ACC)count);
+    k4[2 * n + i] = mean[mo + q];
+    k4[3 * n + i] = (T)(-is * g1 / (ACC)count);
+}
+__kernel void pn_grad_scale(__global T* dx, long dxo, __global const T* dy, long dyo,
+                            __global const T* k4, long len, long n) {
+    TG_GID dx[dxo + i] = dy[dyo + i] * k4[pn_plane(i, len, n)];
 }
 __kernel void pn_grad_apply(__global T* dx, long dxo, __global const T* dy, long dyo,
-                            __global const T* x, long xo, __global const ACC* k4, int batch,
-                            long P, long len, long n) {
-    TG_GID const long p = i / len;
-    const T kk = (T)k4[p];
-    if (!batch) {
-        dx[dxo + i] = dy[dyo + i] * kk;
-        return;
-    }
-    const T aa = (T)k4[P + p], mm = (T)k4[2 * P + p], bb = (T)k4[3 * P + p];
+                            __global const T* x, long xo, __global const T* k4, long P, long len,
+                            long n) {
+    TG_GID const long p = pn_plane(i, len, n);
+    const T kk = k4[p], aa = k4[P + p], mm = k4[2 * P + p], bb = k4[3 * P + p];
     const T t = dy[dyo + i] * kk, u = (x[xo + i] - mm) * aa, tu = t + u;
     dx[dxo + i] = tu + bb;
 }
