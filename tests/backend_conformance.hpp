@@ -53,6 +53,14 @@ inline double norm_relative_error(const Tensor& a, const Tensor& b) {
     return scale > 0 ? diff / scale : diff;
 }
 
+/// The largest norm_relative_error over pairs of tensors (dev[i] on a device, cpu[i] on the CPU).
+inline double worst_relative_error(const std::vector<Tensor>& dev, const std::vector<Tensor>& cpu) {
+    double w = 0;
+    for (size_t i = 0; i < cpu.size(); ++i)
+        w = std::max(w, norm_relative_error(dev[i].to(tg::Device::cpu()), cpu[i]));
+    return w;
+}
+
 /// Families and rows held to a tighter bound than the suite's tolerance: the largest difference
 /// between the device and the CPU relative to the largest value, per dtype {float32, float64}.
 /// The row and plane normalisations are fused kernels on the CPU and OpenCL alike (issue 31's

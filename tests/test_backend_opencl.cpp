@@ -1,11 +1,10 @@
 // The OpenCL backend against the CPU (backend_device_tests.hpp, backend_conformance.hpp): every
 // op forward and backward, MLP training, zero host<->device bytes per optimizer step, device
-// errors, allocator statistics; then the fused batch/group norms and optimizer steps, tightly
+// errors, allocator statistics; then the fused batch and group norms (CUDA composes them), tightly
 // against the CPU. Skips cleanly without an OpenCL device (not built, no platform).
 #define BOOST_TEST_MODULE backend_opencl
-#include <boost/test/unit_test.hpp>
-
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,14 +21,6 @@ const tg::Device kDev = tg::Device::opencl(0);
 
 // batch_norm and group_norm run on the fused plane kernels here (backend.hpp's PlaneNormOp).
 namespace {
-
-/// max |a - b| / max |b| over the tensors, every one compared (a on the device, b on the CPU).
-double worst(const std::vector<tg::Tensor>& dev, const std::vector<tg::Tensor>& cpu) {
-    double w = 0;
-    for (size_t i = 0; i < cpu.size(); ++i)
-        w = std::max(w, conformance::norm_relative_error(dev[i].to(tg::Device::cpu()), cpu[i]));
-    return w;
-}
 
 /// Three training steps and one evaluation of a fresh module (the same seed) on `dev`: every
 /// output, parameter gradient and buffer.
@@ -87,7 +78,7 @@ BOOST_AUTO_TEST_CASE(plane_norm_modules_match_cpu_tightly,
                 const auto cpu = norm_module_run(make, Device::cpu(), dt);
                 const auto dev = norm_module_run(make, kDev, dt);
                 BOOST_TEST_REQUIRE(dev.size() == cpu.size());
-                const double w = worst(dev, cpu);
+                const double w = conformance::worst_relative_error(dev, cpu);
                 BOOST_TEST_MESSAGE(name << " " << dt << ": " << w);
                 BOOST_TEST(w <= (dt == kFloat32 ? 1e-6 : 1e-12));
             }
@@ -113,81 +104,4 @@ BOOST_AUTO_TEST_CASE(plane_norm_backward_holds_one_buffer_of_x,
         const Tensor dx = autograd::grad({y}, {x}, {dy})[0];
         BOOST_TEST(memory::stats(kDev).peak_bytes - before < bytes + bytes / 4);
     }
-}
-
-// Adam, AdamW and SGD run one fused kernel per parameter here (backend.hpp's OptimOp).
-namespace {
-
-using MakeOptimizer = std::function<std::unique_ptr<tg::optim::Optimizer>(std::vector<tg::Tensor>)>;
-
-/// Five steps of a fresh optimizer over three parameters (a matrix, a vector, an empty one) with
-/// fixed gradients per step, on dev: the parameters after each step. *peak: the most bytes the
-/// device held above its start during the steps after the first (the state then exists).
-std::vector<tg::Tensor> optimizer_run(const MakeOptimizer& make, tg::Device dev, tg::Dtype dt,
-                                      int64_t* peak) {
-    using namespace tg;
-    manual_seed(13);
-    std::vector<Tensor> ps = {randn({33, 17}, dt).to(dev).requires_grad_(true),
-                              randn({17}, dt).to(dev).requires_grad_(true),
-                              randn({0, 3}, dt).to(dev).requires_grad_(true)};
-    auto opt = make(ps);
-    std::vector<Tensor> out;
-    for (int step = 0; step < 5; ++step) {
-        for (Tensor& p : ps)
-            p.set_grad((randn(p.sizes(), dt) * (step % 2 ? 0.1 : 1.0)).to(dev));
-        memory::reset_peak(dev);
-        const int64_t before = memory::stats(dev).current_bytes;
-        opt->step();
-        if (step > 0)
-            *peak = std::max(*peak, memory::stats(dev).peak_bytes - before);
-        for (const Tensor& p : ps)
-            out.push_back(p.detach().clone());
-    }
-    return out;
-}
-
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(fused_optimizer_steps_match_cpu_and_allocate_nothing,
-                     *boost::unit_test::precondition(NeedsDevice())) {
-    using namespace tg;
-    using optim::AdamOptions;
-    using optim::AdamWOptions;
-    using optim::SGDOptions;
-    auto sgd = [](SGDOptions o) -> MakeOptimizer {
-        return [o](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(p, o); };
-    };
-    auto adam = [](AdamOptions o) -> MakeOptimizer {
-        return [o](std::vector<Tensor> p) { return std::make_unique<optim::Adam>(p, o); };
-    };
-    auto adamw = [](AdamWOptions o) -> MakeOptimizer {
-        return [o](std::vector<Tensor> p) { return std::make_unique<optim::AdamW>(p, o); };
-    };
-    const std::vector<std::pair<std::string, MakeOptimizer>> cases = {
-        {"SGD", sgd(SGDOptions(0.1))},
-        {"SGD weight_decay", sgd(SGDOptions(0.1).weight_decay(0.05))},
-        {"SGD momentum dampening", sgd(SGDOptions(0.1).momentum(0.9).dampening(0.2))},
-        {"SGD momentum weight_decay", sgd(SGDOptions(0.1).momentum(0.8).weight_decay(0.05))},
-        {"SGD nesterov", sgd(SGDOptions(0.1).momentum(0.9).nesterov(true))},
-        {"SGD nesterov weight_decay",
-         sgd(SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(0.05))},
-        {"Adam", adam(AdamOptions(1e-2))},
-        {"Adam weight_decay", adam(AdamOptions(1e-2).weight_decay(0.1))},
-        {"Adam amsgrad betas eps",
-         adam(AdamOptions(1e-2).amsgrad(true).betas({0.8, 0.99}).eps(1e-6))},
-        {"AdamW", adamw(AdamWOptions(1e-2))},
-        {"AdamW amsgrad weight_decay", adamw(AdamWOptions(1e-2).amsgrad(true).weight_decay(0.3))},
-        {"AdamW weight_decay 0", adamw(AdamWOptions(1e-2).weight_decay(0))}};
-    for (const auto& [name, make] : cases)
-        for (Dtype dt : {kFloat32, kFloat64})
-            BOOST_TEST_CONTEXT(name << " " << dt) {
-                int64_t peak_cpu = 0, peak_dev = 0;
-                const auto cpu = optimizer_run(make, Device::cpu(), dt, &peak_cpu);
-                const auto dev = optimizer_run(make, kDev, dt, &peak_dev);
-                BOOST_TEST_REQUIRE(dev.size() == cpu.size());
-                const double w = worst(dev, cpu);
-                BOOST_TEST_MESSAGE(name << " " << dt << ": " << w);
-                BOOST_TEST(w <= (dt == kFloat32 ? 1e-6 : 1e-12));
-                BOOST_TEST(peak_dev == 0);  // no temporary: the composed update allocated some
-            }
 }

@@ -84,8 +84,8 @@ StepScalars begin_step(const Tensor& p, AdamParamState& st, const AdamHyper& h) 
 // Each kernel rounds exactly as the unfused ops did (mul_, add_, sqrt, div_ by a scalar, which
 // multiplies by its inverse, add_(eps), div), so results are bit-identical to them. On the CPU
 // the four are one pass (Note [Multi-tensor optimizer steps] in cpu/optim_kernels.cpp, the same
-// bits), and on OpenCL one kernel per parameter (adam_device); these tensor ops run on the
-// others (CUDA, float16, strided state).
+// bits), and on OpenCL and CUDA one kernel per parameter (adam_device); these tensor ops run
+// for the others (float16, strided state).
 void adam_composed(const Tensor& p, const Tensor& grad, AdamParamState& st, const AdamHyper& h,
                    const StepScalars& s) {
     Tensor g = grad;

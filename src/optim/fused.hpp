@@ -13,8 +13,8 @@ namespace tg::optim::detail {
 /// skipped): all on the CPU, float32 or float64 of one dtype, contiguous, of p's shape, no two
 /// in one storage. Other updates (other devices, float16, strided) keep the composed tensor ops.
 bool fusable(std::initializer_list<const Tensor*> ts);
-/// The same, for a parameter on a device whose backend fuses_optim_step() (OpenCL: one kernel
-/// per parameter, backend.hpp's OptimOp).
+/// The same, for a parameter on a device whose backend fuses_optim_step() (OpenCL and CUDA: one
+/// kernel per parameter, backend.hpp's OptimOp).
 bool device_fusable(std::initializer_list<const Tensor*> ts);
 /// The device kernel's operands (backend.hpp's OptimOp): views, data null where undefined.
 std::vector<backend::View> device_views(std::initializer_list<const Tensor*> ts);

@@ -40,7 +40,8 @@ namespace {
 // Note [Optimizer updates are tensor ops] (optimizer.hpp). Without momentum and weight decay
 // the update is a single p.add_(grad, -lr): no temporary at all. On the CPU the update is one
 // pass instead (Note [Multi-tensor optimizer steps] in cpu/optim_kernels.cpp, the same bits),
-// and on OpenCL one kernel per parameter (sgd_device); these tensor ops run on the others.
+// and on OpenCL and CUDA one kernel per parameter (sgd_device); these tensor ops run for the
+// others (float16, strided state).
 void sgd_composed(const Tensor& p, const Tensor& grad, SGDParamState& st, const SGDOptions& o) {
     Tensor d_p = grad;
     if (o.weight_decay() != 0) {  // g + wd·p, in one temporary (.grad stays untouched)
