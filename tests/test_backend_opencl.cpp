@@ -3,7 +3,6 @@
 // errors, allocator statistics; then the fused batch and group norms (CUDA composes them), tightly
 // against the CPU. Skips cleanly without an OpenCL device (not built, no platform).
 #define BOOST_TEST_MODULE backend_opencl
-#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <functional>
 #include <memory>
