@@ -104,3 +104,21 @@ BOOST_AUTO_TEST_CASE(plane_norm_backward_holds_one_buffer_of_x,
         BOOST_TEST(memory::stats(kDev).peak_bytes - before < bytes + bytes / 4);
     }
 }
+
+// A convolution's input gradient over a batch of several chunks (conv_gemm.cpp: about 8 MiB of
+// unfolded columns each on a device): each chunk's fold wrote the whole batch's element count
+// from its chunk's offset, past dx's buffer (PoCL's buffers are host memory: the heap was
+// corrupted, and the example CNN's training step crashed at batch 64).
+BOOST_AUTO_TEST_CASE(conv_input_gradient_over_several_chunks,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    using namespace tg;
+    manual_seed(6);
+    const Tensor x = randn({20, 32, 28, 28}), w = randn({8, 32, 3, 3}) * 0.1;  // 9 + 9 + 2
+    const Tensor xd = x.to(kDev).requires_grad_(true), wd = w.to(kDev).requires_grad_(true);
+    const Tensor xc = x.clone().requires_grad_(true), wc = w.clone().requires_grad_(true);
+    const auto o = nn::functional::Conv2dFuncOptions().padding(1);
+    nn::functional::conv2d(xd, wd, o).sum().backward();
+    nn::functional::conv2d(xc, wc, o).sum().backward();
+    tgtest::check_close(xd.grad().to(Device::cpu()), xc.grad(), 1e-4, 1e-4);
+    tgtest::check_close(wd.grad().to(Device::cpu()), wc.grad(), 1e-3, 1e-4);
+}

@@ -83,6 +83,9 @@ struct Window {
     int64_t adaptive = 0;
     int64_t t = 1, ot = 1, kt = 1, st = 1, pt = 0, dt = 1;  // the depth axis (3-D windows)
     int64_t divisor = 0;  // AvgPool: when nonzero, every window's divisor (divisor_override)
+    /// The elements Fold writes: x's planes from out's first element (a chunk of a convolution's
+    /// batch passes dx's view at the chunk's offset, whose sizes are the whole batch's).
+    int64_t x_elements() const { return planes * t * h * w; }
 };
 
 /// The fused recurrent cells (Note [Fused recurrent cells] in device_common/rnn_cell.hpp), over

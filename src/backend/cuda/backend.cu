@@ -292,7 +292,7 @@ public:
         if (out.dtype != Dtype::Float32 && out.dtype != Dtype::Float64)
             throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +
                               " is not floating");
-        const int64_t n = numel(out);
+        const int64_t n = op == WindowOp::Fold ? g.x_elements() : numel(out);
         if (n == 0)
             return;
         int64_t* arg = aux.data ? ptr<int64_t>(aux) : nullptr;
