@@ -3,6 +3,7 @@
 /// each compared with the same run on the CPU; training steps must move zero bytes between host
 /// and device. Included by backend_device_tests.hpp (NeedsDevice, kDev); its helpers are also
 /// used by backend_device_checkpoint.hpp.
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -470,4 +471,83 @@ BOOST_AUTO_TEST_CASE(load_state_dict_into_device_model,
     nn::Sequential back(nn::Linear(6, 4), nn::BatchNorm1d(4), nn::Linear(4, 2));
     back->load_state_dict(sd);
     BOOST_TEST((bits(back->state_dict().values()) == bits(cpu->state_dict().values())));
+}
+
+// Adam, AdamW and SGD run one fused kernel per parameter on OpenCL and CUDA (backend.hpp's
+// OptimOp).
+namespace device_nn {
+
+using MakeOptimizer = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+
+/// Five steps of a fresh optimizer over three parameters (a matrix, a vector, an empty one) with
+/// fixed gradients per step, on dev: the parameters after each step. *peak: the most bytes the
+/// device held above its start during the steps after the first (the state then exists).
+inline std::vector<tg::Tensor> optimizer_run(const MakeOptimizer& make, tg::Device dev,
+                                             tg::Dtype dt, int64_t* peak) {
+    using namespace tg;
+    manual_seed(13);
+    std::vector<Tensor> ps = {randn({33, 17}, dt).to(dev).requires_grad_(true),
+                              randn({17}, dt).to(dev).requires_grad_(true),
+                              randn({0, 3}, dt).to(dev).requires_grad_(true)};
+    auto opt = make(ps);
+    std::vector<Tensor> out;
+    for (int step = 0; step < 5; ++step) {
+        for (Tensor& p : ps)
+            p.set_grad((randn(p.sizes(), dt) * (step % 2 ? 0.1 : 1.0)).to(dev));
+        memory::reset_peak(dev);
+        const int64_t before = memory::stats(dev).current_bytes;
+        opt->step();
+        if (step > 0)
+            *peak = std::max(*peak, memory::stats(dev).peak_bytes - before);
+        for (const Tensor& p : ps)
+            out.push_back(p.detach().clone());
+    }
+    return out;
+}
+
+}  // namespace device_nn
+
+BOOST_AUTO_TEST_CASE(fused_optimizer_steps_match_cpu_and_allocate_nothing,
+                     *boost::unit_test::precondition(NeedsDevice())) {
+    using namespace tg;
+    using device_nn::MakeOptimizer;
+    using optim::AdamOptions;
+    using optim::AdamWOptions;
+    using optim::SGDOptions;
+    auto sgd = [](SGDOptions o) -> MakeOptimizer {
+        return [o](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(p, o); };
+    };
+    auto adam = [](AdamOptions o) -> MakeOptimizer {
+        return [o](std::vector<Tensor> p) { return std::make_unique<optim::Adam>(p, o); };
+    };
+    auto adamw = [](AdamWOptions o) -> MakeOptimizer {
+        return [o](std::vector<Tensor> p) { return std::make_unique<optim::AdamW>(p, o); };
+    };
+    const std::vector<std::pair<std::string, MakeOptimizer>> cases = {
+        {"SGD", sgd(SGDOptions(0.1))},
+        {"SGD weight_decay", sgd(SGDOptions(0.1).weight_decay(0.05))},
+        {"SGD momentum dampening", sgd(SGDOptions(0.1).momentum(0.9).dampening(0.2))},
+        {"SGD momentum weight_decay", sgd(SGDOptions(0.1).momentum(0.8).weight_decay(0.05))},
+        {"SGD nesterov", sgd(SGDOptions(0.1).momentum(0.9).nesterov(true))},
+        {"SGD nesterov weight_decay",
+         sgd(SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(0.05))},
+        {"Adam", adam(AdamOptions(1e-2))},
+        {"Adam weight_decay", adam(AdamOptions(1e-2).weight_decay(0.1))},
+        {"Adam amsgrad betas eps",
+         adam(AdamOptions(1e-2).amsgrad(true).betas({0.8, 0.99}).eps(1e-6))},
+        {"AdamW", adamw(AdamWOptions(1e-2))},
+        {"AdamW amsgrad weight_decay", adamw(AdamWOptions(1e-2).amsgrad(true).weight_decay(0.3))},
+        {"AdamW weight_decay 0", adamw(AdamWOptions(1e-2).weight_decay(0))}};
+    for (const auto& [name, make] : cases)
+        for (Dtype dt : {kFloat32, kFloat64})
+            BOOST_TEST_CONTEXT(name << " " << dt) {
+                int64_t peak_cpu = 0, peak_dev = 0;
+                const auto cpu = device_nn::optimizer_run(make, Device::cpu(), dt, &peak_cpu);
+                const auto dev = device_nn::optimizer_run(make, kDev, dt, &peak_dev);
+                BOOST_TEST_REQUIRE(dev.size() == cpu.size());
+                const double w = conformance::worst_relative_error(dev, cpu);
+                BOOST_TEST_MESSAGE(name << " " << dt << ": " << w);
+                BOOST_TEST(w <= (dt == kFloat32 ? 1e-6 : 1e-12));
+                BOOST_TEST(peak_dev == 0);  // no temporary: the composed update allocated some
+            }
 }

@@ -45,6 +45,18 @@ void Backend::row_norm(RowNormOp, const RowNorm&, const View*) {
                 "compose it where fuses_row_norm() is false)");
 }
 
+void Backend::plane_norm(PlaneNormOp, const PlaneNorm&, const View*) {
+    throw error(device_.str() +
+                ": no fused plane normalisation kernel (internal error: the ops "
+                "compose it where fuses_plane_norm() is false)");
+}
+
+void Backend::optim_step(OptimOp, const OptimStep&, const View*) {
+    throw error(device_.str() +
+                ": no fused optimizer kernel (internal error: the optimizers "
+                "compose their updates where fuses_optim_step() is false)");
+}
+
 void* Backend::allocate(size_t nbytes) {
     if (nbytes > kMaxAllocation)  // Note [Caching allocator]
         throw out_of_memory(device_.str() + ": cannot allocate " + std::to_string(nbytes) +

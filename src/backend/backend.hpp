@@ -83,6 +83,9 @@ struct Window {
     int64_t adaptive = 0;
     int64_t t = 1, ot = 1, kt = 1, st = 1, pt = 0, dt = 1;  // the depth axis (3-D windows)
     int64_t divisor = 0;  // AvgPool: when nonzero, every window's divisor (divisor_override)
+    /// The elements Fold writes: x's planes from out's first element (a chunk of a convolution's
+    /// batch passes dx's view at the chunk's offset, whose sizes are the whole batch's).
+    int64_t x_elements() const { return planes * t * h * w; }
 };
 
 /// The fused recurrent cells (Note [Fused recurrent cells] in device_common/rnn_cell.hpp), over
@@ -129,6 +132,36 @@ struct RowNorm {
     int64_t rows = 0, cols = 0;
     bool center = true;  // layer_norm; rms_norm does not subtract the mean
     double eps = 0;
+};
+
+/// The fused per-plane normalisations (batch_norm, group_norm: Note [Normalisation layout] in
+/// ops/norm.cpp) of contiguous x [N, C, S] read as N·C planes of S elements (the CPU's kernels:
+/// cpu/norm_kernels.hpp's Planes, whose grouping this is); statistics are [groups] tensors in
+/// x's dtype, w and b [C]; an absent operand (*) has data null.
+///   Moments:  0 mean (out), 1 var (out, biased), 2 x
+///   Affine:   0 y (out), 1 x, 2 mean, 3 invstd, 4 w*, 5 b*   (y = (x - mean)·invstd·w + b)
+///   Backward: 0 dx* (out), 1 dw* (out), 2 db* (out), 3 dy, 4 x, 5 mean, 6 invstd, 7 w*
+enum class PlaneNormOp : uint8_t { Moments, Affine, Backward };
+struct PlaneNorm {
+    int64_t planes = 0, len = 0, channels = 0;
+    int64_t groups = 0;       // 0: one group per channel (batch_norm); else per sample (group_norm)
+    bool batch_stats = true;  // Backward: the statistics are this batch's (else constants)
+};
+
+/// The fused optimizer update of one parameter of n contiguous elements (Note [Multi-tensor
+/// optimizer steps] in cpu/optim_kernels.cpp: the composed update's kernel expressions, in its
+/// order, on scalars rounded to the dtype), operands of p's dtype and size; an absent one (*) has
+/// data null:
+///   Adam: 0 p, 1 g, 2 m (exp_avg), 3 v (exp_avg_sq), 4 vmax* (amsgrad's max_exp_avg_sq)
+///   Sgd:  0 p, 1 g, 2 buf* (the momentum buffer; `first`: it holds nothing yet)
+enum class OptimOp : uint8_t { Adam, Sgd };
+struct OptimStep {
+    int64_t n = 0;
+    int decay = 0;  // Adam: 0 none, 1 coupled (g + f·p), 2 decoupled (p·f)
+    double f = 0, beta1 = 0, beta1c = 0, beta2 = 0, beta2c = 0;  // beta1c = 1 - β1, ...
+    double rsqrt_bc2 = 0, eps = 0, neg_step = 0;  // 1/√(1 - β2ᵗ), eps, -lr/(1 - β1ᵗ)
+    double weight_decay = 0, momentum = 0, dampening_c = 0, neg_lr = 0;  // SGD; dampening_c = 1 - d
+    bool first = false, nesterov = false;                                // SGD
 };
 
 constexpr int kMaxDims = 16;
@@ -236,6 +269,17 @@ public:
     virtual bool fuses_row_norm() const { return false; }
     /// The RowNormOp kernel (above) over g; throws tg::error where fuses_row_norm() is false.
     virtual void row_norm(RowNormOp op, const RowNorm& g, const View* v);
+    /// Whether plane_norm runs here; without it the ops compose batch_norm and group_norm (the
+    /// CPU calls its kernels directly: cpu/norm_kernels.hpp; CUDA has none yet).
+    virtual bool fuses_plane_norm() const { return false; }
+    /// The PlaneNormOp kernels (above) over g; throws tg::error where fuses_plane_norm() is false.
+    virtual void plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v);
+    /// Whether optim_step runs here; without it the optimizers compose their updates from
+    /// tensor ops (the CPU calls its multi-tensor kernels directly: cpu/optim_kernels.hpp).
+    virtual bool fuses_optim_step() const { return false; }
+    /// The OptimOp update (above) of one parameter; throws tg::error where fuses_optim_step() is
+    /// false.
+    virtual void optim_step(OptimOp op, const OptimStep& s, const View* v);
     /// Waits for queued work; throws errors a device reports late.
     virtual void synchronize() {}
 

@@ -15,11 +15,12 @@
 //   dx = invstd·w·dy                                        (running statistics: constants)
 // On the CPU (float32, float64) the forward and the backward without create_graph run on the
 // fused per-plane kernels (Note [Fused normalisation kernels] in backend/cpu/norm_kernels.cpp):
-// two reading passes and one writing pass forward, one and one backward. On other devices the
-// backward without create_graph runs as dx = dy·k + x·p + q with per-coefficient k, p, q, two
-// buffers of x's size, through the broadcasting kernels. With create_graph the same formulas are
-// written with tapegrad's ops, and the statistics are recomputed from x so that they carry x's
-// history: the second derivative then includes the terms through the mean and the variance.
+// two reading passes and one writing pass forward, one and one backward; on OpenCL on their
+// twins (backend.hpp's PlaneNormOp). On other devices (CUDA) the backward without create_graph
+// runs as dx = dy·k + x·p + q with per-coefficient k, p, q, two buffers of x's size, through the
+// broadcasting kernels. With create_graph the same formulas are written with tapegrad's ops,
+// and the statistics are recomputed from x so that they carry x's history: the second
+// derivative then includes the terms through the mean and the variance.
 #include <cmath>
 #include <string>
 
@@ -266,21 +267,21 @@ Tensor normalize(const NormArgs& a, const Layout& l, Tensor mean, Tensor invstd,
                 : affine(a.x.detach(), l, mean, invstd, w, b, a.op, buffer);
     }
     if (should_record({&a.x, &a.w, &a.b})) {
-        record(a.op, {&a.x, &a.w, &a.b}, y,
-               [sx = save(a.x), sw = save(a.w), sm = save_intermediate(mean),
-                si = save_intermediate(invstd), l, batch_stats, eps = a.eps,
-                op = a.op](const Tensor& dy, const Node& n) {
-                   const Tensor xx = sx.get(), ww = sw.get();
-                   if (GradMode::is_enabled())
-                       return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats, eps,
-                                                needs(n, 0), needs(n, 1), needs(n, 2));
-                   if (norm_fused::takes(xx) && dy.device().is_cpu() && dy.dtype() == xx.dtype())
-                       return norm_fused::backward(dy, xx, l.groups, sm.get(), si.get(), ww,
-                                                   batch_stats, needs(n, 0), needs(n, 1),
-                                                   needs(n, 2));
-                   return backward_fast(dy, xx, l, sm.get(), si.get(), ww, batch_stats, op,
-                                        needs(n, 0), needs(n, 1), needs(n, 2));
-               });
+        record(
+            a.op, {&a.x, &a.w, &a.b}, y,
+            [sx = save(a.x), sw = save(a.w), sm = save_intermediate(mean),
+             si = save_intermediate(invstd), l, batch_stats, eps = a.eps,
+             op = a.op](const Tensor& dy, const Node& n) {
+                const Tensor xx = sx.get(), ww = sw.get();
+                if (GradMode::is_enabled())
+                    return backward_recorded(dy, xx, l, sm.get(), si.get(), ww, batch_stats, eps,
+                                             needs(n, 0), needs(n, 1), needs(n, 2));
+                if (norm_fused::takes(xx) && dy.device() == xx.device() && dy.dtype() == xx.dtype())
+                    return norm_fused::backward(dy, xx, l.groups, sm.get(), si.get(), ww,
+                                                batch_stats, needs(n, 0), needs(n, 1), needs(n, 2));
+                return backward_fast(dy, xx, l, sm.get(), si.get(), ww, batch_stats, op,
+                                     needs(n, 0), needs(n, 1), needs(n, 2));
+            });
         // the same statistics, so no running-statistics update (Note [Dynamic
         // rematerialization] in src/checkpoint/budget.cpp), on the kernel the forward ran: the
         // fused one computes its scale and shift in double, the composed one in x's dtype

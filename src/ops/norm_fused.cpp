@@ -2,6 +2,8 @@
 #include "ops/norm_fused.hpp"
 
 #include <cmath>
+#include <initializer_list>
+#include <vector>
 
 #include "backend/cpu/norm_kernels.hpp"
 #include "runtime/dispatch.hpp"
@@ -46,14 +48,35 @@ Tensor from_doubles(const std::vector<double>& v, const Shape& shape, Dtype d) {
     return runtime::converted(t, d);
 }
 
+/// The device's PlaneNormOp kernel (backend.hpp) over x's planes; operands contiguous, an
+/// undefined tensor as an absent operand.
+void run_device(backend::PlaneNormOp op, const Tensor& x, int64_t groups, bool batch_stats,
+                std::initializer_list<Tensor> ts) {
+    const Planes p = planes_of(x, groups);
+    std::vector<Tensor> keep;  // the contiguous operands, alive until the kernels are queued
+    std::vector<backend::View> v;
+    for (const Tensor& t : ts) {
+        keep.push_back(t.defined() ? t.contiguous() : t);
+        v.push_back(t.defined() ? runtime::view(keep.back()) : backend::View{});
+    }
+    runtime::be(x).plane_norm(
+        op, backend::PlaneNorm{p.planes, p.len, p.channels, groups, batch_stats}, v.data());
+}
+
 }  // namespace
 
 bool takes(const Tensor& x) {
-    return x.device().is_cpu() && (x.dtype() == kFloat32 || x.dtype() == kFloat64) && x.numel() > 0;
+    return (x.dtype() == kFloat32 || x.dtype() == kFloat64) && x.numel() > 0 &&
+           (x.device().is_cpu() || runtime::be(x).fuses_plane_norm());
 }
 
 void moments(const Tensor& x_in, int64_t groups, const Shape& stat, Tensor& mean, Tensor& var) {
     const Tensor x = x_in.contiguous();
+    if (!x.device().is_cpu()) {
+        mean = runtime::empty(stat, x.dtype(), x.device(), "batch_norm");
+        var = runtime::empty(stat, x.dtype(), x.device(), "batch_norm");
+        return run_device(backend::PlaneNormOp::Moments, x, groups, true, {mean, var, x});
+    }
     const Planes g = planes_of(x, groups);
     const int64_t ng = g.group_count(), count = x.numel() / ng;
     std::vector<double> sums(size_t(g.planes)), m(size_t(ng), 0.0), v(size_t(ng), 0.0);
@@ -74,6 +97,14 @@ void moments(const Tensor& x_in, int64_t groups, const Shape& stat, Tensor& mean
 Tensor affine(const Tensor& x_in, int64_t groups, const Tensor& mean, const Tensor& invstd,
               const Tensor& w, const Tensor& b, Tensor into) {
     const Tensor x = x_in.contiguous();
+    if (!x.device().is_cpu()) {
+        Tensor y = into.defined() ? into.view(x.sizes())
+                                  : runtime::empty(x.sizes(), x.dtype(), x.device(), "batch_norm");
+        run_device(backend::PlaneNormOp::Affine, x, groups, true,
+                   {y, x, mean.detach(), invstd.detach(), w.defined() ? w.detach() : w,
+                    b.defined() ? b.detach() : b});
+        return y;
+    }
     const Planes g = planes_of(x, groups);
     const std::vector<double> m = doubles(mean), is = doubles(invstd), wv = doubles(w),
                               bv = doubles(b);
@@ -94,6 +125,16 @@ Grads backward(const Tensor& dy_in, const Tensor& x_in, int64_t groups, const Te
                bool need_b) {
     Grads out(3);
     const Tensor x = x_in.contiguous(), dy = dy_in.contiguous();
+    if (!x.device().is_cpu()) {
+        if (need_x)
+            out[0] = runtime::empty(x.sizes(), x.dtype(), x.device(), "batch_norm");
+        for (size_t k = 1; k < 3; ++k)
+            if (k == 1 ? need_w : need_b)
+                out[k] = runtime::empty({x.size(1)}, x.dtype(), x.device(), "batch_norm");
+        run_device(backend::PlaneNormOp::Backward, x, groups, batch_stats,
+                   {out[0], out[1], out[2], dy, x, mean, invstd, w});
+        return out;
+    }
     const Planes g = planes_of(x, groups);
     const int64_t C = g.channels, ng = g.group_count(), count = x.numel() / ng;
     const std::vector<double> m = doubles(mean), is = doubles(invstd), wv = doubles(w);

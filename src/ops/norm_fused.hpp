@@ -1,7 +1,8 @@
 #pragma once
 // The CPU glue of the fused normalisation kernels (Note [Fused normalisation kernels] in
 // backend/cpu/norm_kernels.cpp) for batch_norm and group_norm (ops/norm.cpp): tensors in, the
-// kernels on host pointers. Only for what `takes` accepts; other tensors use the composed path.
+// kernels on host pointers, or a device backend's twins (backend.hpp's PlaneNormOp). Only for
+// what `takes` accepts; other tensors use the composed path.
 #include <vector>
 
 #include "autograd/record.hpp"
@@ -9,7 +10,8 @@
 
 namespace tg::norm_fused {
 
-/// Whether the fused kernels serve x: on the CPU, float32 or float64, not empty.
+/// Whether the fused kernels serve x: float32 or float64, not empty, on the CPU or on a device
+/// whose backend fuses_plane_norm() (OpenCL: backend.hpp's PlaneNormOp).
 bool takes(const Tensor& x);
 
 /// The mean and biased variance of x [N, C, *] per group (groups = 0: per channel, batch_norm;

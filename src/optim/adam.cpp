@@ -1,6 +1,7 @@
 #include "tapegrad/optim/adam.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include "backend/cpu/optim_kernels.hpp"
@@ -83,7 +84,8 @@ StepScalars begin_step(const Tensor& p, AdamParamState& st, const AdamHyper& h) 
 // Each kernel rounds exactly as the unfused ops did (mul_, add_, sqrt, div_ by a scalar, which
 // multiplies by its inverse, add_(eps), div), so results are bit-identical to them. On the CPU
 // the four are one pass (Note [Multi-tensor optimizer steps] in cpu/optim_kernels.cpp, the same
-// bits); these tensor ops run on the other devices.
+// bits), and on OpenCL and CUDA one kernel per parameter (adam_device); these tensor ops run
+// for the others (float16, strided state).
 void adam_composed(const Tensor& p, const Tensor& grad, AdamParamState& st, const AdamHyper& h,
                    const StepScalars& s) {
     Tensor g = grad;
@@ -105,17 +107,11 @@ void adam_composed(const Tensor& p, const Tensor& grad, AdamParamState& st, cons
     Tensor(p).add_(d, -s.step_size);
 }
 
-/// The fused kernel's item for p's update, with the scalars adam_composed passes its kernels.
-backend::cpu::AdamItem adam_item(const Tensor& p, const Tensor& grad, AdamParamState& st,
-                                 const AdamHyper& h, const StepScalars& s) {
+/// The scalars adam_composed passes its kernels, for the fused kernels (no pointers set).
+backend::cpu::AdamItem adam_scalars(const Tensor& p, const AdamHyper& h, const StepScalars& s) {
     using backend::cpu::AdamItem;
     AdamItem it;
     it.dtype = p.dtype();
-    it.p = detail::host_data(p);
-    it.g = detail::host_data(grad);
-    it.m = detail::host_data(st.exp_avg);
-    it.v = detail::host_data(st.exp_avg_sq);
-    it.vmax = h.amsgrad ? detail::host_data(st.max_exp_avg_sq) : nullptr;
     it.n = p.numel();
     if (h.weight_decay != 0) {
         it.decay = h.decoupled ? AdamItem::decoupled : AdamItem::coupled;
@@ -129,6 +125,43 @@ backend::cpu::AdamItem adam_item(const Tensor& p, const Tensor& grad, AdamParamS
     it.eps = h.eps;
     it.neg_step = -s.step_size;
     return it;
+}
+
+/// The fused CPU kernel's item for p's update.
+backend::cpu::AdamItem adam_item(const Tensor& p, const Tensor& grad, AdamParamState& st,
+                                 const AdamHyper& h, const StepScalars& s) {
+    backend::cpu::AdamItem it = adam_scalars(p, h, s);
+    it.p = detail::host_data(p);
+    it.g = detail::host_data(grad);
+    it.m = detail::host_data(st.exp_avg);
+    it.v = detail::host_data(st.exp_avg_sq);
+    it.vmax = h.amsgrad ? detail::host_data(st.max_exp_avg_sq) : nullptr;
+    return it;
+}
+
+/// p's update on its device's fused kernel (backend.hpp's OptimOp), one kernel, the state on
+/// the device; the scalars are the CPU kernel's.
+void adam_device(const Tensor& p, const Tensor& grad, AdamParamState& st, const AdamHyper& h,
+                 const StepScalars& s) {
+    const backend::cpu::AdamItem it = adam_scalars(p, h, s);
+    backend::OptimStep o;
+    o.n = p.numel();
+    o.decay = int(it.decay);
+    o.f = it.decay_factor;
+    o.beta1 = it.beta1;
+    o.beta1c = it.beta1c;
+    o.beta2 = it.beta2;
+    o.beta2c = it.beta2c;
+    o.rsqrt_bc2 = it.rsqrt_bc2;
+    o.eps = it.eps;
+    o.neg_step = it.neg_step;
+    const Tensor none, *vmax = h.amsgrad ? &st.max_exp_avg_sq : &none;
+    const auto v = detail::device_views({&p, &grad, &st.exp_avg, &st.exp_avg_sq, vmax});
+    runtime::be(p).optim_step(backend::OptimOp::Adam, o, v.data());
+    for (const Tensor* t :
+         std::initializer_list<const Tensor*>{&p, &st.exp_avg, &st.exp_avg_sq, vmax})
+        if (t->defined())
+            runtime::mark_modified(*t);
 }
 
 /// Runs the fused updates collected so far and bumps the versions of what they wrote.
@@ -172,6 +205,9 @@ Tensor adam_step(std::vector<OptimizerParamGroup>& groups, bool decoupled,
                     fused.written.insert(fused.written.end(), {p, st.exp_avg, st.exp_avg_sq});
                     if (vmax)
                         fused.written.push_back(*vmax);
+                } else if (detail::device_fusable(
+                               {&p, &grad, &st.exp_avg, &st.exp_avg_sq, vmax ? vmax : &none})) {
+                    adam_device(p, grad, st, h, s);
                 } else {
                     adam_composed(p, grad, st, h, s);
                 }

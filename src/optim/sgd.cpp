@@ -39,8 +39,9 @@ namespace {
 
 // Note [Optimizer updates are tensor ops] (optimizer.hpp). Without momentum and weight decay
 // the update is a single p.add_(grad, -lr): no temporary at all. On the CPU the update is one
-// pass instead (Note [Multi-tensor optimizer steps] in cpu/optim_kernels.cpp, the same bits);
-// these tensor ops run on the other devices.
+// pass instead (Note [Multi-tensor optimizer steps] in cpu/optim_kernels.cpp, the same bits),
+// and on OpenCL and CUDA one kernel per parameter (sgd_device); these tensor ops run for the
+// others (float16, strided state).
 void sgd_composed(const Tensor& p, const Tensor& grad, SGDParamState& st, const SGDOptions& o) {
     Tensor d_p = grad;
     if (o.weight_decay() != 0) {  // g + wd·p, in one temporary (.grad stays untouched)
@@ -88,6 +89,31 @@ backend::cpu::SgdItem sgd_item(const Tensor& p, const Tensor& grad, SGDParamStat
     return it;
 }
 
+/// p's update on its device's fused kernel (backend.hpp's OptimOp), one kernel, the momentum
+/// buffer on the device (allocated at its first step).
+void sgd_device(const Tensor& p, const Tensor& grad, SGDParamState& st, const SGDOptions& o) {
+    backend::OptimStep s;
+    s.n = p.numel();
+    s.weight_decay = o.weight_decay();
+    s.momentum = o.momentum();
+    s.dampening_c = 1 - o.dampening();
+    s.neg_lr = -o.lr();
+    s.nesterov = o.nesterov();
+    const Tensor none;
+    const Tensor* buf = &none;
+    if (o.momentum() != 0) {
+        s.first = !st.momentum_buffer.defined();
+        if (s.first)
+            st.momentum_buffer = empty_like(p);
+        buf = &st.momentum_buffer;
+    }
+    const auto v = detail::device_views({&p, &grad, buf});
+    runtime::be(p).optim_step(backend::OptimOp::Sgd, s, v.data());
+    runtime::mark_modified(p);
+    if (buf->defined())
+        runtime::mark_modified(*buf);
+}
+
 }  // namespace
 
 Tensor SGD::step(LossClosure closure) {
@@ -122,6 +148,8 @@ Tensor SGD::step(LossClosure closure) {
                     written.push_back(p);
                     if (o.momentum() != 0)
                         written.push_back(st.momentum_buffer);
+                } else if (detail::device_fusable({&p, &grad, buf})) {
+                    sgd_device(p, grad, st, o);
                 } else {
                     sgd_composed(p, grad, st, o);
                 }

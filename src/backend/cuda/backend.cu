@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
+#include "backend/cuda/fused.hpp"
 #include "backend/cuda/kernels.cuh"
 #include "backend/device_common/deferred_errors.hpp"
 #include "backend/device_common/geometry.hpp"
@@ -18,9 +19,6 @@
 
 namespace tg::backend {
 namespace cuda {
-
-/// The fused recurrent cells (rnn_cell.cu), checked for a failed launch there.
-void launch_cell(CellOp op, const Cell& g, const View* v);
 
 namespace {
 
@@ -63,6 +61,10 @@ public:
         return p;
     }
     void raw_free(void* p) override { cudaFree(p); }
+    bool fuses_optim_step() const override { return true; }
+    void optim_step(OptimOp op, const OptimStep& s, const View* v) override {
+        launch_optim(index_, op, s, v);  // optim.cu
+    }
 
     void to_host(void* dst, const void* src, size_t off, size_t n) override {
         std::lock_guard<std::mutex> lock(mu_);
@@ -290,7 +292,7 @@ public:
         if (out.dtype != Dtype::Float32 && out.dtype != Dtype::Float64)
             throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +
                               " is not floating");
-        const int64_t n = numel(out);
+        const int64_t n = op == WindowOp::Fold ? g.x_elements() : numel(out);
         if (n == 0)
             return;
         int64_t* arg = aux.data ? ptr<int64_t>(aux) : nullptr;

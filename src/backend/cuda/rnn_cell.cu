@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "backend/backend.hpp"
+#include "backend/cuda/fused.hpp"
 #include "backend/device_common/rnn_cell.hpp"
 #include "backend/kernel_table.hpp"
 #include "tapegrad/error.hpp"

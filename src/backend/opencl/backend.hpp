@@ -32,6 +32,10 @@ public:
     TG_BACKEND_KERNELS(, override)
     bool fuses_row_norm() const override { return true; }
     void row_norm(RowNormOp op, const RowNorm& g, const View* v) override;  // norm.cpp
+    bool fuses_plane_norm() const override { return true; }
+    void plane_norm(PlaneNormOp op, const PlaneNorm& g, const View* v) override;  // norm.cpp
+    bool fuses_optim_step() const override { return true; }
+    void optim_step(OptimOp op, const OptimStep& s, const View* v) override;  // optim.cpp
     void synchronize() override;
     /// At exit (Note [Device shutdown] in backend/registry.cpp): finishes the queue and releases
     /// the kernels, programs, cached buffers, queue and context. Afterwards freeing a buffer does

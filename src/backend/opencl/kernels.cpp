@@ -153,7 +153,7 @@ void OpenClBackend::window(WindowOp op, const Window& g, const View& out, const 
         throw dtype_error(std::string("window kernel: dtype ") + dtype_name(out.dtype) +
                           " is not floating");
     std::lock_guard<std::mutex> lock(mu_);
-    const int64_t n = numel(out);
+    const int64_t n = op == WindowOp::Fold ? g.x_elements() : numel(out);
     if (n == 0)
         return;
     const cl_long cn = n;

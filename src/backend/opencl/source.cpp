@@ -276,6 +276,7 @@ std::string opencl_program_source(Dtype d, bool fp64) {
         s += opencl_window_source();
         s += opencl_rnn_source();
         s += opencl_norm_source();
+        s += opencl_optim_source();
     }
     return s;
 }

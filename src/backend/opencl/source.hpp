@@ -22,5 +22,7 @@ const char* opencl_window_source();
 const char* opencl_rnn_source();
 /// The fused row normalisations (norm_source.cpp), part of the floating programs.
 const char* opencl_norm_source();
+/// The fused optimizer updates (optim_source.cpp), part of the floating programs.
+const char* opencl_optim_source();
 
 }  // namespace tg::backend
