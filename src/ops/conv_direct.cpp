@@ -63,6 +63,10 @@
 #include <vector>
 
 #include "backend/cpu/conv_dense.hpp"
+#ifdef TG_DNNL
+#include "backend/cpu/dnnl_conv.hpp"
+#include "backend/cpu/threads.hpp"
+#endif
 #include "ops/conv_gemm.hpp"
 #include "runtime/dispatch.hpp"
 
@@ -73,6 +77,19 @@ namespace {
 bool enabled() {
     const char* e = std::getenv("TG_CONV_DIRECT");
     return !(e && e[0] == '0');
+}
+
+/// Whether oneDNN takes this convolution: built with TG_DNNL, not TG_CONV_DNNL=0, CPU float32,
+/// no empty sizes (tapegrad's own paths give those their zeros).
+bool dnnl(const ConvGeom& g, const Tensor& t) {
+#ifdef TG_DNNL
+    const char* e = std::getenv("TG_CONV_DNNL");
+    return !(e && e[0] == '0') && t.device().is_cpu() && t.dtype() == kFloat32 && g.N > 0 &&
+           g.C > 0 && g.O > 0;
+#else
+    (void)g, (void)t;
+    return false;
+#endif
 }
 
 bool pointwise(const ConvGeom& g) {
@@ -181,9 +198,11 @@ Tensor weight_pointwise(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
 
 }  // namespace
 
-Direct direct(const ConvGeom& g, const Tensor& t, Kind k) {
+Direct direct(const ConvGeom& g, const Tensor& t, Kind k, bool with_dnnl) {
     if (!enabled())
         return Direct::None;
+    if (with_dnnl && dnnl(g, t))
+        return Direct::Dnnl;
     if (pointwise(g))
         return Direct::Pointwise;
     if (depthwise(g, t))
@@ -229,6 +248,41 @@ Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom
     Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseWeight, g, dw, x, dy);
     return dw;
+}
+
+Tensor dnnl_apply(Kind k, const Tensor& a, const Tensor& b, const Tensor& c, const ConvGeom& g) {
+#ifdef TG_DNNL
+    using backend::cpu::DnnlOp;
+    backend::cpu::DnnlConv d;
+    d.N = g.N, d.C = g.C, d.O = g.O, d.groups = g.groups;
+    const int64_t axes[3][6] = {{g.T, g.ot, g.kt, g.st, g.pt, g.dt},
+                                {g.H, g.oh, g.kh, g.sh, g.ph, g.dh},
+                                {g.W, g.ow, g.kw, g.sw, g.pw, g.dw}};
+    // conv1d is a conv2d over one row: oneDNN's 1-D form
+    const int first = g.nd == 3 ? 0 : g.H == 1 && g.kh == 1 && g.oh == 1 ? 2 : 1;
+    d.nd = 3 - first;
+    for (int i = first; i < 3; ++i) {
+        const int j = i - first;
+        d.in[j] = axes[i][0], d.out[j] = axes[i][1], d.k[j] = axes[i][2];
+        d.s[j] = axes[i][3], d.p[j] = axes[i][4], d.d[j] = axes[i][5];
+    }
+    const Shape shape = k == Kind::Forward ? g.y_shape()
+                        : k == Kind::Input ? g.x_shape()
+                                           : g.w_shape();
+    Tensor out = runtime::empty(shape, kFloat32, a.device(), g.nd == 3 ? "conv3d" : "conv2d");
+    const Tensor bc = c.defined() ? c.contiguous() : c;
+    const DnnlOp op = k == Kind::Forward ? DnnlOp::Forward
+                      : k == Kind::Input ? DnnlOp::Input
+                                         : DnnlOp::Weight;
+    if (!backend::cpu::dnnl_conv(op, d, out.data_ptr<float>(), a.data_ptr<float>(),
+                                 b.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
+                                 backend::cpu::cpu_threads()))
+        return {};
+    return out;
+#else
+    (void)k, (void)a, (void)b, (void)c, (void)g;
+    return {};
+#endif
 }
 
 }  // namespace tg::conv
