@@ -80,12 +80,19 @@ bool enabled() {
 }
 
 /// Whether oneDNN takes this convolution: built with TG_DNNL, not TG_CONV_DNNL=0, CPU float32,
-/// no empty sizes (tapegrad's own paths give those their zeros).
+/// no empty sizes (tapegrad's own paths give those their zeros), and a shape where it measured
+/// faster than the other paths (the Note above): windows of more than one tap over at least 16
+/// channels per group on both sides (so not depthwise), at least 32 output positions.
+/// TG_CONV_DNNL=1 takes every float32 convolution with nonempty sizes (tests and benchmarks).
 bool dnnl(const ConvGeom& g, const Tensor& t) {
 #ifdef TG_DNNL
     const char* e = std::getenv("TG_CONV_DNNL");
-    return !(e && e[0] == '0') && t.device().is_cpu() && t.dtype() == kFloat32 && g.N > 0 &&
-           g.C > 0 && g.O > 0;
+    if ((e && e[0] == '0') || !t.device().is_cpu() || t.dtype() != kFloat32 || g.N == 0 ||
+        g.C == 0 || g.O == 0)
+        return false;
+    if (e && e[0] == '1')
+        return true;
+    return g.taps() > 1 && g.cg() >= 16 && g.og() >= 16 && g.positions() >= 32;
 #else
     (void)g, (void)t;
     return false;
