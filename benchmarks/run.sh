@@ -308,7 +308,11 @@ tag=$(host_tag)
         sed -n "s/^- \([0-9]*\) thread(s): SGEMM peak .*tapegrad's [a-z]* \**\([0-9.]*\)\**.*LibTorch best's \([0-9.]*\).*/${b#*:} \1 thr,\2,\3/p" "$f"
     done
 } > "$RES/peak_$tag.plot.csv"
-bars "peak_$tag" "Fraction of the SGEMM peak on the same threads ($tag)" "fraction of peak"
+if [ "$(wc -l < "$RES/peak_$tag.plot.csv")" -gt 1 ]; then
+    bars "peak_$tag" "Fraction of the SGEMM peak on the same threads ($tag)" "fraction of peak"
+else  # none of those results for this tag yet (e.g. DNNL=1 run.sh conv-suite alone)
+    rm "$RES/peak_$tag.plot.csv"
+fi
 
 # mlp_<host>.md: the deep-MLP memory sections (bench_mlp_memory, bench_mlp_rss) of this host that
 # exist, behind one machine header (rewritten only when one was run).

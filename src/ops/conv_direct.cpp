@@ -1,9 +1,30 @@
-// Convolutions that need no unfolded buffer: 1x1 stride-1 ones (the GEMMs straight on x) and
-// depthwise ones (the CPU's direct kernels); conv_gemm.cpp's apply() takes these paths when
-// direct() names one.
+// Convolutions that need no unfolded buffer: oneDNN's (TG_DNNL), 1x1 stride-1 ones (the GEMMs
+// straight on x) and depthwise ones (the CPU's direct kernels); conv_gemm.cpp's apply() takes
+// these paths when direct() names one.
 //
 // Note [The convolution strategy by shape]: a convolution's three bilinear ops (Note
 // [Convolution as three bilinear ops]) are lowered by the first of these that fits:
+// - oneDNN (built with TG_DNNL; float32 on the CPU): windows of more than one tap, at least 16
+//   channels per group on both sides, at least 32 output positions per sample (Note [oneDNN
+//   convolutions] in cpu/dnnl_conv.cpp). There its primitives do the windows and the products in
+//   one pass at the GEMMs' rate, which im2col cannot (below). bench_conv_suite rows, forward +
+//   backward, im2col -> oneDNN, 1 thread, minima of 25 steps (a busy 2-core Zen 5 host, SkylakeX
+//   OpenBLAS): dcgan_d2 19.4 -> 13.9 ms, dcgan_d3 17.1 -> 11.6, dcgan_g2 16.6 -> 11.6, dcgan_g3
+//   19.4 -> 13.9, resnet_3x3_s1_56 30.9 -> 24.6, resnet_3x3_s2_56 16.1 -> 13.2, resnet_3x3_s1_7
+//   27.9 -> 23.8, cnn_3x3_32_14 17.7 -> 13.1, the conv1d 14.4 -> 13.5; on 2 threads those rows
+//   come to 0.95-1.01x LibTorch with oneDNN on 2 threads (the same library). Outside the rule it
+//   loses (oneDNN forced, TG_CONV_DNNL=1, against the paths below, 1 thread): 4x4 outputs
+//   (dcgan_g1 30.7 vs 16.3 ms; dcgan_d4 a tie), 1 or 3 input channels (cnn_3x3_1_28 7.1 vs 1.9,
+//   dcgan_d1 3.9 vs 2.5), 1x1 windows (resnet_1x1_s1_56 21.6 vs 13.9, s2 38.7 vs 25.1) and
+//   depthwise (9.0 vs 7.8, 13.4 vs 12.9). Blocked layouts (format any, with reorders from and to
+//   NC(D)HW) against plain ones (TG_DNNL_PLAIN=1): plain lost every 3x3 row (resnet_3x3_s1_56
+//   28.4 -> 44.8 ms, dcgan_d2 14.6 -> 22.3) and the depthwise ones 3x, won only the 1x1 rows the
+//   rule leaves to the GEMMs. The bias rides in the forward primitive. oneDNN's OpenMP threads
+//   spin a while after each primitive (libgomp's default wait policy): OMP_WAIT_POLICY=passive
+//   made the oneDNN rows 2-8% slower on 2 threads and the OpenBLAS rows after them no faster
+//   (dcgan_g1 8.9 vs 9.0 ms, resnet_1x1 7.6 vs 7.7), so the default stays. oneDNN promises the
+//   same bits for a fixed thread count only (unlike the paths below, whose bits do not depend on
+//   it); TG_CONV_DNNL=0 turns it off, TG_CONV_DNNL=1 takes every float32 convolution.
 // - Pointwise: 1x1 windows, stride 1, no padding, 2-D, at least 256 positions per sample: a
 //   sample's unfolded columns are x[n] itself ([C, L], ld L), so the GEMMs read x and write y
 //   and dx in place, a sample at a time, with no unfold, no fold and no column buffer (ResNet-50's
@@ -56,7 +77,7 @@
 // the taps (the perf shares of unfold and fold against the GEMM kernel the same or higher), chunk
 // caps of 256 KiB to 2 MiB for cnn_3x3_32_14 (within noise) and the dense kernel with
 // embedded-broadcast multiply-adds over 24 channels (no change on the conv1d).
-// TG_CONV_DIRECT=0 turns the first three off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
+// TG_CONV_DIRECT=0 turns the first four off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
 // and tests of the choice).
 #include <algorithm>
 #include <cstdlib>
