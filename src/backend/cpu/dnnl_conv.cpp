@@ -9,13 +9,15 @@
 // those and back; TG_DNNL_PLAIN=1 asks for the plain layouts instead (for benchmarks). Primitives
 // and their reorders are built once per geometry and kept in a map (below kCacheMax entries,
 // then cleared), behind a mutex; executing them is thread-safe, each call with its own
-// scratchpad (scratchpad_mode::user) and stream. The thread count is set for oneDNN's OpenMP
-// runtime right before each call (omp_set_num_threads: the calling thread's setting), from
+// scratchpad (scratchpad_mode::user) and stream, the scratchpad and the operands in the
+// primitive's layouts in one buffer per thread (workspace()). The thread count is set for oneDNN's
+// OpenMP runtime right before each call (omp_set_num_threads: the calling thread's setting), from
 // tapegrad's own (cpu_threads(): one inside a cpu_parallel part).
 #include "backend/cpu/dnnl_conv.hpp"
 
 #include <omp.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -103,8 +105,7 @@ Entry build(DnnlOp op, const DnnlConv& c, bool bias) {
     en.bias = bias;
     try {
         using fwd = dnnl::convolution_forward;
-        const auto prop = op == DnnlOp::Forward ? dnnl::prop_kind::forward_inference
-                                                : dnnl::prop_kind::forward_training;
+        const auto prop = dnnl::prop_kind::forward_training;
         const fwd::desc fd = bias ? fwd::desc(prop, alg, xm, wm, bm, ym, strides, dil, pl, pr)
                                   : fwd::desc(prop, alg, xm, wm, ym, strides, dil, pl, pr);
         const fwd::primitive_desc fpd(fd, attr, engine());
@@ -157,6 +158,26 @@ std::shared_ptr<const Entry> entry(DnnlOp op, const DnnlConv& c, bool bias) {
     return en;
 }
 
+/// Bytes of a buffer the size of md, rounded up to whole cache lines.
+size_t padded(const memory::desc& md) {
+    return (md.get_size() + 63) / 64 * 64;
+}
+
+/// This thread's buffer for the primitives' own layouts and scratchpads: grown, never shrunk, so
+/// a step's calls reuse its pages instead of mapping and faulting in fresh ones per call (glibc
+/// maps large blocks; a step of dcgan_d3 measured 12 or 28 ms by what earlier rows left).
+char* workspace(size_t bytes) {
+    thread_local std::unique_ptr<char[]> buf;
+    thread_local size_t size = 0;
+    if (bytes > size) {
+        buf.reset();
+        buf.reset(new char[bytes + 64]);
+        size = bytes;
+    }
+    const auto at = reinterpret_cast<uintptr_t>(buf.get());
+    return buf.get() + ((64 - at % 64) % 64);
+}
+
 }  // namespace
 
 bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const float* b,
@@ -168,6 +189,15 @@ bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const f
     omp_set_num_threads(threads < 1 ? 1 : threads);
     dnnl::engine& eng = engine();
     dnnl::stream s(eng);
+    size_t bytes = padded(en->scratch);
+    for (const Slot* sl : {&en->a, &en->b, &en->out})
+        bytes += sl->copy ? padded(sl->prim) : 0;
+    char* ws = workspace(bytes);
+    auto take = [&](const memory::desc& md) {
+        char* p = ws;
+        ws += padded(md);
+        return memory(md, eng, p);
+    };
     std::unordered_map<int, memory> args;
     auto input = [&](const Slot& sl, const float* p) {
         memory u(sl.user, eng, const_cast<float*>(p));  // only read
@@ -175,7 +205,7 @@ bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const f
             args.emplace(sl.arg, u);
             return;
         }
-        memory m(sl.prim, eng);
+        memory m = take(sl.prim);
         sl.r.execute(s, u, m);
         args.emplace(sl.arg, m);
     };
@@ -185,10 +215,10 @@ bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const f
         args.emplace(DNNL_ARG_BIAS, memory({{c.O}, memory::data_type::f32, memory::format_tag::x},
                                            eng, const_cast<float*>(bias)));
     memory user_out(en->out.user, eng, out);
-    memory prim_out = en->out.copy ? memory(en->out.prim, eng) : user_out;
+    memory prim_out = en->out.copy ? take(en->out.prim) : user_out;
     args.emplace(en->out.arg, prim_out);
     if (en->scratch.get_size() > 0)
-        args.emplace(DNNL_ARG_SCRATCHPAD, memory(en->scratch, eng));
+        args.emplace(DNNL_ARG_SCRATCHPAD, take(en->scratch));
     en->prim.execute(s, args);
     if (en->out.copy)
         en->out.r.execute(s, prim_out, user_out);
