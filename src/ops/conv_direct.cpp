@@ -19,12 +19,15 @@
 //   depthwise (9.0 vs 7.8, 13.4 vs 12.9). Blocked layouts (format any, with reorders from and to
 //   NC(D)HW) against plain ones (TG_DNNL_PLAIN=1): plain lost every 3x3 row (resnet_3x3_s1_56
 //   28.4 -> 44.8 ms, dcgan_d2 14.6 -> 22.3) and the depthwise ones 3x, won only the 1x1 rows the
-//   rule leaves to the GEMMs. The bias rides in the forward primitive. oneDNN's OpenMP threads
-//   spin a while after each primitive (libgomp's default wait policy): OMP_WAIT_POLICY=passive
-//   made the oneDNN rows 2-8% slower on 2 threads and the OpenBLAS rows after them no faster
-//   (dcgan_g1 8.9 vs 9.0 ms, resnet_1x1 7.6 vs 7.7), so the default stays. oneDNN promises the
-//   same bits for a fixed thread count only (unlike the paths below, whose bits do not depend on
-//   it); TG_CONV_DNNL=0 turns it off, TG_CONV_DNNL=1 takes every float32 convolution.
+//   rule leaves to the GEMMs. The bias rides in the forward primitive. Threads: the samples are
+//   shared out over tapegrad's threads, each part one primitive on one OpenMP thread (dw the
+//   parts' sums added in order), so no OpenMP team runs: with oneDNN's own 2 OpenMP threads
+//   (TG_DNNL_OMP=1), libgomp's workers spin after each primitive, and on a host whose other core
+//   was busy (load 5-7 on 2 cores) a dcgan_d2 step took 60-136 ms against 14-24 ms shared out
+//   (OMP_WAIT_POLICY=passive: 16-23; LibTorch, OpenMP too, 30-128 on 2 threads); on a quieter
+//   host OpenMP's 2 threads made those rows 0.95-1.01x LibTorch on 2 threads and passive was 2-8%
+//   slower. oneDNN promises the same bits for a fixed thread count only (the paths below do not
+//   depend on it); TG_CONV_DNNL=0 turns it off, TG_CONV_DNNL=1 takes every float32 convolution.
 // - Pointwise: 1x1 windows, stride 1, no padding, 2-D, at least 256 positions per sample: a
 //   sample's unfolded columns are x[n] itself ([C, L], ld L), so the GEMMs read x and write y
 //   and dx in place, a sample at a time, with no unfold, no fold and no column buffer (ResNet-50's
@@ -62,7 +65,8 @@
 // which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
 // 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
 // steps from 32 and 59 ms to 21 and 36 ms.
-// Stride 2 (DCGAN's 4x4 and ResNet's 3x3 downsampling layers) stays on im2col. Where its time goes,
+// Without oneDNN, stride 2 (DCGAN's 4x4 and ResNet's 3x3 downsampling layers) stays on im2col.
+// Where its time goes,
 // perf samples over 20 steps, 1 thread, of GEMMs (kernel and packing) / unfold / fold: dcgan_d2
 // 73/16/11%, dcgan_d3 80/12/8, resnet_3x3_s2_56 77/13/10 (resnet_3x3_s1_7 85/6/9, cnn_3x3_32_14
 // 78/5/16). dcgan_d2's GEMMs alone (up to ~15 of its 20.8 ms, ~0.88 of the SGEMM peak) take about
@@ -85,6 +89,8 @@
 
 #include "backend/cpu/conv_dense.hpp"
 #ifdef TG_DNNL
+#include <atomic>
+
 #include "backend/cpu/dnnl_conv.hpp"
 #include "backend/cpu/threads.hpp"
 #endif
@@ -280,6 +286,7 @@ Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom
 
 Tensor dnnl_apply(Kind k, const Tensor& a, const Tensor& b, const Tensor& c, const ConvGeom& g) {
 #ifdef TG_DNNL
+    using backend::cpu::cpu_threads;
     using backend::cpu::DnnlOp;
     backend::cpu::DnnlConv d;
     d.N = g.N, d.C = g.C, d.O = g.O, d.groups = g.groups;
@@ -297,16 +304,42 @@ Tensor dnnl_apply(Kind k, const Tensor& a, const Tensor& b, const Tensor& c, con
     const Shape shape = k == Kind::Forward ? g.y_shape()
                         : k == Kind::Input ? g.x_shape()
                                            : g.w_shape();
-    Tensor out = runtime::empty(shape, kFloat32, a.device(), g.nd == 3 ? "conv3d" : "conv2d");
-    const Tensor bc = c.defined() ? c.contiguous() : c;
+    const char* name = g.nd == 3 ? "conv3d" : "conv2d";
+    Tensor out = runtime::empty(shape, kFloat32, a.device(), name);
+    const float* bias = c.defined() ? c.contiguous().data_ptr<float>() : nullptr;
     const DnnlOp op = k == Kind::Forward ? DnnlOp::Forward
                       : k == Kind::Input ? DnnlOp::Input
                                          : DnnlOp::Weight;
-    if (!backend::cpu::dnnl_conv(op, d, out.data_ptr<float>(), a.data_ptr<float>(),
-                                 b.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
-                                 backend::cpu::cpu_threads()))
+    // Samples shared out over tapegrad's threads, oneDNN on one thread in each (Note [oneDNN
+    // convolutions]); one part (one sample, one thread or TG_DNNL_OMP=1): OpenMP's threads.
+    const char* e = std::getenv("TG_DNNL_OMP");
+    const int64_t parts = e && e[0] == '1' ? 1 : std::min<int64_t>(g.N, cpu_threads());
+    if (parts <= 1)
+        return backend::cpu::dnnl_conv(op, d, out.data_ptr<float>(), a.data_ptr<float>(),
+                                       b.data_ptr<float>(), bias, cpu_threads())
+                   ? out
+                   : Tensor();
+    const int64_t xs = g.C * g.volume(), ys = g.O * g.positions();  // a sample's elements
+    const int64_t in_step = k == Kind::Input ? ys : xs, out_step = k == Kind::Input ? xs : ys;
+    std::vector<Tensor> partial(size_t(k == Kind::Weight ? parts : 0));
+    std::atomic<bool> ok{true};
+    runtime::parallel_parts(a, parts, [&](int64_t part) {
+        const int64_t n0 = g.N * part / parts;
+        backend::cpu::DnnlConv dp = d;
+        dp.N = g.N * (part + 1) / parts - n0;
+        float* o = out.data_ptr<float>() + n0 * out_step;
+        const float* bp = b.data_ptr<float>();
+        if (k == Kind::Weight) {
+            partial[size_t(part)] = runtime::empty(shape, kFloat32, a.device(), name);
+            o = partial[size_t(part)].data_ptr<float>();
+            bp += n0 * ys;  // b = dy
+        }
+        if (!backend::cpu::dnnl_conv(op, dp, o, a.data_ptr<float>() + n0 * in_step, bp, bias, 1))
+            ok = false;
+    });
+    if (!ok)
         return {};
-    return out;
+    return k == Kind::Weight ? sum_blocks(partial, parts, g, a, name) : out;
 #else
     (void)k, (void)a, (void)b, (void)c, (void)g;
     return {};

@@ -11,8 +11,9 @@
 // then cleared), behind a mutex; executing them is thread-safe, each call with its own
 // scratchpad (scratchpad_mode::user) and stream, the scratchpad and the operands in the
 // primitive's layouts in one buffer per thread (workspace()). The thread count is set for oneDNN's
-// OpenMP runtime right before each call (omp_set_num_threads: the calling thread's setting), from
-// tapegrad's own (cpu_threads(): one inside a cpu_parallel part).
+// OpenMP runtime right before each call (omp_set_num_threads: the calling thread's setting): the
+// caller (ops/conv_direct.cpp) shares samples out over tapegrad's threads and asks for one, or
+// for tapegrad's count when there is one part (Note [The convolution strategy by shape]).
 #include "backend/cpu/dnnl_conv.hpp"
 
 #include <omp.h>
