@@ -306,7 +306,8 @@ Tensor dnnl_apply(Kind k, const Tensor& a, const Tensor& b, const Tensor& c, con
                                            : g.w_shape();
     const char* name = g.nd == 3 ? "conv3d" : "conv2d";
     Tensor out = runtime::empty(shape, kFloat32, a.device(), name);
-    const float* bias = c.defined() ? c.contiguous().data_ptr<float>() : nullptr;
+    const Tensor bc = c.defined() ? c.contiguous() : c;  // kept alive for bias
+    const float* bias = bc.defined() ? bc.data_ptr<float>() : nullptr;
     const DnnlOp op = k == Kind::Forward ? DnnlOp::Forward
                       : k == Kind::Input ? DnnlOp::Input
                                          : DnnlOp::Weight;
