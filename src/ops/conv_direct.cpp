@@ -26,8 +26,10 @@
 //   was busy (load 5-7 on 2 cores) a dcgan_d2 step took 60-136 ms against 14-24 ms shared out
 //   (OMP_WAIT_POLICY=passive: 16-23; LibTorch, OpenMP too, 30-128 on 2 threads); on a quieter
 //   host OpenMP's 2 threads made those rows 0.95-1.01x LibTorch on 2 threads and passive was 2-8%
-//   slower. oneDNN promises the same bits for a fixed thread count only (the paths below do not
-//   depend on it); TG_CONV_DNNL=0 turns it off, TG_CONV_DNNL=1 takes every float32 convolution.
+//   slower. The CNN example's epoch (bench_cnn_epoch_tg, 60 batches, 2 threads, that busy
+//   host, medians of 3 alternated): 2.25 s -> 1.73 s with oneDNN. oneDNN promises the same bits for
+//   a fixed thread count only (the paths below do not depend on it); TG_CONV_DNNL=0 turns it off,
+//   TG_CONV_DNNL=1 takes every float32 convolution.
 // - Pointwise: 1x1 windows, stride 1, no padding, 2-D, at least 256 positions per sample: a
 //   sample's unfolded columns are x[n] itself ([C, L], ld L), so the GEMMs read x and write y
 //   and dx in place, a sample at a time, with no unfold, no fold and no column buffer (ResNet-50's
