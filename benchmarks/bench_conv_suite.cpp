@@ -6,7 +6,9 @@
 ///                           GEMMs (TG_CONV_BATCHED=0), chunked GEMMs (TG_CONV_BATCHED=1),
 ///                           whole-batch GEMMs (TG_CONV_CHUNK_BYTES=1 GiB, TG_CONV_BATCHED=1),
 ///                           these three with TG_CONV_DIRECT=0, and the default choice without
-///                           the direct paths (TG_CONV_DIRECT=0)
+///                           the direct paths (TG_CONV_DIRECT=0), without oneDNN
+///                           (TG_CONV_DNNL=0) and oneDNN for every row (TG_CONV_DNNL=1; both
+///                           the same as the default in a build without TG_DNNL)
 ///   bench_conv_suite_torch  torch::set_num_threads 1..budget x oneDNN on/off
 ///   bench_peak              the host's SGEMM peak on the budget's threads
 /// LibTorch's best is taken per row over its configurations. Times are medians over the timed
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
             const std::string t = std::to_string(int(bd));
             const std::string env =
                 "env -u TG_CONV_BATCHED -u TG_CONV_CHUNK_BYTES -u "
-                "TG_CONV_DIRECT OPENBLAS_NUM_THREADS=" +
+                "TG_CONV_DIRECT -u TG_CONV_DNNL OPENBLAS_NUM_THREADS=" +
                 t + " ";
             const std::string tgc = dir + "/bench_conv_suite_tg --threads " + t + common;
             std::vector<Config> cs;
@@ -99,6 +101,18 @@ int main(int argc, char** argv) {
                               "strategy",
                               "no_direct",
                               env + "TG_CONV_DIRECT=0 " + tgc,
+                              {}});
+                cs.push_back({"tapegrad no_dnnl",
+                              "tapegrad",
+                              "strategy",
+                              "no_dnnl",
+                              env + "TG_CONV_DNNL=0 " + tgc,
+                              {}});
+                cs.push_back({"tapegrad all_dnnl",
+                              "tapegrad",
+                              "strategy",
+                              "all_dnnl",
+                              env + "TG_CONV_DNNL=1 " + tgc,
                               {}});
             }
             for (int tt = 1; tt <= int(bd); ++tt)

@@ -8,6 +8,8 @@
 #                                    # needs TG_OPENCL and an OpenCL device, e.g. PoCL; ddp needs
 #                                    # TG_MPI and mpirun, as fsdp does; FSDP_STAGES, default 1,2)
 #
+# DNNL=1 runs them on a build with the oneDNN convolutions (-DTG_DNNL=ON, needs libdnnl-dev) in
+# <repo>/build-bench-dnnl unless BUILD_DIR says, its results named <bench>_dnnl_<host>.*.
 # Environment: BUILD_DIR (default <repo>/build-bench; configured with -DTG_BENCHMARKS=ON and built
 # here unless REBUILD=0), CMAKE_ARGS (extra configure options, e.g. "-DTG_CUDA=OFF -DTG_OPENCL=OFF":
 # linking cuBLAS adds ~160 MB to every tapegrad process's RSS), REPS_MLP (default 10) and
@@ -30,7 +32,12 @@
 # suite passes under either kernel on such a host; every benchmark also prints both sides' loss.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD_DIR:-$ROOT/build-bench}
+if [ "${DNNL:-0}" = 1 ]; then
+    BUILD=${BUILD_DIR:-$ROOT/build-bench-dnnl}
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DTG_DNNL=ON"
+else
+    BUILD=${BUILD_DIR:-$ROOT/build-bench}
+fi
 RES=$ROOT/benchmarks/results
 if grep -q avx512f /proc/cpuinfo; then
     case "${OPENBLAS_CORETYPE:-}" in
@@ -91,7 +98,7 @@ machine() {  # markdown lines describing the machine
     echo "- packages: libtorch-dev $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null)," \
          "OpenBLAS $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null)," \
          "g++ $(g++ -dumpfullversion)"
-    echo "- tapegrad build: $(grep -E '^TG_(CUDA|OPENCL|MPI):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
+    echo "- tapegrad build: $(grep -E '^TG_(CUDA|OPENCL|MPI|DNNL):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
     echo "- tapegrad commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)" \
          "(+ working tree), run $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
@@ -99,6 +106,7 @@ machine() {  # markdown lines describing the machine
 # The host part of a results file's name: the CPU model, its model number and the CPU count
 # (CONV_TAG overrides it), e.g. intel-xeon-processor-m167-2cpu.
 host_tag() {
+    [ "${DNNL:-0}" = 1 ] && printf dnnl_
     echo "${HOST_TAG:-${CONV_TAG:-$(lscpu | sed -n 's/^Model name: *//p' | tr 'A-Z' 'a-z' |
         sed -e 's/([^)]*)//g' -e 's/ cpu / /; s/@.*//' -e 's/[^a-z0-9]\{1,\}/-/g' \
             -e 's/^-//; s/-$//')-m$(lscpu | sed -n 's/^Model: *//p')-$(nproc)cpu}}"
@@ -300,7 +308,11 @@ tag=$(host_tag)
         sed -n "s/^- \([0-9]*\) thread(s): SGEMM peak .*tapegrad's [a-z]* \**\([0-9.]*\)\**.*LibTorch best's \([0-9.]*\).*/${b#*:} \1 thr,\2,\3/p" "$f"
     done
 } > "$RES/peak_$tag.plot.csv"
-bars "peak_$tag" "Fraction of the SGEMM peak on the same threads ($tag)" "fraction of peak"
+if [ "$(wc -l < "$RES/peak_$tag.plot.csv")" -gt 1 ]; then
+    bars "peak_$tag" "Fraction of the SGEMM peak on the same threads ($tag)" "fraction of peak"
+else  # none of those results for this tag yet (e.g. DNNL=1 run.sh conv-suite alone)
+    rm "$RES/peak_$tag.plot.csv"
+fi
 
 # mlp_<host>.md: the deep-MLP memory sections (bench_mlp_memory, bench_mlp_rss) of this host that
 # exist, behind one machine header (rewritten only when one was run).

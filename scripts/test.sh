@@ -36,8 +36,10 @@ if [ "${TG_SKIP_SANITIZE:-0}" != 1 ]; then
   # -O1 -g1 (line tables: the sanitizers' stack traces keep file:line) builds in about half the
   # time of RelWithDebInfo's -O2 -g (the largest test file: 47 s of CPU instead of 102 s), and
   # the build is most of this stage.
+  # With the oneDNN convolutions (TG_DNNL, off in the release build): CI runs that path here,
+  # without a build of its own.
   cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_SANITIZE=ON -DTG_EXAMPLES=OFF \
-    -DTG_OPENCL=OFF -DTG_CUDA=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+    -DTG_OPENCL=OFF -DTG_CUDA=OFF -DTG_DNNL=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build build/asan -j"$jobs"
   # The device suites run once, in the release build: PoCL's LLVM JIT is not built for ASan.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

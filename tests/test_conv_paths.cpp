@@ -30,6 +30,25 @@ Tensor input(const tg::Shape& shape, int k) {
 
 using Conv = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
 
+/// Sets an environment variable for its lifetime, then restores it (CTest's second run of this
+/// suite sets TG_CONV_DNNL=1 for all of it).
+struct SetEnv {
+    const char* name;
+    bool had;
+    std::string old;
+    SetEnv(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
+        if (had)
+            old = std::getenv(n);
+        setenv(n, v, 1);
+    }
+    ~SetEnv() {
+        if (had)
+            setenv(name, old.c_str(), 1);
+        else
+            unsetenv(name);
+    }
+};
+
 struct Result {
     Tensor y, dx, dw, db;
 };
@@ -168,9 +187,11 @@ namespace {
 
 /// y and the gradients of sum(y * up) of f in float32 (inputs as run's, rounded), on the dense
 /// 3-D kernel (Note [Direct dense convolutions]) or, with TG_CONV_DENSE=0, on the GEMM paths,
-/// on `threads` threads.
+/// on `threads` threads; not on oneDNN (TG_DNNL), which promises the same bits for a fixed
+/// thread count only.
 Result run_f32(const Conv& f, const tg::Shape& xs, const tg::Shape& ws, int64_t nb, bool dense,
                int threads) {
+    const SetEnv own("TG_CONV_DNNL", "0");
     if (!dense)
         setenv("TG_CONV_DENSE", "0", 1);
     const int before = tg::get_num_threads();
@@ -251,4 +272,87 @@ BOOST_AUTO_TEST_CASE(dense_3d_kernel_matches_the_float64_path_in_float32) {
             return tg::conv_transpose3d(x, w, b, 1, 1, 0, 1);
         },
         {2, 4, 3, 5, 18}, {4, 6, 3, 3, 3}, 6);
+}
+
+namespace {
+
+/// f's y, dx, dw and db in float32 on `threads` threads under TG_CONV_DNNL=`dnnl` (1: oneDNN
+/// for every float32 convolution when built with TG_DNNL; 0: tapegrad's own paths).
+Result run_dnnl(const Conv& f, const tg::Shape& xs, const tg::Shape& ws, int64_t nb,
+                const char* dnnl, int threads = 1) {
+    const SetEnv on("TG_CONV_DNNL", dnnl);
+    const int before = tg::get_num_threads();
+    tg::set_num_threads(threads);
+    auto f32 = [](const Tensor& t) { return t.detach().to(tg::kFloat32).requires_grad_(true); };
+    Tensor x = f32(input(xs, 0)), w = f32(input(ws, 1)), b = nb ? f32(input({nb}, 2)) : Tensor();
+    Tensor y = f(x, w, b);
+    const Tensor up = (tg::arange(y.numel(), tg::kFloat64) * 0.21).cos().reshape(y.sizes());
+    (y * up.to(tg::kFloat32)).sum().backward();
+    tg::set_num_threads(before);
+    return {y.detach(), x.grad(), w.grad(), nb ? b.grad() : Tensor()};
+}
+
+/// f in float32 on oneDNN (with TG_DNNL; else both runs take the same path): tapegrad's own
+/// paths' y, dx, dw and db to float32 rounding (sums of up to a few hundred products of values
+/// below 1), on 1 and 2 threads.
+void dnnl_matches(const std::string& what, const Conv& f, const tg::Shape& xs, const tg::Shape& ws,
+                  int64_t nb) {
+    BOOST_TEST_CONTEXT(what) {
+        const Result ref = run_dnnl(f, xs, ws, nb, "0");
+        for (int threads : {1, 2}) {
+            const Result got = run_dnnl(f, xs, ws, nb, "1", threads);
+            check_close(got.y, ref.y, 1e-4, 1e-5);
+            BOOST_TEST_REQUIRE(got.dx.defined());
+            check_close(got.dx, ref.dx, 1e-4, 1e-5);
+            check_close(got.dw, ref.dw, 2e-4, 1e-5);
+            if (nb)
+                check_close(got.db, ref.db, 2e-4, 1e-5);
+        }
+    }
+}
+
+Conv transposed(tg::IntArg s, tg::IntArg p, tg::IntArg op, int64_t g, tg::IntArg d) {
+    return [=](const Tensor& x, const Tensor& w, const Tensor& b) {
+        return tg::conv_transpose2d(x, w, b, s, p, op, g, d);
+    };
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(onednn_convolutions_match_tapegrads_paths_in_float32) {
+    for (int64_t n : {3, 1, 0}) {
+        const std::string at = " N=" + std::to_string(n);
+        dnnl_matches("3x3 p1" + at, conv2d(1, 1, 1, 1), {n, 5, 7, 9}, {6, 5, 3, 3}, 6);
+        // 10 rows, k3 s2 p0: rows 0..8 read, the last one unused (negative end padding)
+        dnnl_matches("3x3 s2, unused last row and column, no bias" + at, conv2d(2, 0, 1, 1),
+                     {n, 4, 10, 8}, {5, 4, 3, 3}, 0);
+        dnnl_matches("groups 2, s(2,1) p(1,2) d(2,1)" + at, conv2d({2, 1}, {1, 2}, {2, 1}, 2),
+                     {n, 4, 11, 9}, {6, 2, 3, 2}, 6);
+        dnnl_matches("depthwise 3x3 s2 p1" + at, conv2d(2, 1, 1, 5), {n, 5, 9, 8}, {5, 1, 3, 3}, 5);
+        dnnl_matches("1x1" + at, conv2d(1, 0, 1, 1), {n, 6, 5, 4}, {3, 6, 1, 1}, 3);
+    }
+    dnnl_matches(
+        "conv1d k3 s2 p1 d2 groups 3",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv1d(x, w, b, 2, 1, 2, 3);
+        },
+        {2, 6, 37}, {9, 2, 3}, 9);
+    dnnl_matches(
+        "conv3d 3x2x3 s(1,2,1) p1",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv3d(x, w, b, {1, 2, 1}, 1);
+        },
+        {2, 3, 4, 7, 6}, {4, 3, 3, 2, 3}, 4);
+    dnnl_matches(
+        "'same' with an even kernel (the odd padding at the end)",
+        [](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return tg::conv2d(x, w, b, 1, tg::kSame);
+        },
+        {2, 3, 6, 7}, {4, 3, 2, 4}, 4);
+    dnnl_matches("conv_transpose2d 4x4 s2 p1 output_padding 1", transposed(2, 1, 1, 1, 1),
+                 {2, 4, 4, 5}, {4, 3, 4, 4}, 3);
+    dnnl_matches("conv_transpose2d 3x3 s3 groups 2 dilation 2 output_padding (2,1)",
+                 transposed(3, 1, {2, 1}, 2, 2), {2, 4, 3, 4}, {4, 3, 3, 3}, 6);
+    dnnl_matches("conv_transpose2d empty batch", transposed(2, 1, 0, 1, 1), {0, 4, 4, 5},
+                 {4, 3, 4, 4}, 3);
 }

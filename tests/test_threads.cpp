@@ -143,6 +143,7 @@ BOOST_AUTO_TEST_CASE(convolution_and_pooling_gradients_match_one_thread) {
 /// both are checked.
 BOOST_AUTO_TEST_CASE(tiled_conv3d_matches_one_thread) {
     setenv("TG_CONV_TILE_BYTES", "2000", 1);
+    setenv("TG_CONV_DNNL", "0", 1);  // tapegrad's own kernels (oneDNN: the same bits per count)
     for (const char* dense : {"1", "0"})
         for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
             if (dense[0] == '0' && dt == tg::kFloat64)
@@ -172,6 +173,7 @@ BOOST_AUTO_TEST_CASE(tiled_conv3d_matches_one_thread) {
         }
     unsetenv("TG_CONV_DENSE");
     unsetenv("TG_CONV_TILE_BYTES");
+    unsetenv("TG_CONV_DNNL");
 }
 
 /// The convolutions without an unfolded buffer (Note [The convolution strategy by shape] in
@@ -179,6 +181,7 @@ BOOST_AUTO_TEST_CASE(tiled_conv3d_matches_one_thread) {
 /// (weight) over the kernel threads, the 1x1 GEMMs samples, the weight's in fixed blocks: 2
 /// threads give 1 thread's bits.
 BOOST_AUTO_TEST_CASE(direct_convolutions_match_one_thread) {
+    setenv("TG_CONV_DNNL", "0", 1);  // tapegrad's own kernels (oneDNN: the same bits per count)
     for (tg::Dtype dt : {tg::kFloat32, tg::kFloat64}) {
         const std::string d = dt == tg::kFloat32 ? " f32" : " f64";
         for (int pointwise = 0; pointwise < 2; ++pointwise) {
@@ -208,6 +211,7 @@ BOOST_AUTO_TEST_CASE(direct_convolutions_match_one_thread) {
                     });
         }
     }
+    unsetenv("TG_CONV_DNNL");
 }
 
 BOOST_AUTO_TEST_CASE(large_kernels_match_one_thread) {

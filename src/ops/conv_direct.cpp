@@ -1,9 +1,35 @@
-// Convolutions that need no unfolded buffer: 1x1 stride-1 ones (the GEMMs straight on x) and
-// depthwise ones (the CPU's direct kernels); conv_gemm.cpp's apply() takes these paths when
-// direct() names one.
+// Convolutions that need no unfolded buffer: oneDNN's (TG_DNNL), 1x1 stride-1 ones (the GEMMs
+// straight on x) and depthwise ones (the CPU's direct kernels); conv_gemm.cpp's apply() takes
+// these paths when direct() names one.
 //
 // Note [The convolution strategy by shape]: a convolution's three bilinear ops (Note
 // [Convolution as three bilinear ops]) are lowered by the first of these that fits:
+// - oneDNN (built with TG_DNNL; float32 on the CPU): windows of more than one tap, at least 16
+//   channels per group on both sides, at least 32 output positions per sample (Note [oneDNN
+//   convolutions] in cpu/dnnl_conv.cpp). There its primitives do the windows and the products in
+//   one pass at the GEMMs' rate, which im2col cannot (below). bench_conv_suite rows, forward +
+//   backward, im2col -> oneDNN, 1 thread, minima of 25 steps (a busy 2-core Zen 5 host, SkylakeX
+//   OpenBLAS): dcgan_d2 19.4 -> 13.9 ms, dcgan_d3 17.1 -> 11.6, dcgan_g2 16.6 -> 11.6, dcgan_g3
+//   19.4 -> 13.9, resnet_3x3_s1_56 30.9 -> 24.6, resnet_3x3_s2_56 16.1 -> 13.2, resnet_3x3_s1_7
+//   27.9 -> 23.8, cnn_3x3_32_14 17.7 -> 13.1, the conv1d 14.4 -> 13.5; on 2 threads those rows
+//   come to 0.95-1.01x LibTorch with oneDNN on 2 threads (the same library). Outside the rule it
+//   loses (oneDNN forced, TG_CONV_DNNL=1, against the paths below, 1 thread): 4x4 outputs
+//   (dcgan_g1 30.7 vs 16.3 ms; dcgan_d4 a tie), 1 or 3 input channels (cnn_3x3_1_28 7.1 vs 1.9,
+//   dcgan_d1 3.9 vs 2.5), 1x1 windows (resnet_1x1_s1_56 21.6 vs 13.9, s2 38.7 vs 25.1) and
+//   depthwise (9.0 vs 7.8, 13.4 vs 12.9). Blocked layouts (format any, with reorders from and to
+//   NC(D)HW) against plain ones (TG_DNNL_PLAIN=1): plain lost every 3x3 row (resnet_3x3_s1_56
+//   28.4 -> 44.8 ms, dcgan_d2 14.6 -> 22.3) and the depthwise ones 3x, won only the 1x1 rows the
+//   rule leaves to the GEMMs. The bias rides in the forward primitive. Threads: the samples are
+//   shared out over tapegrad's threads, each part one primitive on one OpenMP thread (dw the
+//   parts' sums added in order), so no OpenMP team runs: with oneDNN's own 2 OpenMP threads
+//   (TG_DNNL_OMP=1), libgomp's workers spin after each primitive, and on a host whose other core
+//   was busy (load 5-7 on 2 cores) a dcgan_d2 step took 60-136 ms against 14-24 ms shared out
+//   (OMP_WAIT_POLICY=passive: 16-23; LibTorch, OpenMP too, 30-128 on 2 threads); on a quieter
+//   host OpenMP's 2 threads made those rows 0.95-1.01x LibTorch on 2 threads and passive was 2-8%
+//   slower. The CNN example's epoch (bench_cnn_epoch_tg, 60 batches, 2 threads, that busy
+//   host, medians of 3 alternated): 2.25 s -> 1.73 s with oneDNN. oneDNN promises the same bits for
+//   a fixed thread count only (the paths below do not depend on it); TG_CONV_DNNL=0 turns it off,
+//   TG_CONV_DNNL=1 takes every float32 convolution.
 // - Pointwise: 1x1 windows, stride 1, no padding, 2-D, at least 256 positions per sample: a
 //   sample's unfolded columns are x[n] itself ([C, L], ld L), so the GEMMs read x and write y
 //   and dx in place, a sample at a time, with no unfold, no fold and no column buffer (ResNet-50's
@@ -41,7 +67,8 @@
 // which the 512-column floor gives (those rows and DCGAN's 8x8 ones, whole-process CPU time:
 // 0.83x at 1 thread, 0.87x at 2); the depthwise kernels cut MobileNetV2's two depthwise rows'
 // steps from 32 and 59 ms to 21 and 36 ms.
-// Stride 2 (DCGAN's 4x4 and ResNet's 3x3 downsampling layers) stays on im2col. Where its time goes,
+// Without oneDNN, stride 2 (DCGAN's 4x4 and ResNet's 3x3 downsampling layers) stays on im2col.
+// Where its time goes,
 // perf samples over 20 steps, 1 thread, of GEMMs (kernel and packing) / unfold / fold: dcgan_d2
 // 73/16/11%, dcgan_d3 80/12/8, resnet_3x3_s2_56 77/13/10 (resnet_3x3_s1_7 85/6/9, cnn_3x3_32_14
 // 78/5/16). dcgan_d2's GEMMs alone (up to ~15 of its 20.8 ms, ~0.88 of the SGEMM peak) take about
@@ -56,13 +83,19 @@
 // the taps (the perf shares of unfold and fold against the GEMM kernel the same or higher), chunk
 // caps of 256 KiB to 2 MiB for cnn_3x3_32_14 (within noise) and the dense kernel with
 // embedded-broadcast multiply-adds over 24 channels (no change on the conv1d).
-// TG_CONV_DIRECT=0 turns the first three off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
+// TG_CONV_DIRECT=0 turns the first four off, TG_CONV_DENSE=0 the dense one alone (for benchmarks
 // and tests of the choice).
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include "backend/cpu/conv_dense.hpp"
+#ifdef TG_DNNL
+#include <atomic>
+
+#include "backend/cpu/dnnl_conv.hpp"
+#include "backend/cpu/threads.hpp"
+#endif
 #include "ops/conv_gemm.hpp"
 #include "runtime/dispatch.hpp"
 
@@ -73,6 +106,26 @@ namespace {
 bool enabled() {
     const char* e = std::getenv("TG_CONV_DIRECT");
     return !(e && e[0] == '0');
+}
+
+/// Whether oneDNN takes this convolution: built with TG_DNNL, not TG_CONV_DNNL=0, CPU float32,
+/// no empty sizes (tapegrad's own paths give those their zeros), and a shape where it measured
+/// faster than the other paths (the Note above): windows of more than one tap over at least 16
+/// channels per group on both sides (so not depthwise), at least 32 output positions.
+/// TG_CONV_DNNL=1 takes every float32 convolution with nonempty sizes (tests and benchmarks).
+bool dnnl(const ConvGeom& g, const Tensor& t) {
+#ifdef TG_DNNL
+    const char* e = std::getenv("TG_CONV_DNNL");
+    if ((e && e[0] == '0') || !t.device().is_cpu() || t.dtype() != kFloat32 || g.N == 0 ||
+        g.C == 0 || g.O == 0)
+        return false;
+    if (e && e[0] == '1')
+        return true;
+    return g.taps() > 1 && g.cg() >= 16 && g.og() >= 16 && g.positions() >= 32;
+#else
+    (void)g, (void)t;
+    return false;
+#endif
 }
 
 bool pointwise(const ConvGeom& g) {
@@ -181,9 +234,11 @@ Tensor weight_pointwise(const Tensor& x, const Tensor& dy, const ConvGeom& g) {
 
 }  // namespace
 
-Direct direct(const ConvGeom& g, const Tensor& t, Kind k) {
+Direct direct(const ConvGeom& g, const Tensor& t, Kind k, bool with_dnnl) {
     if (!enabled())
         return Direct::None;
+    if (with_dnnl && dnnl(g, t))
+        return Direct::Dnnl;
     if (pointwise(g))
         return Direct::Pointwise;
     if (depthwise(g, t))
@@ -229,6 +284,69 @@ Tensor direct_weight(Direct d, const Tensor& x, const Tensor& dy, const ConvGeom
     Tensor dw = runtime::empty(g.w_shape(), x.dtype(), x.device(), "conv2d");
     depthwise_kernel(backend::WindowOp::DepthwiseWeight, g, dw, x, dy);
     return dw;
+}
+
+Tensor dnnl_apply(Kind k, const Tensor& a, const Tensor& b, const Tensor& c, const ConvGeom& g) {
+#ifdef TG_DNNL
+    using backend::cpu::cpu_threads;
+    using backend::cpu::DnnlOp;
+    backend::cpu::DnnlConv d;
+    d.N = g.N, d.C = g.C, d.O = g.O, d.groups = g.groups;
+    const int64_t axes[3][6] = {{g.T, g.ot, g.kt, g.st, g.pt, g.dt},
+                                {g.H, g.oh, g.kh, g.sh, g.ph, g.dh},
+                                {g.W, g.ow, g.kw, g.sw, g.pw, g.dw}};
+    // conv1d is a conv2d over one row: oneDNN's 1-D form
+    const int first = g.nd == 3 ? 0 : g.H == 1 && g.kh == 1 && g.oh == 1 ? 2 : 1;
+    d.nd = 3 - first;
+    for (int i = first; i < 3; ++i) {
+        const int j = i - first;
+        d.in[j] = axes[i][0], d.out[j] = axes[i][1], d.k[j] = axes[i][2];
+        d.s[j] = axes[i][3], d.p[j] = axes[i][4], d.d[j] = axes[i][5];
+    }
+    const Shape shape = k == Kind::Forward ? g.y_shape()
+                        : k == Kind::Input ? g.x_shape()
+                                           : g.w_shape();
+    const char* name = g.nd == 3 ? "conv3d" : "conv2d";
+    Tensor out = runtime::empty(shape, kFloat32, a.device(), name);
+    const Tensor bc = c.defined() ? c.contiguous() : c;  // kept alive for bias
+    const float* bias = bc.defined() ? bc.data_ptr<float>() : nullptr;
+    const DnnlOp op = k == Kind::Forward ? DnnlOp::Forward
+                      : k == Kind::Input ? DnnlOp::Input
+                                         : DnnlOp::Weight;
+    // Samples shared out over tapegrad's threads, oneDNN on one thread in each (Note [oneDNN
+    // convolutions]); one part (one sample, one thread or TG_DNNL_OMP=1): OpenMP's threads.
+    const char* e = std::getenv("TG_DNNL_OMP");
+    const int64_t parts = e && e[0] == '1' ? 1 : std::min<int64_t>(g.N, cpu_threads());
+    if (parts <= 1)
+        return backend::cpu::dnnl_conv(op, d, out.data_ptr<float>(), a.data_ptr<float>(),
+                                       b.data_ptr<float>(), bias, cpu_threads())
+                   ? out
+                   : Tensor();
+    const int64_t xs = g.C * g.volume(), ys = g.O * g.positions();  // a sample's elements
+    const int64_t in_step = k == Kind::Input ? ys : xs, out_step = k == Kind::Input ? xs : ys;
+    std::vector<Tensor> partial(size_t(k == Kind::Weight ? parts : 0));
+    std::atomic<bool> ok{true};
+    runtime::parallel_parts(a, parts, [&](int64_t part) {
+        const int64_t n0 = g.N * part / parts;
+        backend::cpu::DnnlConv dp = d;
+        dp.N = g.N * (part + 1) / parts - n0;
+        float* o = out.data_ptr<float>() + n0 * out_step;
+        const float* bp = b.data_ptr<float>();
+        if (k == Kind::Weight) {
+            partial[size_t(part)] = runtime::empty(shape, kFloat32, a.device(), name);
+            o = partial[size_t(part)].data_ptr<float>();
+            bp += n0 * ys;  // b = dy
+        }
+        if (!backend::cpu::dnnl_conv(op, dp, o, a.data_ptr<float>() + n0 * in_step, bp, bias, 1))
+            ok = false;
+    });
+    if (!ok)
+        return {};
+    return k == Kind::Weight ? sum_blocks(partial, parts, g, a, name) : out;
+#else
+    (void)k, (void)a, (void)b, (void)c, (void)g;
+    return {};
+#endif
 }
 
 }  // namespace tg::conv

@@ -258,16 +258,22 @@ WindowOp fold_op() {
 Tensor apply(Kind k, const Tensor& a, const Tensor& b, const ConvGeom& g, const Tensor& c) {
     const Tensor ac = a.detach().contiguous(), bc = b.detach().contiguous();
     const bool tiles = k != Kind::Input && tiled(g, ac);
-    const Direct d = direct(g, ac, k);
-    Tensor y = d != Direct::None ? (k == Kind::Forward
-                                        ? direct_forward(d, ac, bc, c.defined() ? c.detach() : c, g)
-                                    : k == Kind::Input ? direct_input(d, ac, bc, g)
-                                                       : direct_weight(d, ac, bc, g))
-               : k == Kind::Forward
-                   ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
-               : k == Kind::Input ? (input_tiled(g, ac) ? input_by_tiles : input_raw)(ac, bc, g)
-               : tiles            ? weight_tiled(ac, bc, g)
-                                  : weight_raw(ac, bc, g);
+    Direct d = direct(g, ac, k);
+    Tensor y;
+    if (d == Direct::Dnnl) {
+        y = dnnl_apply(k, ac, bc, c.defined() ? c.detach() : c, g);
+        d = direct(g, ac, k, false);
+    }
+    y = y.defined() ? y
+        : d != Direct::None
+            ? (k == Kind::Forward ? direct_forward(d, ac, bc, c.defined() ? c.detach() : c, g)
+               : k == Kind::Input ? direct_input(d, ac, bc, g)
+                                  : direct_weight(d, ac, bc, g))
+        : k == Kind::Forward
+            ? (tiles ? forward_tiled : forward_raw)(ac, bc, c.defined() ? c.detach() : c, g)
+        : k == Kind::Input ? (input_tiled(g, ac) ? input_by_tiles : input_raw)(ac, bc, g)
+        : tiles            ? weight_tiled(ac, bc, g)
+                           : weight_raw(ac, bc, g);
     if (should_record({&a, &b, &c}))
         record(k == Kind::Forward ? (g.nd == 3 ? "conv3d" : "conv2d")
                : k == Kind::Input ? (g.nd == 3 ? "conv3d_input" : "conv2d_input")

@@ -57,9 +57,12 @@ Tensor input_by_tiles(const Tensor& dy, const Tensor& w, const ConvGeom& g);
 
 /// The paths without an unfolded buffer (Note [The convolution strategy by shape] in
 /// conv_direct.cpp): which one a convolution takes (None: im2col or tiles), and its three ops on
-/// contiguous detached operands (Dense: for Weight only when kw <= 4).
-enum class Direct { None, Pointwise, Depthwise, Dense };
-Direct direct(const ConvGeom& g, const Tensor& t, Kind k);
+/// contiguous detached operands (Dense: for Weight only when kw <= 4). Dnnl (built with TG_DNNL,
+/// float32, unless with_dnnl is false) runs on dnnl_apply: y, dx or dw (k's) from a and b as
+/// apply's, c the bias or undefined; undefined when oneDNN has no implementation.
+enum class Direct { None, Dnnl, Pointwise, Depthwise, Dense };
+Direct direct(const ConvGeom& g, const Tensor& t, Kind k, bool with_dnnl = true);
+Tensor dnnl_apply(Kind k, const Tensor& a, const Tensor& b, const Tensor& c, const ConvGeom& g);
 Tensor direct_forward(Direct d, const Tensor& x, const Tensor& w, const Tensor& b,
                       const ConvGeom& g);
 Tensor direct_input(Direct d, const Tensor& dy, const Tensor& w, const ConvGeom& g);
