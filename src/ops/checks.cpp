@@ -4,6 +4,21 @@
 
 namespace tg::checks {
 
+void defined(const char* op, const Tensor& t) {
+    if (!t.defined())
+        throw value_error(std::string(op) + ": undefined tensor");
+}
+
+void same_dtype(const char* op, const char* a_name, const Tensor& a, const char* b_name,
+                const Tensor& b) {
+    if (!b.defined())
+        throw value_error(std::string(op) + ": undefined " + b_name);
+    if (a.dtype() != b.dtype())
+        throw dtype_error(std::string(op) + ": " + a_name + " (" + dtype_name(a.dtype()) + " " +
+                          shape_str(a.sizes()) + ") and " + b_name + " (" + dtype_name(b.dtype()) +
+                          " " + shape_str(b.sizes()) + ") must have the same scalar type");
+}
+
 void same_device(const char* op, const char* what, const Tensor& t, const Tensor& x) {
     if (t.device() != x.device())
         throw device_error(std::string(op) + ": " + what + " on " + t.device().str() +

@@ -4,6 +4,15 @@
 
 namespace tg::checks {
 
+/// t is defined; else a value_error "op: undefined tensor".
+void defined(const char* op, const Tensor& t);
+
+/// a and b, the arguments a_name and b_name of op, have one dtype; else a dtype_error
+/// "op: self (float32 [3]) and source (float64 [3]) must have the same scalar type" (LibTorch's
+/// words). b undefined is a value_error "op: undefined source".
+void same_dtype(const char* op, const char* a_name, const Tensor& a, const char* b_name,
+                const Tensor& b);
+
 /// t, the argument `what` of op, on the device of the input x; else a device_error
 /// "op: what on opencl:0, input on cpu".
 void same_device(const char* op, const char* what, const Tensor& t, const Tensor& x);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "ops/inplace.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -23,15 +24,6 @@ void check_self(const char* op, const Tensor& self, const Tensor& index) {
     if (self.dim() == 0)
         throw shape_error(std::string(op) + ": cannot index a 0-dim tensor (index " +
                           shape_str(index.sizes()) + ")");
-}
-void same_dtype(const char* op, const Tensor& self, const Tensor& src, const char* what) {
-    if (!src.defined())
-        throw value_error(std::string(op) + ": undefined " + what);
-    if (src.dtype() != self.dtype())
-        throw dtype_error(std::string(op) + ": self (" + dtype_name(self.dtype()) + " " +
-                          shape_str(self.sizes()) + ") and " + what + " (" +
-                          dtype_name(src.dtype()) + " " + shape_str(src.sizes()) +
-                          ") must have the same scalar type");
 }
 
 /// A 0-D or 1-D index as 1-D, its negative entries counted from the end of dim d (as
@@ -124,7 +116,7 @@ Tensor src_part(const char* op, const Tensor& src, const Tensor& index) {
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  Scalar alpha) {
     check_self("index_add", self, index);
-    same_dtype("index_add", self, source, "source");
+    checks::same_dtype("index_add", "self", self, "source", source);
     const int64_t d = wrap_dim(dim, self.dim(), "index_add");
     const ComposedName named;
     const Tensor s = alpha == Scalar(1) ? source : source * alpha;
@@ -140,7 +132,7 @@ Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, Scalar v
 }
 Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
     check_self("index_copy", self, index);
-    same_dtype("index_copy", self, source, "source");
+    checks::same_dtype("index_copy", "self", self, "source", source);
     const int64_t d = wrap_dim(dim, self.dim(), "index_copy");
     const Tensor idx = slice_index("index_copy", self, d, index);
     const Tensor counts = slice_counts(self, d, idx);
@@ -151,7 +143,7 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
     check_self("scatter", self, index);
-    same_dtype("scatter", self, src, "src");
+    checks::same_dtype("scatter", "self", self, "src", src);
     const int64_t d = wrap_dim(dim, self.dim(), "scatter");
     const Tensor counts = position_counts("scatter", self, d, index);
     no_repeats("scatter", counts, self, index);
@@ -170,7 +162,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, Scalar valu
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
     check_self("scatter_add", self, index);
-    same_dtype("scatter_add", self, src, "src");
+    checks::same_dtype("scatter_add", "self", self, "src", src);
     const int64_t d = wrap_dim(dim, self.dim(), "scatter_add");
     const Shape block = block_of("scatter_add", self, d, index);
     const ComposedName named;

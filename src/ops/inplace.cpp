@@ -8,6 +8,7 @@
 #include "ops/inplace.hpp"
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
@@ -101,12 +102,6 @@ Tensor& detail::apply_inplace(Tensor& self, const char* name,
 // promotion]) and writes the result back into self's dtype, which must be able to hold it
 // (can_cast: an int tensor's mul_(0.5) or div_ throws dtype_error, as LibTorch's).
 namespace {
-/// self, checked to be defined before its dtype is read.
-Tensor& check_defined(Tensor& self, const char* name) {
-    if (!self.defined())
-        throw value_error(std::string(name) + ": undefined tensor");
-    return self;
-}
 /// self op= o for the binary kernel k with parameter p (axpy: self + p * o); oop is the
 /// out-of-place form, used when recording and when self's dtype is not the result's.
 template <class OutOfPlace>
@@ -126,7 +121,7 @@ Tensor& inplace_binary(Tensor& self, const char* name, const Tensor& o_in, OutOf
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
-    check_defined(*this, "add_");
+    checks::defined("add_", *this);
     const Dtype rt = result_type(*this, o);
     if (is_integral(rt, true) && alpha.isFloatingPoint())
         throw dtype_error(
@@ -141,7 +136,7 @@ Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
     return add_(o, -alpha);
 }
 Tensor& Tensor::add_(Scalar s) {
-    check_defined(*this, "add_");
+    checks::defined("add_", *this);
     promote::check_can_cast("add_", result_type(*this, s), *this);
     return inplace(
         *this, "add_", nullptr, [&](const Tensor& old) { return old + s; },
@@ -151,13 +146,13 @@ Tensor& Tensor::add_(Scalar s) {
         });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
-    check_defined(*this, "mul_");
+    checks::defined("mul_", *this);
     return inplace_binary(
         *this, "mul_", o, [&](const Tensor& old) { return old * o; }, runtime::BinaryOp::mul,
         result_type(*this, o), 0, true);
 }
 Tensor& Tensor::mul_(Scalar s) {
-    check_defined(*this, "mul_");
+    checks::defined("mul_", *this);
     promote::check_can_cast("mul_", result_type(*this, s), *this);
     return inplace(
         *this, "mul_", nullptr, [&](const Tensor& old) { return old * s; },
@@ -167,14 +162,14 @@ Tensor& Tensor::mul_(Scalar s) {
         });
 }
 Tensor& Tensor::div_(const Tensor& o) {
-    check_defined(*this, "div_");
+    checks::defined("div_", *this);
     const Dtype rt = result_type(*this, o);
     return inplace_binary(
         *this, "div_", o, [&](const Tensor& old) { return old / o; }, runtime::BinaryOp::div,
         is_floating(rt) ? rt : kFloat32, 0, true);
 }
 Tensor& Tensor::div_(Scalar s) {
-    check_defined(*this, "div_");
+    checks::defined("div_", *this);
     const Dtype rt = result_type(*this, s);
     promote::check_can_cast("div_", is_floating(rt) ? rt : kFloat32, *this);
     const double v = promote::value_in(dtype(), s);  // times the reciprocal, as operator/
@@ -184,7 +179,7 @@ Tensor& Tensor::div_(Scalar s) {
         [&] { runtime::unary_into(runtime::UnaryOp::mul_scalar, *this, *this, r, 0); });
 }
 Tensor& Tensor::fill_(Scalar s) {
-    check_defined(*this, "fill_");
+    checks::defined("fill_", *this);
     const double v = promote::checked_in(dtype(), s, "fill_");  // 256 into uint8 throws
     return inplace(
         *this, "fill_", nullptr, [&](const Tensor&) { return full(sizes(), s, options()); },

@@ -6,27 +6,18 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "ops/inplace.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
 namespace {
-void check_defined(const char* op, const Tensor& x) {
-    if (!x.defined())
-        throw value_error(std::string(op) + ": undefined tensor");
-}
 void check_vector(const char* op, const Tensor& t, const char* what) {
-    check_defined(op, t);
+    checks::defined(op, t);
     if (t.dim() != 1)
         throw shape_error(std::string(op) + ": " + what + " must be 1-D, got " +
                           shape_str(t.sizes()));
-}
-void same_dtype(const char* op, const Tensor& a, const Tensor& b) {
-    if (a.dtype() != b.dtype())
-        throw dtype_error(std::string(op) + ": expected both tensors to have the same dtype, got " +
-                          dtype_name(a.dtype()) + " " + shape_str(a.sizes()) + " and " +
-                          dtype_name(b.dtype()) + " " + shape_str(b.sizes()));
 }
 /// The largest finite value of a floating dtype.
 double largest(Dtype d) {
@@ -59,19 +50,19 @@ Tensor std(const Tensor& x, int dim) {
 }
 
 Tensor isnan(const Tensor& x) {
-    check_defined("isnan", x);
+    checks::defined("isnan", x);
     NoGradGuard g;
     return is_floating(x.dtype()) ? ne(x, x) : zeros(x.sizes(), x.options().dtype(kBool));
 }
 Tensor isinf(const Tensor& x) {
-    check_defined("isinf", x);
+    checks::defined("isinf", x);
     NoGradGuard g;
     if (!is_floating(x.dtype()))
         return zeros(x.sizes(), x.options().dtype(kBool));
     return eq(abs(x), std::numeric_limits<double>::infinity());
 }
 Tensor isfinite(const Tensor& x) {
-    check_defined("isfinite", x);
+    checks::defined("isfinite", x);
     NoGradGuard g;
     if (!is_floating(x.dtype()))
         return ones(x.sizes(), x.options().dtype(kBool));
@@ -80,7 +71,7 @@ Tensor isfinite(const Tensor& x) {
 
 Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
-    check_defined("nan_to_num", x);
+    checks::defined("nan_to_num", x);
     if (!is_floating(x.dtype()))
         return x.clone();
     const double big = largest(x.dtype());
@@ -106,7 +97,7 @@ Tensor& nan_to_num_(Tensor& x, std::optional<double> nan, std::optional<double> 
 }
 
 Tensor count_nonzero(const Tensor& x, const std::vector<int64_t>& dims) {
-    check_defined("count_nonzero", x);
+    checks::defined("count_nonzero", x);
     NoGradGuard g;
     const Tensor nz = ne(x, 0).to(kInt64);
     return dims.empty() ? sum(nz) : sum(nz, dims);
@@ -118,7 +109,7 @@ Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim) {
 Tensor dot(const Tensor& a, const Tensor& b) {
     check_vector("dot", a, "self");
     check_vector("dot", b, "other");
-    same_dtype("dot", a, b);
+    checks::same_dtype("dot", "self", a, "tensor", b);
     if (a.size(0) != b.size(0))
         throw shape_error("dot: inconsistent tensor size, expected tensor " + shape_str(a.sizes()) +
                           " and src " + shape_str(b.sizes()) +
@@ -127,11 +118,11 @@ Tensor dot(const Tensor& a, const Tensor& b) {
     return named(matmul(a, b), "dot", "DotBackward0");
 }
 Tensor mv(const Tensor& a, const Tensor& v) {
-    check_defined("mv", a);
+    checks::defined("mv", a);
     if (a.dim() != 2)
         throw shape_error("mv: self must be 2-D, got " + shape_str(a.sizes()));
     check_vector("mv", v, "vec");
-    same_dtype("mv", a, v);
+    checks::same_dtype("mv", "self", a, "vec", v);
     if (a.size(1) != v.size(0))
         throw shape_error("mv: " + shape_str(a.sizes()) + " x " + shape_str(v.sizes()) +
                           ": inner dimensions " + std::to_string(a.size(1)) +
@@ -150,7 +141,7 @@ Tensor ger(const Tensor& a, const Tensor& b) {
 }
 
 Tensor diag(const Tensor& x, int64_t k) {
-    check_defined("diag", x);
+    checks::defined("diag", x);
     const TensorOptions idx = TensorOptions(kInt64).device(x.device());
     const ComposedName named;
     if (x.dim() == 1) {
@@ -168,7 +159,7 @@ Tensor diag(const Tensor& x, int64_t k) {
     return named(index_select(x.reshape({-1}), 0, at), "diag", "DiagBackward0");
 }
 Tensor trace(const Tensor& x) {
-    check_defined("trace", x);
+    checks::defined("trace", x);
     if (x.dim() != 2)
         throw shape_error("trace: expected a matrix, got " + shape_str(x.sizes()));
     const ComposedName named;

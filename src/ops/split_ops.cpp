@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "tapegrad/indexing.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -13,10 +14,6 @@ namespace tg {
 namespace {
 std::string list_str(const std::vector<int64_t>& v) {
     return shape_str(Shape(v.begin(), v.end()));
-}
-void check_defined(const char* op, const Tensor& x) {
-    if (!x.defined())
-        throw value_error(std::string(op) + ": undefined tensor");
 }
 /// dims wrapped, value_error naming op for a repeated one.
 std::vector<int64_t> unique_dims(const char* op, const std::vector<int64_t>& dims, int64_t n) {
@@ -33,7 +30,7 @@ std::vector<int64_t> unique_dims(const char* op, const std::vector<int64_t>& dim
 }  // namespace
 
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
-    check_defined("split", x);
+    checks::defined("split", x);
     const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "split");
     if (x.dim() == 0)
         throw shape_error("split: expected at least a 1-dimensional tensor, got []");
@@ -53,7 +50,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
-    check_defined("split_with_sizes", x);
+    checks::defined("split_with_sizes", x);
     if (x.dim() == 0)
         throw shape_error("split_with_sizes: expected at least a 1-dimensional tensor, got []");
     const int64_t d = wrap_dim(dim, x.dim(), "split_with_sizes");
@@ -82,7 +79,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
 }
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
-    check_defined("chunk", x);
+    checks::defined("chunk", x);
     if (x.dim() == 0)
         throw shape_error("chunk: expected at least a 1-dimensional tensor, got []");
     if (chunks <= 0)
@@ -95,7 +92,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
 }
 
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
-    check_defined("unbind", x);
+    checks::defined("unbind", x);
     if (x.dim() == 0)
         throw shape_error("unbind: dimension specified as 0 but tensor has no dimensions");
     const int64_t d = wrap_dim(dim, x.dim(), "unbind");
@@ -106,7 +103,7 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
 }
 
 Tensor tile(const Tensor& x, const std::vector<int64_t>& dims) {
-    check_defined("tile", x);
+    checks::defined("tile", x);
     std::vector<int64_t> reps = dims;
     if (int64_t(reps.size()) < x.dim())
         reps.insert(reps.begin(), size_t(x.dim()) - reps.size(), 1);
@@ -114,7 +111,7 @@ Tensor tile(const Tensor& x, const std::vector<int64_t>& dims) {
 }
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
-    check_defined("flip", x);
+    checks::defined("flip", x);
     const ComposedName named;
     Tensor y = x;
     for (int64_t d : unique_dims("flip", dims, std::max<int64_t>(x.dim(), 1))) {
@@ -127,7 +124,7 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
 }
 
 Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) {
-    check_defined("roll", x);
+    checks::defined("roll", x);
     if (dims.empty()) {
         if (shifts.size() != 1)
             throw shape_error("roll: shifts " + list_str(shifts) +
@@ -153,7 +150,7 @@ Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vect
 
 Tensor movedim(const Tensor& x, const std::vector<int64_t>& source,
                const std::vector<int64_t>& destination) {
-    check_defined("movedim", x);
+    checks::defined("movedim", x);
     if (source.size() != destination.size())
         throw shape_error("movedim: invalid source or destination dims: source " +
                           list_str(source) + " and destination " + list_str(destination) +
@@ -187,7 +184,7 @@ namespace detail {
 
 Tensor TensorMethods::repeat(const std::vector<int64_t>& repeats) const {
     const Tensor& x = self();
-    check_defined("repeat", x);
+    checks::defined("repeat", x);
     if (int64_t(repeats.size()) < x.dim())
         throw shape_error("repeat: number of dimensions of repeat dims " + list_str(repeats) +
                           " can not be smaller than number of dimensions of tensor " +

@@ -1,15 +1,17 @@
 // Unary math: sqrt rsqrt square exp log log1p expm1 sin cos abs, each forward with its VJP
-// (arithmetic.cpp has + - * / pow).
+// (arithmetic.cpp has + - * / pow; unary_more.cpp the rest of the trigonometry).
 #include <cmath>
 
 #include "autograd/record.hpp"
 #include "autograd/trace.hpp"
 #include "ops/promote.hpp"
+#include "ops/unary_op.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
+using detail::unary_op;
 using runtime::BinaryOp;
 using runtime::UnaryOp;
 
@@ -27,15 +29,11 @@ Tensor sqrt(const Tensor& x_in) {
     return y;
 }
 
-Tensor rsqrt(const Tensor& x_in) {
-    const Tensor x = promote::floating(x_in);  // an integer tensor's rsqrt is float32
-    Tensor y = runtime::unary(UnaryOp::rsqrt, x);
-    if (should_record({&x}))  // d/dx x^(-1/2) = -y^3 / 2
-        record("rsqrt", {&x}, y, [sy = save_output(y)](const Tensor& dy) {
-            const Tensor yy = sy.get();
-            return Grads{dy * (yy * yy * yy) * -0.5};
-        });
-    return y;
+Tensor rsqrt(const Tensor& x) {  // d/dx x^(-1/2) = -y^3 / 2
+    return unary_op(
+        "rsqrt", UnaryOp::rsqrt, x,
+        [](const Tensor& dy, const Tensor&, const Tensor& y) { return dy * (y * y * y) * -0.5; },
+        true);
 }
 
 Tensor square(const Tensor& x) {
@@ -61,40 +59,28 @@ Tensor log(const Tensor& x_in) {
     return y;
 }
 
-Tensor log1p(const Tensor& x_in) {
-    const Tensor x = promote::floating(x_in);  // an integer tensor's log1p is float32
-    Tensor y = runtime::unary(UnaryOp::log1p, x);
-    if (should_record({&x}))
-        record("log1p", {&x}, y,
-               [sx = save(x)](const Tensor& dy) { return Grads{dy / (sx.get() + 1)}; });
-    return y;
+Tensor log1p(const Tensor& x) {
+    return unary_op(
+        "log1p", UnaryOp::log1p, x,
+        [](const Tensor& dy, const Tensor& xx, const Tensor&) { return dy / (xx + 1); }, false);
 }
 
-Tensor expm1(const Tensor& x_in) {
-    const Tensor x = promote::floating(x_in);  // an integer tensor's expm1 is float32
-    Tensor y = runtime::unary(UnaryOp::expm1, x);
-    if (should_record({&x}))
-        record("expm1", {&x}, y,
-               [sy = save_output(y)](const Tensor& dy) { return Grads{dy * (sy.get() + 1)}; });
-    return y;
+Tensor expm1(const Tensor& x) {
+    return unary_op(
+        "expm1", UnaryOp::expm1, x,
+        [](const Tensor& dy, const Tensor&, const Tensor& y) { return dy * (y + 1); }, true);
 }
 
-Tensor sin(const Tensor& x_in) {
-    const Tensor x = promote::floating(x_in);  // an integer tensor's sin is float32
-    Tensor y = runtime::unary(UnaryOp::sin, x);
-    if (should_record({&x}))
-        record("sin", {&x}, y,
-               [sx = save(x)](const Tensor& dy) { return Grads{dy * cos(sx.get())}; });
-    return y;
+Tensor sin(const Tensor& x) {
+    return unary_op(
+        "sin", UnaryOp::sin, x,
+        [](const Tensor& dy, const Tensor& xx, const Tensor&) { return dy * cos(xx); }, false);
 }
 
-Tensor cos(const Tensor& x_in) {
-    const Tensor x = promote::floating(x_in);  // an integer tensor's cos is float32
-    Tensor y = runtime::unary(UnaryOp::cos, x);
-    if (should_record({&x}))
-        record("cos", {&x}, y,
-               [sx = save(x)](const Tensor& dy) { return Grads{-dy * sin(sx.get())}; });
-    return y;
+Tensor cos(const Tensor& x) {
+    return unary_op(
+        "cos", UnaryOp::cos, x,
+        [](const Tensor& dy, const Tensor& xx, const Tensor&) { return -dy * sin(xx); }, false);
 }
 
 Tensor abs(const Tensor& x) {

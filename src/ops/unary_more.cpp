@@ -7,11 +7,13 @@
 #include "autograd/record.hpp"
 #include "ops/inplace.hpp"
 #include "ops/promote.hpp"
+#include "ops/unary_op.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
+using detail::unary_op;
 using runtime::UnaryOp;
 
 namespace {
@@ -19,25 +21,6 @@ constexpr double kLn2 = 0.693147180559945309417232121458176568;
 constexpr double kLn10 = 2.302585092994045684017991454684364208;
 constexpr double kTwoOverSqrtPi = 1.128379167095512573896158903121545172;
 
-/// y = kernel(x) for a floating x (integers: float32), recording vjp(dy, x, y) when needed.
-template <class Vjp>
-Tensor unary_op(const char* name, UnaryOp k, const Tensor& x_in, Vjp vjp, bool saves_output) {
-    if (!x_in.defined())
-        throw value_error(std::string(name) + ": undefined tensor");
-    const Tensor x = promote::floating(x_in);
-    Tensor y = runtime::unary(k, x);
-    if (should_record({&x})) {
-        if (saves_output)
-            record(name, {&x}, y, [sy = save_output(y), vjp](const Tensor& dy) {
-                return Grads{vjp(dy, Tensor(), sy.get())};
-            });
-        else
-            record(name, {&x}, y, [sx = save(x), vjp](const Tensor& dy) {
-                return Grads{vjp(dy, sx.get(), Tensor())};
-            });
-    }
-    return y;
-}
 Tensor gauss(const Tensor& x) {  // 2/√π·e^(-x²)
     return exp(-(x * x)) * kTwoOverSqrtPi;
 }

@@ -99,19 +99,19 @@ void sgd_device(const Tensor& p, const Tensor& grad, SGDParamState& st, const SG
     s.dampening_c = 1 - o.dampening();
     s.neg_lr = -o.lr();
     s.nesterov = o.nesterov();
-    const Tensor none;
-    const Tensor* buf = &none;
-    if (o.momentum() != 0) {
-        s.first = !st.momentum_buffer.defined();
-        if (s.first)
-            st.momentum_buffer = empty_like(p);
-        buf = &st.momentum_buffer;
-    }
-    const auto v = detail::device_views({&p, &grad, buf});
+    // A first step's buffer joins the state only once the kernel has filled it: were it kept
+    // after a failed launch, the next step would read it as momentum.
+    Tensor buf = o.momentum() != 0 ? st.momentum_buffer : Tensor();
+    s.first = o.momentum() != 0 && !buf.defined();
+    if (s.first)
+        buf = empty_like(p);
+    const auto v = detail::device_views({&p, &grad, &buf});
     runtime::be(p).optim_step(backend::OptimOp::Sgd, s, v.data());
     runtime::mark_modified(p);
-    if (buf->defined())
-        runtime::mark_modified(*buf);
+    if (buf.defined()) {
+        runtime::mark_modified(buf);
+        st.momentum_buffer = buf;
+    }
 }
 
 }  // namespace

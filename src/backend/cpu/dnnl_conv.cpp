@@ -23,9 +23,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "tapegrad/error.hpp"
+#include "tapegrad/shape.hpp"
 
 namespace tg::backend::cpu {
 
@@ -82,6 +87,15 @@ void set_slot(Slot& s, int arg, const memory::desc& user, const memory::desc& pr
 }
 
 /// The primitive for op over c (bias: the forward adds one).
+/// TG_DNNL_PLAIN=1, read once.
+bool plain_layouts() {
+    static const bool on = [] {
+        const char* e = std::getenv("TG_DNNL_PLAIN");
+        return e && e[0] == '1';
+    }();
+    return on;
+}
+
 Entry build(DnnlOp op, const DnnlConv& c, bool bias) {
     Dims x{c.N, c.C}, y{c.N, c.O}, w, strides, dil, pl, pr;
     if (c.groups > 1)
@@ -94,9 +108,7 @@ Entry build(DnnlOp op, const DnnlConv& c, bool bias) {
         // the end padding that gives out rows: negative when the last rows go unused
         pr.push_back((c.out[i] - 1) * c.s[i] + c.d[i] * (c.k[i] - 1) + 1 - c.in[i] - c.p[i]);
     }
-    const char* e = std::getenv("TG_DNNL_PLAIN");
-    const bool fixed = e && e[0] == '1';
-    auto pick = [&](const Dims& d) { return fixed ? plain(d) : any(d); };
+    auto pick = [&](const Dims& d) { return plain_layouts() ? plain(d) : any(d); };
     const memory::desc xm = pick(x), ym = pick(y), wm = pick(w);
     const memory::desc bm({c.O}, memory::data_type::f32, memory::format_tag::x);
     dnnl::primitive_attr attr;
@@ -146,8 +158,7 @@ std::shared_ptr<const Entry> entry(DnnlOp op, const DnnlConv& c, bool bias) {
     std::vector<int64_t> key{int64_t(op), c.nd, c.N, c.C, c.O, c.groups, bias ? 1 : 0};
     for (int i = 0; i < c.nd; ++i)
         key.insert(key.end(), {c.in[i], c.out[i], c.k[i], c.s[i], c.p[i], c.d[i]});
-    const char* e = std::getenv("TG_DNNL_PLAIN");
-    key.push_back(e && e[0] == '1');
+    key.push_back(plain_layouts());
     std::lock_guard<std::mutex> l(mu);
     auto it = cache.find(key);
     if (it != cache.end())
@@ -179,19 +190,14 @@ char* workspace(size_t bytes) {
     return buf.get() + ((64 - at % 64) % 64);
 }
 
-}  // namespace
-
-bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const float* b,
-               const float* bias, int threads) {
-    const bool with_bias = op == DnnlOp::Forward && bias != nullptr;
-    const std::shared_ptr<const Entry> en = entry(op, c, with_bias);
-    if (!en->ok)
-        return false;
+/// Runs the primitive en on the caller's buffers.
+void run(const Entry& en, const DnnlConv& c, float* out, const float* a, const float* b,
+         const float* bias, int threads) {
     omp_set_num_threads(threads < 1 ? 1 : threads);
     dnnl::engine& eng = engine();
     dnnl::stream s(eng);
-    size_t bytes = padded(en->scratch);
-    for (const Slot* sl : {&en->a, &en->b, &en->out})
+    size_t bytes = padded(en.scratch);
+    for (const Slot* sl : {&en.a, &en.b, &en.out})
         bytes += sl->copy ? padded(sl->prim) : 0;
     char* ws = workspace(bytes);
     auto take = [&](const memory::desc& md) {
@@ -210,20 +216,54 @@ bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const f
         sl.r.execute(s, u, m);
         args.emplace(sl.arg, m);
     };
-    input(en->a, a);
-    input(en->b, b);
-    if (en->bias)
+    input(en.a, a);
+    input(en.b, b);
+    if (en.bias)
         args.emplace(DNNL_ARG_BIAS, memory({{c.O}, memory::data_type::f32, memory::format_tag::x},
                                            eng, const_cast<float*>(bias)));
-    memory user_out(en->out.user, eng, out);
-    memory prim_out = en->out.copy ? take(en->out.prim) : user_out;
-    args.emplace(en->out.arg, prim_out);
-    if (en->scratch.get_size() > 0)
-        args.emplace(DNNL_ARG_SCRATCHPAD, take(en->scratch));
-    en->prim.execute(s, args);
-    if (en->out.copy)
-        en->out.r.execute(s, prim_out, user_out);
+    memory user_out(en.out.user, eng, out);
+    memory prim_out = en.out.copy ? take(en.out.prim) : user_out;
+    args.emplace(en.out.arg, prim_out);
+    if (en.scratch.get_size() > 0)
+        args.emplace(DNNL_ARG_SCRATCHPAD, take(en.scratch));
+    en.prim.execute(s, args);
+    if (en.out.copy)
+        en.out.r.execute(s, prim_out, user_out);
     s.wait();
+}
+
+/// A failure while a built primitive ran (its buffers could not be had, or oneDNN failed), as a
+/// tg exception naming the convolution: "conv (oneDNN, input gradient): x [8,16,32,32],
+/// weight [32,16,3,3]: out of memory".
+[[noreturn]] void fail(DnnlOp op, const DnnlConv& c, bool oom, const std::string& what) {
+    Shape x{c.N, c.C}, w{c.O, c.C / c.groups};
+    for (int i = 0; i < c.nd; ++i)
+        x.push_back(c.in[i]), w.push_back(c.k[i]);
+    const char* kind = op == DnnlOp::Forward ? "forward"
+                       : op == DnnlOp::Input ? "input gradient"
+                                             : "weight gradient";
+    const std::string msg = std::string("conv (oneDNN, ") + kind + "): x " + shape_str(x) +
+                            ", weight " + shape_str(w) + ": " + what;
+    if (oom)
+        throw tg::out_of_memory(msg);
+    throw tg::error(msg);
+}
+
+}  // namespace
+
+bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const float* b,
+               const float* bias, int threads) {
+    const bool with_bias = op == DnnlOp::Forward && bias != nullptr;
+    const std::shared_ptr<const Entry> en = entry(op, c, with_bias);
+    if (!en->ok)
+        return false;
+    try {
+        run(*en, c, out, a, b, bias, threads);
+    } catch (const dnnl::error& e) {
+        fail(op, c, e.status == dnnl_out_of_memory, e.what());
+    } catch (const std::bad_alloc&) {
+        fail(op, c, true, "out of memory");
+    }
     return true;
 }
 

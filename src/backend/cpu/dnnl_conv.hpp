@@ -21,7 +21,9 @@ enum class DnnlOp { Forward, Input, Weight };
 /// Forward: out = y from a = x, b = w (+ bias, may be null); Input: out = dx from a = dy,
 /// b = w; Weight: out = dw from a = x, b = dy. Every tensor contiguous float32 in tapegrad's
 /// layout (N, C, spatial...; w O, C/groups, k...), on up to `threads` OpenMP threads. Returns
-/// false, touching nothing, when oneDNN has no implementation for this convolution.
+/// false, touching nothing, when oneDNN has no implementation for this convolution. A failure
+/// while it runs throws tg::out_of_memory (no memory for its buffers) or tg::error (oneDNN's
+/// own), naming the convolution.
 bool dnnl_conv(DnnlOp op, const DnnlConv& c, float* out, const float* a, const float* b,
                const float* bias, int threads);
 
