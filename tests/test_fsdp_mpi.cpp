@@ -626,6 +626,38 @@ BOOST_AUTO_TEST_CASE(stage_3_blocks_the_model_calls_itself_are_units_and_equal_d
     BOOST_TEST(parameter_bytes(*direct) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(wrap_size_based_units_by_elements_and_equals_ddp) {
+    // a block is 600 elements, its largest layer 216 (in_proj); the linears 40 and 27
+    BOOST_CHECK_THROW(nn::wrap_size_based(0), tg::value_error);
+    auto m = std::make_shared<CalledBlocks>();
+    const auto p500 = nn::wrap_size_based(500);
+    BOOST_TEST(p500(*m->blocks->ptr(0)));
+    BOOST_TEST(!p500(*m->embed));
+    BOOST_TEST(!p500(*m->blocks));  // a ModuleList: its blocks are units, it is not
+    BOOST_TEST(!p500(*m));          // 67 elements outside the blocks' units
+    BOOST_TEST(nn::wrap_size_based(60)(*m));
+    BOOST_TEST(!nn::wrap_size_based(1)(*m->blocks));
+    BOOST_TEST(nn::wrap_size_based(1)(*m->head));
+    // bottom-up: the attention is 288 elements (in_proj 216, out_proj 72): with 200 it is a
+    // unit and the rest of its block (312) another; a block's 600 are a unit up to 600; the
+    // model counts all 1867 elements once no block is a unit
+    const auto attn = m->blocks->ptr(0)->as<nn::TransformerEncoderLayerImpl>()->self_attn;
+    BOOST_TEST(nn::wrap_size_based(200)(*attn));
+    BOOST_TEST(nn::wrap_size_based(200)(*m->blocks->ptr(0)));
+    BOOST_TEST(!nn::wrap_size_based(289)(*attn));
+    BOOST_TEST(nn::wrap_size_based(600)(*m->blocks->ptr(0)));
+    BOOST_TEST(!nn::wrap_size_based(601)(*m->blocks->ptr(0)));
+    BOOST_TEST(nn::wrap_size_based(1867)(*m));
+    BOOST_TEST(!nn::wrap_size_based(1868)(*m));
+    // the same units as wrap_each<TransformerEncoderLayer>: the same run as DDP
+    Result res = run(called_blocks(), 3, 1, 0, 5, 25, false, p500);
+    BOOST_TEST(bitwise_equal(res.ddp, res.fsdp));
+    auto c = called_blocks();
+    auto model =
+        nn::FullyShardedDataParallel(c.make(), nn::ShardingOptions().stage(3).wrap_policy(p500));
+    BOOST_TEST(model->parameters().size() == 4u);  // the linears' unit and one per block
+}
+
 BOOST_AUTO_TEST_CASE(stage_3_other_modules_are_one_unit_and_shared_children_are_refused) {
     auto tied = std::make_shared<Tied>();
     auto model = nn::FullyShardedDataParallel(tied, nn::ShardingOptions().stage(3));

@@ -4,14 +4,42 @@
 #include <string>
 #include <typeinfo>
 #include <unordered_map>
+#include <utility>
 
 #include "distributed/fsdp.hpp"
+#include "tapegrad/nn/container.hpp"
 #include "tapegrad/nn/sequential.hpp"
 
 namespace tg::nn {
 
 SequentialImpl* as_sequential(Module& m) {
     return typeid(m) == typeid(SequentialImpl) ? static_cast<SequentialImpl*>(&m) : nullptr;
+}
+
+namespace {
+/// m's parameter elements outside the modules below it that are units of
+/// wrap_size_based(min), and whether m is one.
+std::pair<int64_t, bool> unwrapped_elements(const Module& m, int64_t min) {
+    int64_t n = 0;
+    for (const Tensor& p : m.parameters(false))
+        n += p.numel();
+    for (const auto& c : m.children())
+        if (c) {
+            const auto [cn, unit] = unwrapped_elements(*c, min);
+            n += unit ? 0 : cn;
+        }
+    const bool container = dynamic_cast<const ModuleListImpl*>(&m) != nullptr ||
+                           dynamic_cast<const ModuleDictImpl*>(&m) != nullptr;
+    return {n, !container && n >= min};
+}
+}  // namespace
+
+WrapPolicy wrap_size_based(int64_t min_num_params) {
+    if (min_num_params < 1)
+        throw value_error("wrap_size_based: min_num_params must be at least 1, got " +
+                          std::to_string(min_num_params));
+    return
+        [min_num_params](const Module& m) { return unwrapped_elements(m, min_num_params).second; };
 }
 
 namespace {

@@ -48,6 +48,14 @@ WrapPolicy wrap_each() {
     };
 }
 
+/// A unit per module that holds at least min_num_params parameter elements outside the units
+/// below it (PyTorch's size_based_auto_wrap_policy, bottom-up): a module's count is its own
+/// parameters' elements plus those of each child that is not a unit itself. ModuleList and
+/// ModuleDict are never units (they have no forward); their elements count for their parent.
+/// A unit inside a unit is part of the outer one (PyTorch would nest them). value_error for
+/// min_num_params < 1.
+WrapPolicy wrap_size_based(int64_t min_num_params);
+
 /// Options with chained setters. Defaults: stage 1, units of 25 MiB, buffers broadcast from rank
 /// 0 at every forward, the default process group.
 class ShardingOptions {
