@@ -350,6 +350,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/norm_ops.hpp"           // instance norm, local response norm
 #include "tapegrad/numeric_ops.hpp"        // std, isnan, nan_to_num, dot, outer, diag, trace
 #include "tapegrad/pool_ops.hpp"      // 1-D and 3-D, adaptive, LP, fractional pooling and unpooling
+#include "tapegrad/reduce_ops.hpp"    // prod, cumprod, median, kthvalue, bincount
 #include "tapegrad/resampling.hpp"    // pad and interpolate, in a header of their own
 #include "tapegrad/rnn_ops.hpp"       // the recurrent cells and layers, in a header of their own
 #include "tapegrad/sampling_ops.hpp"  // pixel shuffle, grid_sample, affine_grid
