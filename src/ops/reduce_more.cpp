@@ -116,11 +116,19 @@ Tensor prod(const Tensor& x_in, int64_t dim, bool keepdim, std::optional<Dtype> 
     if (!keepdim)
         y = y.squeeze(d);
     if (should_record({&x})) {  // dx = dy·Π_{j≠i} x_j
-        record("prod", {&x}, y, [sx = save(x), d, keepdim](const Tensor& dy) {
+        record("prod", {&x}, y, [sx = save(x), sy = save_output(y), d, keepdim](const Tensor& dy) {
             const Tensor xx = sx.get();
             if (xx.numel() == 0)
                 return Grads{zeros_like(xx)};
-            return Grads{(keepdim ? dy : dy.unsqueeze(d)) * others_product(xx, d)};
+            const Tensor g = keepdim ? dy : dy.unsqueeze(d);
+            bool has_zero;
+            {
+                NoGradGuard ng;
+                has_zero = eq(xx, 0).any().item<bool>();
+            }
+            if (!has_zero)  // one pass, as LibTorch's: y/x_i is the product of the others
+                return Grads{g * (keepdim ? sy.get() : sy.get().unsqueeze(d)) / xx};
+            return Grads{g * others_product(xx, d)};
         });
         torch_name(y, "ProdBackward1");
     }
