@@ -1,7 +1,7 @@
 #pragma once
 /// More of LibTorch's numeric ops (ops.hpp includes this header; methods in tensor_methods.hpp):
-/// std, the floating-point predicates and nan_to_num, count_nonzero, vector products, diag and
-/// trace, clip and sgn. One `///` line each: forward, then the vector-Jacobian product.
+/// std, the floating-point predicates and nan_to_num, count_nonzero, vector products, einsum, diag
+/// and trace, clip and sgn. One `///` line each: forward, then the vector-Jacobian product.
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
