@@ -151,6 +151,14 @@ inline std::vector<OpCase> arithmetic_cases() {
            (x[0] * 0.9).acos() * 3.0 + tg::atan(x[0] * 2.0))},
         {"log2_log10_exp2", {P({3, 4})}, F(tg::log2(x[0]) + x[0].log10() * 2.0 + tg::exp2(x[0]))},
         {"erf_erfc", {U({3, 4})}, F(tg::erf(x[0] * 2.0) + x[0].erfc() * 2.0)},
+        {"atan2_hypot",
+         {U({3, 4}), NZ({4})},
+         F(tg::atan2(x[0], x[1]) + x[1].atan2(x[0] * 2.0) + tg::hypot(x[0], x[1]) +
+           x[1].hypot(x[0]))},
+        {"atan2_hypot_inplace",
+         {U({3, 4}), NZ({3, 1})},
+         F(inplace_on(x[0] * 1.0, [&x](tg::Tensor& t) { t.atan2_(x[1]); }) +
+           inplace_on(x[0] * 2.0, [&x](tg::Tensor& t) { tg::hypot_(t, x[1]).atan2_(x[1]); }))},
         {"math_inplace",
          {U({3, 4})},
          F(inplace_on(x[0] * 0.5, [](tg::Tensor& t) { t.tan_().atan_().sinh_().asin_(); }) +

@@ -66,6 +66,26 @@ inline std::vector<OpCase> linalg_cases() {
          {U({3, 5}), U({3, 4}), U({4, 5})},
          F(tg::addmm(x[0], x[1], x[2], 0.0) + x[0])},
         {"mm_empty_inner", {U({3, 0}), U({0, 2})}, F(tg::mm(x[0], x[1]) + 1.0)},
+        // einsum (Note [Lowering einsum])
+        {"einsum_matmul", {U({3, 4}), UT({4, 5})}, F(tg::einsum("ij,jk->ik", {x[0], x[1]}))},
+        {"einsum_bmm", {U({2, 3, 4}), U({2, 4, 5})}, F(tg::einsum("bij,bjk->bik", {x[0], x[1]}))},
+        {"einsum_attention",
+         {U({2, 2, 3, 4}), U({2, 2, 5, 4})},
+         F(tg::einsum("bhqd,bhkd->bhqk", {x[0], x[1]}))},
+        {"einsum_diag_sum_outer",
+         {UT({4, 4}), U({3}), U({4})},
+         F(tg::einsum("ii->i", {x[0]}) + tg::einsum("ij->", {x[0]}) + tg::einsum("ii", {x[0]}) +
+           tg::einsum("i,j->ij", {x[1], x[2]}).sum(0) + tg::einsum("ij,j", {x[0], x[2]}))},
+        {"einsum_implicit_ellipsis",
+         {U({2, 3, 4}), U({4, 5})},
+         F(tg::einsum("...ij,jk", {x[0], x[1]}))},
+        {"einsum_chain_broadcast",
+         {U({3, 4}), U({1, 4, 5}), U({5, 2})},
+         F(tg::einsum("ij,bjk,kl->bil", {x[0], x[1], x[2]}))},
+        {"einsum_permute_sum", {U({2, 3, 4})}, F(tg::einsum("bij -> jb", {x[0]}))},
+        {"einsum_empty",
+         {U({0, 3}), U({3, 4}), U({2, 0})},
+         F(tg::einsum("ij,jk->ik", {x[0], x[1]}).sum() + tg::einsum("ij,jk->ik", {x[2], x[0]}))},
     };
 }
 

@@ -1,11 +1,14 @@
 #pragma once
 /// Op table rows (op_cases.hpp says how to add one): sum, mean, max/min, var, sum_to, and the
-/// ordering ops cumsum, sort, argsort, topk.
+/// ordering ops cumsum, sort, argsort, topk, and prod, cumprod, median, kthvalue.
 /// Included by op_cases.hpp.
 
 namespace opcases {
 
 inline std::vector<OpCase> reduction_cases() {
+    // one zero in row 0, two in row 1 (prod's and cumprod's gradients at zeros)
+    const tg::Tensor zeros_in =
+        tg::tensor({1., 0., 1., 1., 1., 0., 1., 0., 1., 1.}).reshape({2, 5});
     return {
         {"sum_all", {U({3, 4})}, F(tg::sum(x[0]))},
         {"sum_method", {UT({3, 4})}, F(x[0].sum())},
@@ -64,6 +67,37 @@ inline std::vector<OpCase> reduction_cases() {
         {"topk_largest", {U({3, 6})}, F(std::get<0>(tg::topk(x[0], 2)))},
         {"topk_smallest_dim0", {U({5, 3})}, F(std::get<0>(x[0].topk(3, 0, false)))},
         {"topk_indices", {U({3, 6})}, F(std::get<1>(tg::topk(x[0], 4, 1))), kValuesOnly},
+        // prod, cumprod, median, kthvalue (tapegrad/reduce_ops.hpp); the products on P inputs
+        {"prod_all", {P({3, 4})}, F(tg::prod(x[0]) + x[0].prod())},
+        {"prod_dims",
+         {UT({3, 4})},
+         F(tg::prod(x[0], 1) + x[0].prod(0, true).sum() + tg::prod(x[0], -1, true).squeeze(1))},
+        {"prod_with_zeros",
+         {P({2, 5})},
+         F(tg::prod(x[0] * on(zeros_in, x[0]), 1) + tg::prod(x[0] * on(zeros_in, x[0])))},
+        {"cumprod_dim1", {U({3, 5})}, F(tg::cumprod(x[0], 1) + x[0].cumprod(-1) * x[0])},
+        {"cumprod_dim0_transposed", {UT({4, 3})}, F(tg::cumprod(x[0], 0))},
+        {"cumprod_with_zeros",
+         {U({2, 5})},
+         F(tg::cumprod(x[0] * on(zeros_in, x[0]), 1) + tg::cumprod(x[0] * on(zeros_in, x[0]), 0))},
+        {"median_all", {U({3, 4})}, F(tg::median(x[0]) + x[0].median())},
+        {"median_dim",
+         {U({3, 5})},
+         F(std::get<0>(tg::median(x[0], 1)) + std::get<0>(x[0].median(0, true)).sum())},
+        {"kthvalue_dim",
+         {UT({4, 3})},
+         F(std::get<0>(tg::kthvalue(x[0], 2, 0)) + std::get<0>(x[0].kthvalue(3, -1, true)).sum())},
+        {"median_kthvalue_indices",
+         {U({3, 6})},
+         F(std::get<1>(tg::median(x[0], 1)) * 10 + std::get<1>(tg::kthvalue(x[0], 5, 1))),
+         kValuesOnly},
+        {"prod_empty",
+         {U({0, 3})},
+         F(tg::prod(x[0], 0) + tg::prod(x[0]) + tg::prod(x[0], 1).sum())},
+        {"cumprod_empty", {U({0, 3})}, F(tg::cumprod(x[0], 0) + tg::cumprod(x[0], 1))},
+        {"median_kthvalue_empty_kept",
+         {U({0, 4})},
+         F(std::get<0>(tg::median(x[0], 1)) + std::get<0>(tg::kthvalue(x[0], 4, 1)))},
         {"sum_empty_all", {U({0, 3})}, F(tg::sum(x[0]) + 1.0)},
         {"sum_empty_dim", {UT({3, 0})}, F(tg::sum(x[0], {1}))},
         {"sum_empty_keepdim", {U({0, 3})}, F(x[0].sum({0}, true))},

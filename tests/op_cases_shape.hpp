@@ -27,6 +27,12 @@ inline std::vector<OpCase> shape_cases() {
         {"squeeze_dim", {U({3, 1, 4})}, F(tg::squeeze(x[0], 1))},
         {"squeeze_method", {U({1, 4})}, F(x[0].squeeze(0))},
         {"unsqueeze", {U({3, 4})}, F(tg::unsqueeze(x[0], 1))},
+        {"inplace_views",
+         {U({3, 4}), UT({1, 2, 3})},
+         F(inplace_on(x[0] * 1.0,
+                      [](tg::Tensor& t) { t.unsqueeze_(-1).transpose_(0, 2).squeeze_(0).t_(); }) +
+           inplace_on(x[1] * 2.0, [](tg::Tensor& t) { t.squeeze_().t_(); }).sum(1, true) *
+               inplace_on(x[0] * 1.0, [](tg::Tensor& t) { t.t_().squeeze_(1); }).t())},
         {"unsqueeze_neg", {U({3, 4})}, F(x[0].unsqueeze(-1))},
         {"expand", {U({3, 1})}, F(tg::expand(x[0], {2, 3, 4}))},
         {"expand_method", {U({1, 4})}, F(x[0].expand({3, 4}) * 2.0)},

@@ -49,6 +49,37 @@ BOOST_FIXTURE_TEST_CASE(shape_ops, Fixtures) {
         });
 }
 
+BOOST_FIXTURE_TEST_CASE(products_order_statistics_einsum, Fixtures) {
+    check_table(
+        "Products, order statistics, counts and einsum",
+        {
+            TG_BAD(tg::prod(x, 2), shape_error, "prod", "dim 2"),
+            TG_BAD(tg::cumprod(x, -3), shape_error, "cumprod", "-3"),
+            TG_BAD(tg::median(x, 2), shape_error, "median", "dim 2"),
+            TG_BAD(tg::median(tg::zeros({2, 0}), 1), shape_error, "median", "size 0", "[2,0]"),
+            TG_BAD(tg::kthvalue(x, 4), value_error, "kthvalue", "k 4", "[1, 3]", "[2,3]"),
+            TG_BAD(tg::kthvalue(x, 0, 0), value_error, "kthvalue", "k 0", "[1, 2]"),
+            TG_BAD(tg::atan2(x, tg::zeros({4})), shape_error, "atan2", "[2,3]", "[4]"),
+            TG_BAD(tg::hypot(l, l), dtype_error, "hypot", "int64", "[2]"),
+            TG_BAD(tg::bincount(x), dtype_error, "bincount", "float32", "[2,3]"),
+            TG_BAD(tg::bincount(l.reshape({1, 2})), shape_error, "bincount", "1-D", "[1,2]"),
+            TG_BAD(tg::bincount(i64({1, -1})), value_error, "bincount", "non-negative"),
+            TG_BAD(tg::bincount(l, tg::zeros({3})), shape_error, "bincount", "[3]", "[2]"),
+            TG_BAD(tg::bincount(l, {}, -1), value_error, "bincount", "minlength -1"),
+            TG_BAD(tg::einsum("ij,jk->ik", {x}), value_error, "einsum", "2 terms", "1 operands"),
+            TG_BAD(tg::einsum("ijk", {x}), shape_error, "einsum", "ijk", "[2,3]"),
+            TG_BAD(tg::einsum("ij,jk", {x, x}), shape_error, "einsum", "ij,jk", "3 and 2"),
+            TG_BAD(tg::einsum("ii", {x}), shape_error, "einsum", "2 and 3", "[2,3]"),
+            TG_BAD(tg::einsum("i2", {x}), value_error, "einsum", "'2'"),
+            TG_BAD(tg::einsum("ij->k", {x}), value_error, "einsum", "output"),
+            TG_BAD(tg::einsum("ij", {}), value_error, "einsum", "no operands"),
+            TG_BAD(tg::zeros({2, 3, 4}).t_(), shape_error, "t", "[2,3,4]"),
+            TG_BAD(x.unsqueeze_(3), shape_error, "unsqueeze", "dim 3"),
+            TG_BAD(tg::zeros({2}, tg::requires_grad()).unsqueeze_(0), autograd_error, "unsqueeze_",
+                   "leaf", "[2]"),
+        });
+}
+
 BOOST_FIXTURE_TEST_CASE(index_ops, Fixtures) {
     check_table(
         "Index ops",

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "tapegrad/tapegrad.hpp"  // alone: nn, optim, data, io come with it
@@ -475,4 +476,154 @@ BOOST_AUTO_TEST_CASE(split_and_numeric_ops_match_libtorch) {
     check_close(tg::erf(tg::tensor({0.5})), {0.5204998778130465}, 1e-6);
     check_close(tg::erfc(tg::tensor({3.0}, tg::kFloat64)), {2.209049699858544e-05}, 0, 1e-12);
     check_close(tg::tensor({1.0}).atan() * 4.0, {3.141592653589793}, 1e-6);
+}
+
+BOOST_AUTO_TEST_CASE(products_order_statistics_and_einsum_match_libtorch) {
+    // LibTorch 1.13's values for the same calls (probed); ties in kthvalue's indices are
+    // unspecified there (its quickselect), so rows with ties check values only
+    const tg::Tensor i = tg::tensor({1, 2, 3, 4}, tg::kInt32);
+    BOOST_TEST(tg::prod(i).dtype() == tg::kInt64);
+    BOOST_TEST(tg::prod(i).item_as<int64_t>() == 24);
+    BOOST_TEST(tg::prod(tg::tensor({true, false})).dtype() == tg::kInt64);
+    BOOST_TEST(tg::prod(i, 0, false, tg::kFloat64).dtype() == tg::kFloat64);
+    check_close(tg::prod(tg::empty({0})), {1});
+    check_close(tg::prod(tg::empty({2, 0}), 1), {1, 1});
+    BOOST_TEST(tg::prod(tg::empty({2, 0}), 0).sizes() == (tg::Shape{0}));
+    const tg::Tensor m = tg::tensor({1., 2., 3., 4., 0., 6.}).reshape({2, 3});
+    check_close(tg::prod(m, 1), {6, 0});
+    BOOST_TEST(tg::prod(m, -1, true).sizes() == (tg::Shape{2, 1}));
+    check_close(m.prod(0), {4, 0, 18});
+    check_close(tg::prod(tg::tensor({2.5}).reshape({}), 0), {2.5});
+    check_close(tg::cumprod(m, 1), {1, 2, 6, 4, 0, 0});
+    BOOST_TEST(tg::cumprod(i, 0).dtype() == tg::kInt64);
+    check_close(tg::cumprod(tg::tensor({true, true, false}), 0).to(tg::kFloat64), {1, 1, 0});
+    check_close(tg::cumprod(tg::tensor({2.0, 3.0, 4.0}), 0, tg::kFloat64), {2, 6, 24});
+    // gradients with zeros: one zero gets the product of the others; two zeros give all zeros
+    const auto grad_of = [](std::vector<double> v, bool cumulative) {
+        const tg::Tensor x = tg::tensor(v, tg::dtype(tg::kFloat64).requires_grad(true));
+        (cumulative ? tg::cumprod(x, 0).sum() : tg::prod(x)).backward();
+        return x.grad();
+    };
+    check_close(grad_of({2, 0, 3, 0, 5}, false), {0, 0, 0, 0, 0});
+    check_close(grad_of({2, 0, 3, 4}, false), {0, 24, 0, 0});
+    check_close(grad_of({2, 0, 3, 4}, true), {1, 32, 0, 0});
+    for (const std::vector<double>& v :
+         {std::vector<double>{2, 0, 3, 4}, {0.5, 0, 3, 0, -2}, {0, 0, 0}, {1.5, -2, 0.5}}) {
+        const tg::Tensor x = tg::tensor(v, tg::dtype(tg::kFloat64).requires_grad(true));
+        for (int64_t r = 0; r < 2; ++r) {
+            const auto f = [r](const std::vector<tg::Tensor>& in) {
+                return r ? tg::cumprod(in[0], 0) * tg::arange(1, 1 + in[0].numel(), 1, tg::kFloat64)
+                         : tg::prod(in[0]) * 1.0;
+            };
+            BOOST_TEST(tg::gradcheck(f, {x}));
+            BOOST_TEST(tg::gradgradcheck(f, {x}));
+        }
+    }
+    // atan2, hypot
+    const tg::Tensor a = tg::tensor({1., -1., 0., -0., 2.}), b = tg::tensor({0., 0., -1., -1., 3.});
+    check_close(tg::atan2(a, b),
+                {1.5707963267948966, -1.5707963267948966, 3.141592653589793, -3.141592653589793,
+                 0.5880026035475675},
+                1e-6);
+    BOOST_TEST(tg::atan2(i, i).dtype() == tg::kFloat32);
+    check_close(a.atan2(b), tg::atan2(a, b));
+    check_close(tg::hypot(a, b), {1, 1, 1, 1, 3.605551275463989}, 1e-6);
+    check_close(a.hypot(b), tg::hypot(a, b));
+    BOOST_TEST(tg::hypot(tg::tensor({1.f}), tg::tensor({1.}, tg::kFloat64)).dtype() ==
+               tg::kFloat64);
+    // median: the lower one, NaN wins; per row the first NaN's index
+    const double nan = std::nan("");
+    check_close(tg::median(tg::tensor({3., 1., 4., 1., 5., 9.})), {3});
+    BOOST_TEST(tg::median(tg::tensor({1, 5, 2, 8}, tg::kInt32)).item_as<int64_t>() == 2);
+    BOOST_TEST(tg::median(tg::tensor({1, 5, 2, 8}, tg::kInt32)).dtype() == tg::kInt32);
+    BOOST_TEST(std::isnan(tg::median(tg::tensor({1., nan, 3.})).item<double>()));
+    BOOST_TEST(std::isnan(tg::median(tg::empty({0})).item<double>()));
+    const tg::Tensor mm =
+        tg::tensor({3., 1., 4., 1., 5., 9., 2., 6., 1., 1., 1., 1., 2., nan, 1., nan})
+            .reshape({4, 4});
+    const auto [mv, mi] = tg::median(mm, 1);
+    check_close(mv.narrow(0, 0, 3), {1, 5, 1});
+    BOOST_TEST(std::isnan(mv[3].item<double>()));
+    check_close(mi.to(tg::kFloat64), {3, 0, 1, 1});
+    const auto [cv, ci] = mm.median(0, true);
+    BOOST_TEST(cv.sizes() == (tg::Shape{1, 4}));
+    check_close(ci.to(tg::kFloat64), {3, 3, 3, 3});
+    check_close(std::get<1>(tg::median(tg::tensor({5, 3, 3, 3, 1}), 0)).to(tg::kFloat64), {2});
+    BOOST_TEST(
+        std::get<1>(tg::median(tg::tensor({3., 1., 3., 3., 2., 3.}), 0)).item_as<int64_t>() == 0);
+    BOOST_TEST(std::get<0>(tg::median(tg::empty({2, 0}), 0)).sizes() == (tg::Shape{0}));
+    const auto median_grad = [](std::vector<double> v) {
+        const tg::Tensor x = tg::tensor(v, tg::dtype(tg::kFloat64).requires_grad(true));
+        x.median().backward();
+        return x.grad();
+    };
+    check_close(median_grad({1, 2, 2, 3}), {0, 0.5, 0.5, 0});
+    check_close(median_grad({2, 2, 2, 3}), {1 / 3., 1 / 3., 1 / 3., 0});
+    check_close(median_grad({2, nan, 2, nan}), {0, 0.5, 0, 0.5});
+    // kthvalue: NaN above every number
+    const auto [kv, ki] = tg::kthvalue(mm, 4, -1, true);
+    check_close(kv.narrow(0, 0, 3), {4, 9, 1});
+    check_close(ki.narrow(0, 0, 2).to(tg::kFloat64), {2, 1});
+    check_close(std::get<0>(mm.kthvalue(3, 1)).narrow(0, 0, 3), {3, 6, 1});
+    check_close(std::get<1>(mm.kthvalue(3, 1)).narrow(0, 0, 2).to(tg::kFloat64), {0, 3});
+    check_close(std::get<0>(tg::kthvalue(mm, 2, 1)), {1, 5, 1, 2});
+    check_close(std::get<1>(tg::kthvalue(mm, 2, 1)).narrow(0, 0, 2).to(tg::kFloat64), {3, 0});
+    BOOST_TEST(std::isnan(std::get<0>(tg::kthvalue(mm, 3, 1))[3].item<double>()));
+    check_close(std::get<1>(tg::kthvalue(mm, 3, 1))[3].to(tg::kFloat64), {1});
+    check_close(std::get<0>(tg::kthvalue(tg::tensor({3., 1., 4., 1., 5., 9.}), 2)), {1});
+    // bincount
+    const tg::Tensor ix = tg::tensor(std::vector<int64_t>{0, 1, 1, 3});
+    BOOST_TEST(tg::bincount(ix).dtype() == tg::kInt64);
+    check_close(tg::bincount(ix).to(tg::kFloat64), {1, 2, 0, 1});
+    check_close(ix.bincount({}, 6).to(tg::kFloat64), {1, 2, 0, 1, 0, 0});
+    const tg::Tensor wf = tg::bincount(ix, tg::tensor({0.5f, 1.f, 2.f, 3.f}));
+    BOOST_TEST(wf.dtype() == tg::kFloat32);
+    check_close(wf, {0.5, 3, 0, 3});
+    BOOST_TEST(tg::bincount(ix, tg::tensor({1, 2, 3, 4})).dtype() == tg::kFloat64);
+    check_close(tg::bincount(ix, tg::tensor({1, 2, 3, 4})), {1, 5, 0, 4});
+    BOOST_TEST(tg::bincount(ix, tg::tensor({1., 2., 3., 4.}, tg::kFloat16)).dtype() ==
+               tg::kFloat64);
+    BOOST_TEST(tg::bincount(tg::empty({0}, tg::kInt64)).sizes() == (tg::Shape{0}));
+    check_close(tg::bincount(tg::empty({0}, tg::kInt64), {}, 3).to(tg::kFloat64), {0, 0, 0});
+    BOOST_TEST(tg::bincount(tg::tensor({1, 2}, tg::kInt32)).dtype() == tg::kInt64);
+    // einsum against the ops it lowers to
+    const tg::Tensor p = tg::arange(12, tg::kFloat64).reshape({3, 4}),
+                     q = tg::arange(8, tg::kFloat64).reshape({4, 2});
+    check_close(tg::einsum("ij,jk->ik", {p, q}), tg::matmul(p, q));
+    check_close(tg::einsum("ij,jk", {p, q}), tg::matmul(p, q));
+    check_close(tg::einsum("ji", {p}), p.t());
+    check_close(tg::einsum("ij->", {p}), {66});
+    check_close(tg::einsum("ii->i", {p.narrow(1, 0, 3)}), {0, 5, 10});
+    check_close(tg::einsum("ii", {p.narrow(1, 0, 3)}), {15});
+    check_close(tg::einsum("i,j->ij", {q.select(1, 0), q.select(1, 1)}),
+                tg::outer(q.select(1, 0), q.select(1, 1)));
+    const tg::Tensor s = tg::randn({2, 3, 5, 4}, tg::kFloat64),
+                     t = tg::randn({2, 3, 6, 4}, tg::kFloat64);
+    const tg::Tensor scores =  // 4-D: matmul takes up to 3 dims
+        tg::bmm(s.reshape({6, 5, 4}), t.reshape({6, 6, 4}).transpose(1, 2)).reshape({2, 3, 5, 6});
+    check_close(tg::einsum("bhqd,bhkd->bhqk", {s, t}), scores, 1e-12);
+    check_close(tg::einsum("bij,bjk->bik", {s[0], t[1].transpose(1, 2)}),
+                tg::matmul(s[0], t[1].transpose(1, 2)), 1e-12);
+    check_close(tg::einsum("...ij,...kj->...ik", {s, t}), scores, 1e-12);
+    // in-place views: every handle sees the new shape; the version moves
+    tg::Tensor v = tg::ones({2, 3});
+    const tg::Tensor alias = v;
+    const auto version = v._version();
+    v.unsqueeze_(0);
+    BOOST_TEST(alias.sizes() == (tg::Shape{1, 2, 3}));
+    BOOST_TEST(v._version() == version + 1);
+    v.squeeze_();
+    v.t_();
+    BOOST_TEST(v.sizes() == (tg::Shape{3, 2}));
+    BOOST_TEST(v.strides() == (tg::Shape{1, 3}));
+    v.transpose_(0, 1);
+    BOOST_TEST(v.sizes() == (tg::Shape{2, 3}));
+    BOOST_TEST(tg::ones({2, 3}).squeeze_(0).sizes() == (tg::Shape{2, 3}));
+    BOOST_TEST(tg::tensor(1.0).unsqueeze_(0).unsqueeze_(-2).sizes() == (tg::Shape{1, 1}));
+    const tg::Tensor w = tg::ones({2, 3}, tg::requires_grad());
+    tg::Tensor nl = w * 2;
+    nl.t_();
+    BOOST_TEST(std::string(nl.grad_fn()->name()) == "TBackward1");
+    (nl * tg::arange(6., tg::kFloat32).view({3, 2})).sum().backward();
+    check_close(w.grad(), {0, 4, 8, 2, 6, 10});
 }

@@ -30,6 +30,13 @@ Tensor exp2(const Tensor& x);
 Tensor erf(const Tensor& x);
 /// y = erfc x = 1 - erf x, accurate for large x;  dx = -dy·2/√π·e^(-x²)
 Tensor erfc(const Tensor& x);
+/// y = atan2(a, b), the angle of (b, a) in [-π, π] (broadcast; integers give float32);
+/// da = dy·b/(a² + b²), db = -dy·a/(a² + b²)
+Tensor atan2(const Tensor& a, const Tensor& b);
+/// y = √(a² + b²) without overflow (broadcast; floating inputs only);  da = dy·a/y, db = dy·b/y
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor& atan2_(Tensor& a, const Tensor& b);
+Tensor& hypot_(Tensor& a, const Tensor& b);
 Tensor& tan_(Tensor& x);
 Tensor& sinh_(Tensor& x);
 Tensor& cosh_(Tensor& x);

@@ -1,10 +1,11 @@
 #pragma once
 /// More of LibTorch's numeric ops (ops.hpp includes this header; methods in tensor_methods.hpp):
-/// std, the floating-point predicates and nan_to_num, count_nonzero, vector products, diag and
-/// trace, clip and sgn. One `///` line each: forward, then the vector-Jacobian product.
+/// std, the floating-point predicates and nan_to_num, count_nonzero, vector products, einsum, diag
+/// and trace, clip and sgn. One `///` line each: forward, then the vector-Jacobian product.
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tapegrad/tensor.hpp"
@@ -42,6 +43,10 @@ Tensor mv(const Tensor& a, const Tensor& v);
 /// a bᵀ of two 1-D tensors ([n] x [m] -> [n,m]); ger is its old name;  da = dy·b, db = dyᵀ·a
 Tensor outer(const Tensor& a, const Tensor& b);
 Tensor ger(const Tensor& a, const Tensor& b);
+/// The sum of products the subscripts say ("ij,jk->ik", "bij,bjk->bik", "ii->i", "ij->", "i,j->ij";
+/// without "->" the output is the letters seen once, sorted; "..." for leading dims), lowered to
+/// diagonal views, permute, reshape, mul, sum and bmm as LibTorch's;  gradients through those
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 /// 1-D x: the square matrix with x on its diagonal-th diagonal; 2-D x: that diagonal, 1-D
 Tensor diag(const Tensor& x, int64_t diagonal = 0);
 /// The sum of a matrix's main diagonal (integers in int64)

@@ -346,10 +346,11 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bo
 #include "tapegrad/layer_ops.hpp"          // normalisation, embedding, attention, dropout
 #include "tapegrad/logical.hpp"            // comparisons and bool tensors, in a header of their own
 #include "tapegrad/losses.hpp"             // the losses, in a header of their own
-#include "tapegrad/math_ops.hpp"           // tan, sinh, asin, atan, log2, log10, exp2, erf, erfc
+#include "tapegrad/math_ops.hpp"           // tan, sinh, asin, atan, atan2, hypot, log2, exp2, erf
 #include "tapegrad/norm_ops.hpp"           // instance norm, local response norm
-#include "tapegrad/numeric_ops.hpp"        // std, isnan, nan_to_num, dot, outer, diag, trace
+#include "tapegrad/numeric_ops.hpp"        // std, isnan, nan_to_num, dot, outer, einsum, diag
 #include "tapegrad/pool_ops.hpp"      // 1-D and 3-D, adaptive, LP, fractional pooling and unpooling
+#include "tapegrad/reduce_ops.hpp"    // prod, cumprod, median, kthvalue, bincount
 #include "tapegrad/resampling.hpp"    // pad and interpolate, in a header of their own
 #include "tapegrad/rnn_ops.hpp"       // the recurrent cells and layers, in a header of their own
 #include "tapegrad/sampling_ops.hpp"  // pixel shuffle, grid_sample, affine_grid

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "tapegrad/scalar.hpp"
@@ -151,6 +152,27 @@ public:
     Tensor& exp2_();
     Tensor& erf_();
     Tensor& erfc_();
+    Tensor atan2(const Tensor& other) const;
+    Tensor hypot(const Tensor& other) const;
+    Tensor& atan2_(const Tensor& other);
+    Tensor& hypot_(const Tensor& other);
+
+    // ---- reduce_ops.hpp
+    Tensor prod(std::optional<Dtype> dtype = std::nullopt) const;
+    Tensor prod(int64_t dim, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
+    Tensor cumprod(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+    Tensor median() const;
+    std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+    std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+    Tensor bincount() const;
+    Tensor bincount(const Tensor& weights, int64_t minlength = 0) const;
+
+    // ---- in-place views: x takes the view's sizes and strides (and, recording, its history)
+    Tensor& unsqueeze_(int64_t dim);
+    Tensor& squeeze_();
+    Tensor& squeeze_(int64_t dim);
+    Tensor& t_();
+    Tensor& transpose_(int64_t d0, int64_t d1);
 
 private:
     Tensor& self();

@@ -40,6 +40,14 @@ TG_KERNEL_FN inline int64_t int_pow(int64_t a, int64_t b) {
 TG_KERNEL_FN inline int64_t int_fmod(int64_t a, int64_t b) {
     return b == 0 || b == -1 ? 0 : a % b;
 }
+/// atan2 and hypot of integers through double (the ops promote integers to floating point first;
+/// these only complete the table).
+TG_KERNEL_FN inline int64_t int_atan2(int64_t a, int64_t b) {
+    return to_int64(::atan2(double(a), double(b)));
+}
+TG_KERNEL_FN inline int64_t int_hypot(int64_t a, int64_t b) {
+    return to_int64(::hypot(double(a), double(b)));
+}
 // float calls the C library's fn##f (expf), double fn; int64 goes through double (one-argument
 // functions) or int_<fn> (two-argument ones: int_pow, int_fmod).
 #define TG_MATH1(fn)                            \

@@ -248,6 +248,8 @@ std::string opencl_program_source(Dtype d, bool fp64) {
                  "    return (v >= (TGF)-0x1p63f && v < (TGF)0x1p63f) ? (long)v : LONG_MIN;\n}\n"
                  "long int_fmod(long a, long b) {\n"
                  "    return b == 0 || b == -1 ? 0 : a % b;\n}\n"
+                 "long int_atan2(long a, long b) { return tg_to_long(atan2((TGF)a, (TGF)b)); }\n"
+                 "long int_hypot(long a, long b) { return tg_to_long(hypot((TGF)a, (TGF)b)); }\n"
                  "long int_pow(long a, long b) {\n"
                  "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
                  "    ulong r = 1, x = (ulong)a;\n"
