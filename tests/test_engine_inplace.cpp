@@ -257,3 +257,50 @@ BOOST_AUTO_TEST_CASE(inplace_spellings_on_non_leaves_take_over_history) {
     (acc * tg::tensor({1.f, 2.f, 3.f})).sum().backward();
     check_close(l.grad().to(tg::kFloat64), {4, 2});  // 1 + 3, 1 + 1
 }
+
+// ================================================= Note [Gradients written in place]
+
+namespace {
+/// x's gradient through batch_norm, relu and max_pool2d (the CNN's block), float32; with
+/// `hold`, hooks keep the gradients reaching relu's and batch_norm's backwards (so neither may
+/// write over them), and the test checks that they kept their values.
+tg::Tensor block_grad(bool hold) {
+    tg::Tensor x = make_const({2, 3, 6, 6}, 41).to(tg::kFloat32).requires_grad_();
+    const tg::Tensor w = tg::ones({3}), b = tg::zeros({3});
+    tg::Tensor bn = tg::batch_norm(x, w, b, tg::zeros({3}), tg::ones({3}), true, 0.1, 1e-5, false);
+    tg::Tensor r = tg::relu(bn);
+    std::vector<tg::Tensor> seen(2), copies(2);
+    if (hold) {
+        bn.register_hook([&](const tg::Tensor& g) {
+            seen[0] = g;
+            copies[0] = g.clone();
+            return tg::Tensor();
+        });
+        r.register_hook([&](const tg::Tensor& g) {
+            seen[1] = g;
+            copies[1] = g.clone();
+            return tg::Tensor();
+        });
+    }
+    tg::max_pool2d(r, 2).backward(make_const({2, 3, 3, 3}, 42).to(tg::kFloat32));
+    for (int i = 0; hold && i < 2; ++i)
+        BOOST_TEST(seen[i].equal(copies[i]));  // the held gradients were not overwritten
+    return x.grad();
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(gradients_are_written_in_place_only_where_nobody_else_holds_them) {
+    // the same bits whether relu's and batch_norm's backwards write over their dy or not
+    BOOST_TEST(block_grad(false).equal(block_grad(true)));
+    // a gradient the caller holds, or memory of the caller's (from_blob), stays as it was
+    tg::Tensor x = make_const({4, 5}, 43).to(tg::kFloat32).requires_grad_();
+    const tg::Tensor g = make_const({4, 5}, 44).to(tg::kFloat32), g0 = g.clone();
+    tg::relu(x).backward(g);
+    BOOST_TEST(g.equal(g0));
+    std::vector<float> buf(20, -1.0f);
+    tg::relu(x).backward(tg::from_blob(buf.data(), {4, 5}));
+    for (float v : buf)
+        BOOST_TEST(v == -1.0f);
+    // relu's dx = dy where x > 0, else 0: here two backwards of -1 and g
+    check_close(x.grad(), values_of(tg::where(x > 0, g - 1, tg::zeros_like(g))), 1e-6);
+}

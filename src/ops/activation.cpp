@@ -8,6 +8,7 @@
 #include "backend/cpu/norm_kernels.hpp"
 #include "core/distributions.hpp"
 #include "core/random.hpp"
+#include "ops/overwritable.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/random_fill.hpp"
@@ -56,6 +57,11 @@ Tensor relu(const Tensor& x) {
             const Tensor yy = sy.get();  // y > 0 exactly where x > 0
             if (GradMode::is_enabled())
                 return Grads{dy * runtime::unary(UnaryOp::gt_scalar, yy, 0)};
+            if (overwritable(dy, yy)) {  // Note [Gradients written in place]
+                runtime::binary_into(BinaryOp::relu_backward, dy, dy, yy, "relu", 0, 0);
+                runtime::mark_modified(dy);
+                return Grads{dy};
+            }
             return Grads{runtime::binary(BinaryOp::relu_backward, dy, yy, "relu")};
         });
     recipe(y, [](const std::vector<Tensor>& xs) { return relu(xs[0]); });

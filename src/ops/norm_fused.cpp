@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/cpu/norm_kernels.hpp"
+#include "ops/overwritable.hpp"
 #include "runtime/dispatch.hpp"
 #include "tapegrad/ops.hpp"
 
@@ -124,6 +125,7 @@ Grads backward(const Tensor& dy_in, const Tensor& x_in, int64_t groups, const Te
                const Tensor& invstd, const Tensor& w, bool batch_stats, bool need_x, bool need_w,
                bool need_b) {
     Grads out(3);
+    const bool reuse = need_x && overwritable(dy_in, x_in);  // (before dy holds it twice)
     const Tensor x = x_in.contiguous(), dy = dy_in.contiguous();
     if (!x.device().is_cpu()) {
         if (need_x)
@@ -179,9 +181,13 @@ Grads backward(const Tensor& dy_in, const Tensor& x_in, int64_t groups, const Te
             bb[size_t(p)] = -is[q] * g1[q] / double(count);
         }
     }
-    Tensor dx = runtime::empty(x.sizes(), x.dtype(), x.device(), "batch_norm");
+    // Note [Gradients written in place] in ops/overwritable.hpp: dx over dy when nobody else
+    // holds dy (each element of dy is read before dx's is written, at the same index)
+    Tensor dx = reuse ? dy : runtime::empty(x.sizes(), x.dtype(), x.device(), "batch_norm");
     backend::cpu::plane_grad_apply(x.dtype(), host_out(dx), host(dy), host(x), g, k.data(),
                                    batch_stats ? a.data() : nullptr, mm.data(), bb.data());
+    if (reuse)
+        runtime::mark_modified(dx);
     out[0] = dx;
     return out;
 }
