@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "ops/inplace.hpp"
 #include "ops/promote.hpp"
 #include "runtime/dispatch.hpp"
@@ -14,10 +15,6 @@ namespace tg {
 using runtime::BinaryOp;
 
 namespace {
-void check_defined(const char* op, const Tensor& a, const Tensor& b) {
-    if (!a.defined() || !b.defined())
-        throw value_error(std::string(op) + ": undefined tensor");
-}
 /// y = kernel(a, b), recording da, db = vjp(dy, a, b, y) (broadcast gradients summed back).
 template <class Vjp>
 Tensor binary_op(const char* op, const char* torch, BinaryOp k, const Tensor& a, const Tensor& b,
@@ -38,7 +35,8 @@ Tensor binary_op(const char* op, const char* torch, BinaryOp k, const Tensor& a,
 }  // namespace
 
 Tensor atan2(const Tensor& a_in, const Tensor& b_in) {
-    check_defined("atan2", a_in, b_in);
+    checks::defined("atan2", a_in);
+    checks::defined("atan2", b_in);
     const auto ab = promote::both_floating(a_in, b_in);  // integers: float32
     return binary_op("atan2", "Atan2Backward0", BinaryOp::atan2, ab.first, ab.second,
                      [](const Tensor& dy, const Tensor& a, const Tensor& b, const Tensor&) {
@@ -47,7 +45,8 @@ Tensor atan2(const Tensor& a_in, const Tensor& b_in) {
                      });
 }
 Tensor hypot(const Tensor& a_in, const Tensor& b_in) {
-    check_defined("hypot", a_in, b_in);
+    checks::defined("hypot", a_in);
+    checks::defined("hypot", b_in);
     if (!is_floating(result_type(a_in, b_in)))
         throw dtype_error(std::string("hypot: expected floating-point tensors, got ") +
                           dtype_name(a_in.dtype()) + " " + shape_str(a_in.sizes()) + " and " +

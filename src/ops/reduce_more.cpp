@@ -8,16 +8,12 @@
 #include <vector>
 
 #include "autograd/record.hpp"
+#include "ops/checks.hpp"
 #include "tapegrad/ops.hpp"
 
 namespace tg {
 
 namespace {
-void check_defined(const char* op, const Tensor& x) {
-    if (!x.defined())
-        throw value_error(std::string(op) + ": undefined tensor");
-}
-
 /// x's product along d, keeping d (size 1): halves multiplied pairwise, log2(n) elementwise
 /// passes on the tensor's device; an empty dim gives ones. Unrecorded.
 Tensor product_along(const Tensor& x, int64_t d) {
@@ -79,7 +75,7 @@ Tensor position(const Tensor& x, int64_t d, int64_t k, bool first_nan) {
 /// (values, indices) at position k along dim (median: first_nan), LibTorch's checks.
 std::tuple<Tensor, Tensor> select_kth(const char* op, const char* torch, const Tensor& x_in,
                                       int64_t k, int64_t dim, bool keepdim, bool first_nan) {
-    check_defined(op, x_in);
+    checks::defined(op, x_in);
     const Tensor x = x_in.dim() ? x_in : x_in.reshape({1});
     const int64_t d = wrap_dim(dim, x.dim(), op), n = x.size(d);
     if (n == 0)
@@ -104,7 +100,7 @@ std::tuple<Tensor, Tensor> select_kth(const char* op, const char* torch, const T
 }  // namespace
 
 Tensor prod(const Tensor& x_in, int64_t dim, bool keepdim, std::optional<Dtype> dtype) {
-    check_defined("prod", x_in);
+    checks::defined("prod", x_in);
     const Tensor x = product_input(x_in, dtype);
     if (x.dim() == 0) {
         wrap_dim(dim, 1, "prod");
@@ -135,13 +131,13 @@ Tensor prod(const Tensor& x_in, int64_t dim, bool keepdim, std::optional<Dtype> 
     return y;
 }
 Tensor prod(const Tensor& x, std::optional<Dtype> dtype) {
-    check_defined("prod", x);
+    checks::defined("prod", x);
     const ComposedName named;
     return named(prod(x.reshape({-1}), 0, false, dtype), "prod", "ProdBackward0");
 }
 
 Tensor median(const Tensor& x_in) {
-    check_defined("median", x_in);
+    checks::defined("median", x_in);
     const Tensor x = x_in.reshape({-1});
     const int64_t n = x.size(0);
     if (n == 0) {
@@ -169,7 +165,7 @@ Tensor median(const Tensor& x_in) {
     return y;
 }
 std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim) {
-    check_defined("median", x);
+    checks::defined("median", x);
     const int64_t n = x.dim() ? x.size(wrap_dim(dim, x.dim(), "median")) : 1;
     return select_kth("median", "MedianBackward1", x, (n - 1) / 2, dim, keepdim, true);
 }
@@ -178,7 +174,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, boo
 }
 
 Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
-    check_defined("bincount", x);
+    checks::defined("bincount", x);
     if (!is_integral(x.dtype(), false))
         throw dtype_error(std::string("bincount: expected an integer tensor, got ") +
                           dtype_name(x.dtype()) + " " + shape_str(x.sizes()));
