@@ -1107,6 +1107,22 @@ struct Numbers : torch::data::datasets::Dataset<Numbers> {
     size_t n;
 };
 
+/// A generator state's size, a hash of all its bytes (h = (131·h + byte) mod 9007199254740881)
+/// and its first 24 and last 40 bytes.
+static void show_state(const char* name, const torch::Tensor& st) {
+    auto c = st.contiguous();
+    const uint8_t* b = c.data_ptr<uint8_t>();
+    unsigned long long h = 0;
+    for (int64_t i = 0; i < c.numel(); ++i)
+        h = (h * 131 + b[i]) % 9007199254740881ull;
+    std::printf("%s: %lld %llu", name, static_cast<long long>(c.numel()), h);
+    for (int i = 0; i < 24; ++i)
+        std::printf(" %d", b[i]);
+    for (int64_t i = 5016; i < c.numel(); ++i)
+        std::printf(" %d", b[i]);
+    std::printf("\n");
+}
+
 /// tests/test_random_libtorch.cpp: what LibTorch's random ops, initialisations, dropout and
 /// RandomSampler draw after torch::manual_seed (every value exact: %.17g round-trips).
 static void random_streams() {
@@ -1144,6 +1160,65 @@ static void random_streams() {
     show("views_permuted", b);
     show("views_after", torch::rand({3}, f64));
 
+    torch::manual_seed(21);  // multinomial: probs / exponential_(1), or a cumulative search
+    auto w = torch::tensor({1.0, 3.0, 0.5, 2.0, 4.0, 0.0, 2.5});
+    show("multinomial_rep_f32", torch::multinomial(w, 12, true));
+    show("multinomial_norep_f32", torch::multinomial(w, 5));
+    show("multinomial_one_f32", torch::multinomial(w, 1, true));
+    auto w2 = (torch::arange(18, f64).reshape({3, 6}) * 0.37).sin().abs() + 0.01;
+    show("multinomial_rep_2d_f64", torch::multinomial(w2, 7, true));
+    show("multinomial_norep_2d_f64", torch::multinomial(w2, 4));
+    show("multinomial_one_2d_f64", w2.t().multinomial(1));  // draws in w2's memory order
+    show("multinomial_all_f32", torch::multinomial(w.narrow(0, 0, 5), 5));
+    show("multinomial_rep_2d_f32", w2.to(torch::kFloat).multinomial(3, true));
+    auto z = torch::zeros({2, 40});  // more samples than positive weights: topk's ties
+    z[0][3] = 1;
+    z[0][30] = 2;
+    z[1][5] = 1;
+    z[1][17] = 0.5;
+    show("multinomial_zero_ties", torch::multinomial(z[0].narrow(0, 0, 6), 6));
+    show("multinomial_zero_ties_2d", torch::multinomial(z, 40));
+    show("multinomial_zero_ties_few", torch::multinomial(z, 3));
+    show("multinomial_after", torch::rand({3}, f64));
+    for (auto dtype : {torch::kFloat, torch::kDouble}) {
+        const bool f = dtype == torch::kFloat;
+        torch::manual_seed(22);
+        show(f ? "geometric_f32" : "geometric_f64", torch::empty({6}, dtype).geometric_(0.3));
+        show(f ? "cauchy_f32" : "cauchy_f64", torch::empty({5}, dtype).cauchy_(0.5, 2.0));
+        show(f ? "log_normal_f32" : "log_normal_f64",
+             torch::empty({5}, dtype).log_normal_(0.2, 0.7));
+        show(f ? "log_normal_20_f32" : "log_normal_20_f64",
+             torch::empty({20}, dtype).log_normal_());
+        show(f ? "random_f32" : "random_f64", torch::empty({4}, dtype).random_());
+        show(f ? "random_to_f32" : "random_to_f64", torch::empty({4}, dtype).random_(10));
+        show(f ? "random_from_to_f32" : "random_from_to_f64",
+             torch::empty({4}, dtype).random_(-3, 5));
+        show(f ? "distributions_after_f32" : "distributions_after_f64", torch::rand({3}, f64));
+    }
+    torch::manual_seed(23);
+    auto ri = torch::empty({4}, torch::kInt64).random_();  // above 2^53: printed as integers
+    std::printf("random_i64 (in the test as integers):");
+    for (int64_t i = 0; i < 4; ++i)
+        std::printf(" %lld", static_cast<long long>(ri[i].item<int64_t>()));
+    std::printf("\n");
+    show("random_i32", torch::empty({4}, torch::kInt32).random_());
+    show("random_u8", torch::empty({4}, torch::kUInt8).random_());
+    show("random_bool", torch::empty({6}, torch::kBool).random_());
+    show("random_i64_to", torch::empty({4}, torch::kInt64).random_(1000));
+    show("random_geometric_i64", torch::empty({4}, torch::kInt64).geometric_(0.6));
+    show("random_after", torch::rand({3}, f64));
+
+    {  // get_state: CPUGeneratorImplState's bytes
+        auto g5 = at::make_generator<at::CPUGeneratorImpl>(5);
+        show_state("state_fresh", g5.get_state());
+        torch::randn({3}, g5, f64);  // keeps a normal value
+        show_state("state_kept", g5.get_state());
+        torch::rand({700}, g5);  // past a twist
+        show_state("state_700", g5.get_state());
+        auto g1 = at::make_generator<at::CPUGeneratorImpl>(1);
+        torch::rand({624}, g1);
+        show_state("state_624", g1.get_state());
+    }
     auto gen = at::make_generator<at::CPUGeneratorImpl>(42);
     show("gen_randn", torch::randn({20}, gen));
     show("gen_randperm", torch::randperm(8, gen));

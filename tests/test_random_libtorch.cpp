@@ -230,6 +230,64 @@ distributed_epoch_0_again: 9 1 4 7
 distributed_epoch_1: 1 4 6 3
 distributed_no_duplicates: 0 5 1
 distributed_sequential: 8 9 0 1
+state_fresh: 5056 3379175162911937 5 0 0 0 0 0 0 0 1 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+    0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+state_kept: 5056 5645971785698985 5 0 0 0 0 0 0 0 105 2 0 0 1 0 0 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0
+    0 0 44 7 140 236 91 92 229 63 0 0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+state_700: 5056 1076013562927344 5 0 0 0 0 0 0 0 29 2 0 0 1 0 0 0 84 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+    0 44 7 140 236 91 92 229 63 0 0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+state_624: 5056 1788746946821661 1 0 0 0 0 0 0 0 1 0 0 0 1 0 0 0 112 2 0 0 0 0 0 0 0 0 0 0 0 0 0
+    0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+multinomial_rep_f32: 4 1 4 1 4 6 0 4 0 1 3 3
+multinomial_norep_f32: 6 4 1 3 0
+multinomial_one_f32: 6
+multinomial_rep_2d_f64: 1 5 3 2 2 1 2 4 4 3 0 1 5 0 0 1 1 3 0 3 0
+multinomial_norep_2d_f64: 5 1 4 2 0 5 3 4 1 0 4 3
+multinomial_one_2d_f64: 2 2 0 0 1 1
+multinomial_all_f32: 1 4 3 0 2
+multinomial_rep_2d_f32: 5 5 4 5 3 3 1 4 2
+multinomial_zero_ties: 3 5 0 4 2 1
+multinomial_zero_ties_2d: 3 30 10 11 1 2 4 5 6 7 8 9 22 15 19 18 17 16 13 12 0 31 39 38 37 36 35
+    34 33 32 21 29 28 27 26 25 24 23 20 14 17 5 10 11 1 2 3 4 6 7 8 9 23 15 0 19 18 16 13 12 21
+    31 39 38 37 36 35 34 33 32 22 30 29 28 27 26 25 24 20 14
+multinomial_zero_ties_few: 30 3 28 5 17 26
+multinomial_after: 0.29296503653323014 0.59759320239378477 0.036776077536166851
+geometric_f32: 1 3 4 2 2 1
+cauchy_f32: -11.813603401184082 -1.4664514064788818 -0.23106914758682251 5.3493471145629883
+    0.87527042627334595
+log_normal_f32: 0.76219779253005981 2.4405901432037354 2.1757476329803467 1.0751379728317261
+    0.8619728684425354
+log_normal_20_f32: 1.6173456907272339 0.52201300859451294 0.3672659695148468
+    0.072866231203079224 11.308955192565918 0.021406713873147964 6.6114616394042969
+    38.219760894775391 0.98303043842315674 0.020339123904705048 0.020103134214878082
+    21.878549575805664 77.211090087890625 3.0784385204315186 16.607227325439453
+    0.21840409934520721 2.8297061920166016 111.49253082275391 9.2235946655273438
+    0.41451406478881836
+random_f32: 14318953 9172287 16387289 16692321
+random_to_f32: 0 1 9 0
+random_from_to_f32: 0 2 1 -3
+distributions_after_f32: 0.37168240230834948 0.59030318397349002 0.52921280319838315
+geometric_f64: 1 3 4 2 2 1
+cauchy_f64: -11.813603386376837 -1.4664514148585572 -0.23106915136021355 5.3493472362244834
+    0.87527045363432532
+log_normal_f64: 0.76219781469802794 2.4405901571264166 2.1757477165909287 1.0751379670101275
+    0.86197288953060791
+log_normal_20_f64: 1.6173457267051858 0.52201298430363385 0.36726597518061466
+    0.072866231907355278 11.308955496536655 0.021406713121271254 6.6114616098843078
+    38.219759564650758 0.9830304146999137 0.020339124603834708 0.020103133612426091
+    21.878549414474506 77.211089537929567 3.0784385127750968 16.607226615314772
+    0.21840410477270683 2.8297063075484474 111.49253303490082 9.2235947587851896
+    0.41451406247420075
+random_f64: 7456379888202995 7333004644888754 2739109817295203 4233617688962023
+random_to_f64: 7 1 4 6
+random_from_to_f64: -1 0 0 3
+distributions_after_f64: 0.52921280319838315 0.14265273112686216 0.42430479883806094
+random_i32: 949382604 1898004827 799817767 790253146
+random_u8: 153 179 6 123
+random_bool: 1 0 1 0 1 1
+random_i64_to: 285 960 748 885
+random_geometric_i64: 2 1 1 1
+random_after: 0.27450350707005533 0.63666505572365795 0.68972848871895576
 )";
 
 /// The values LibTorch printed under `name`.
@@ -261,6 +319,21 @@ void exact(const Tensor& t, const std::string& name) {
     BOOST_TEST_CONTEXT(name) {
         BOOST_TEST(values_of(t) == libtorch_values(name), boost::test_tools::per_element());
     }
+}
+
+/// What show_state printed for a generator state: its size, a hash of its bytes, and its first
+/// 24 and last 40 bytes.
+std::vector<double> state_digest(const Tensor& st) {
+    const std::vector<int64_t> b = st.to(tg::kInt64).to_vector<int64_t>();
+    uint64_t h = 0;
+    for (int64_t v : b)
+        h = (h * 131 + uint64_t(v)) % 9007199254740881ull;
+    std::vector<double> out{double(b.size()), double(h)};
+    for (size_t i = 0; i < 24; ++i)
+        out.push_back(double(b[i]));
+    for (size_t i = 5016; i < b.size(); ++i)
+        out.push_back(double(b[i]));
+    return out;
 }
 
 /// The first k and last k values of t (what show_ends printed).
@@ -318,6 +391,98 @@ BOOST_AUTO_TEST_CASE(random_ops_draw_libtorchs_numbers) {
     exact(tg::rand_like(tg::zeros({2, 3})), "rand_like");
     exact(tg::randn_like(tg::zeros({2, 3}, kF64)), "randn_like_f64");
     exact(tg::rand({3}, kF64), "streams_after");
+}
+
+BOOST_AUTO_TEST_CASE(multinomial_draws_libtorchs_samples) {
+    tg::manual_seed(21);
+    const Tensor w = tg::tensor({1.0, 3.0, 0.5, 2.0, 4.0, 0.0, 2.5});  // unnormalised weights
+    const Tensor r = tg::multinomial(w, 12, true);  // with replacement: cumulative search
+    BOOST_TEST((r.dtype() == tg::kInt64 && r.sizes() == tg::Shape{12}));
+    exact(r, "multinomial_rep_f32");
+    exact(tg::multinomial(w, 5), "multinomial_norep_f32");      // w / exponential_(1), top 5
+    exact(tg::multinomial(w, 1, true), "multinomial_one_f32");  // one sample: cumulative too
+    const Tensor w2 = (tg::arange(18, kF64).reshape({3, 6}) * 0.37).sin().abs() + 0.01;
+    exact(tg::multinomial(w2, 7, true), "multinomial_rep_2d_f64");
+    const Tensor r2 = tg::multinomial(w2, 4);
+    BOOST_TEST((r2.sizes() == tg::Shape{3, 4}));
+    exact(r2, "multinomial_norep_2d_f64");
+    exact(w2.t().multinomial(1), "multinomial_one_2d_f64");  // draws in w2's memory order
+    exact(tg::multinomial(w.narrow(0, 0, 5), 5), "multinomial_all_f32");
+    exact(w2.to(tg::kFloat32).multinomial(3, true), "multinomial_rep_2d_f32");
+    Tensor z = tg::zeros({2, 40});  // more samples than positive weights: topk's ties
+    z.index_put_({0, 3}, 1);
+    z.index_put_({0, 30}, 2);
+    z.index_put_({1, 5}, 1);
+    z.index_put_({1, 17}, 0.5);
+    exact(tg::multinomial(z[0].narrow(0, 0, 6), 6), "multinomial_zero_ties");
+    exact(tg::multinomial(z, 40), "multinomial_zero_ties_2d");
+    exact(tg::multinomial(z, 3), "multinomial_zero_ties_few");
+    exact(tg::rand({3}, kF64), "multinomial_after");
+    // a Generator: its stream, and the default generator does not move
+    tg::manual_seed(5);
+    const std::vector<double> next = values_of(tg::rand({3}, kF64));
+    tg::manual_seed(5);
+    tg::Generator g(21);
+    exact(tg::multinomial(w, 12, true, g), "multinomial_rep_f32");
+    exact(w.multinomial(5, false, g), "multinomial_norep_f32");
+    BOOST_TEST(values_of(tg::rand({3}, kF64)) == next);
+    BOOST_TEST(tg::multinomial(tg::zeros({0, 3}), 2, true).numel() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(more_in_place_draws_are_libtorchs) {
+    for (auto dtype : {tg::kFloat32, kF64}) {
+        const std::string f = dtype == tg::kFloat32 ? "_f32" : "_f64";
+        tg::manual_seed(22);
+        exact(tg::empty({6}, dtype).geometric_(0.3), "geometric" + f);
+        exact(tg::empty({5}, dtype).cauchy_(0.5, 2.0), "cauchy" + f);
+        exact(tg::empty({5}, dtype).log_normal_(0.2, 0.7), "log_normal" + f);
+        exact(tg::empty({20}, dtype).log_normal_(), "log_normal_20" + f);  // one at a time
+        exact(tg::empty({4}, dtype).random_(), "random" + f);
+        exact(tg::empty({4}, dtype).random_(10), "random_to" + f);
+        exact(tg::empty({4}, dtype).random_(-3, 5), "random_from_to" + f);
+        exact(tg::rand({3}, kF64), "distributions_after" + f);
+    }
+    tg::manual_seed(23);
+    const Tensor ri = tg::empty({4}, tg::kInt64).random_();
+    // LibTorch printed these as integers (above 2^53, so not in the table of doubles)
+    const std::vector<int64_t> want{319089628852908774, 8245004772820346825, 4896868233876612584,
+                                    5209283917872081133};
+    BOOST_TEST(ri.to_vector<int64_t>() == want, boost::test_tools::per_element());
+    exact(tg::empty({4}, tg::kInt32).random_(), "random_i32");
+    exact(tg::empty({4}, tg::kUInt8).random_(), "random_u8");
+    exact(tg::empty({6}, tg::kBool).random_(), "random_bool");
+    exact(tg::empty({4}, tg::kInt64).random_(1000), "random_i64_to");
+    exact(tg::empty({4}, tg::kInt64).geometric_(0.6), "random_geometric_i64");
+    exact(tg::rand({3}, kF64), "random_after");
+}
+
+BOOST_AUTO_TEST_CASE(generator_state_is_libtorchs_bytes) {
+    tg::Generator g5(5);
+    BOOST_TEST(state_digest(g5.get_state()) == libtorch_values("state_fresh"),
+               boost::test_tools::per_element());
+    tg::randn({3}, g5, kF64);  // keeps a normal value
+    const Tensor kept = g5.get_state();
+    BOOST_TEST((kept.dtype() == tg::kUInt8 && kept.sizes() == tg::Shape{5056}));
+    BOOST_TEST(state_digest(kept) == libtorch_values("state_kept"),
+               boost::test_tools::per_element());
+    tg::rand({700}, g5);
+    BOOST_TEST(state_digest(g5.get_state()) == libtorch_values("state_700"),
+               boost::test_tools::per_element());
+    tg::Generator g1(1);
+    tg::rand({624}, g1);
+    BOOST_TEST(state_digest(g1.get_state()) == libtorch_values("state_624"),
+               boost::test_tools::per_element());
+    // set_state: the kept value and the engine come back; the seed is the state's
+    const std::vector<double> after = values_of(tg::randn({5}, g5, kF64));
+    tg::Generator other(9);
+    other.set_state(kept);
+    tg::rand({700}, other);
+    BOOST_TEST(values_of(tg::randn({5}, other, kF64)) == after, boost::test_tools::per_element());
+    BOOST_TEST(other.current_seed() == 5u);
+    tg::Generator fresh(3);
+    fresh.set_state(tg::Generator(5).get_state());  // a freshly seeded state round-trips
+    BOOST_TEST(state_digest(fresh.get_state()) == libtorch_values("state_fresh"),
+               boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(in_place_draws_on_views_go_in_memory_order) {

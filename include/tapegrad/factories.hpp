@@ -74,6 +74,14 @@ Tensor randperm(int64_t n, const Generator& g, const TensorOptions& o = kInt64);
 /// In-place with one probability: Tensor::bernoulli_(p).
 Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& p, const Generator& g);
+/// num_samples category indices (int64) per row of probs (1-D [n] or 2-D [rows, n]: a [num_samples]
+/// or [rows, num_samples] result), drawn with the weights of the row (any non-negative finite
+/// numbers, not all zero), as LibTorch 1.13's CPU multinomial draws them: without replacement,
+/// the top num_samples of probs / exponential_(1); with replacement (even for one sample), a
+/// search of the row's normalised cumulative sums for one 53-bit uniform per sample
+/// (docs/random.md).
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, const Generator& g);
 /// Wraps caller-owned CPU memory without copying; the memory must outlive the tensor.
 Tensor from_blob(void* data, const Shape& s, const TensorOptions& o = {});
 /// The same, and deleter(data) is called once the last tensor viewing the memory is gone (on the

@@ -39,6 +39,8 @@
 
 namespace tg {
 
+class Tensor;
+
 namespace detail {
 struct GeneratorImpl;
 }
@@ -56,6 +58,14 @@ public:
     void set_current_seed(uint64_t seed);
     /// The seed it was last started from.
     uint64_t current_seed() const;
+    /// The whole state as LibTorch 1.13's CPUGeneratorImpl::get_state() gives it: a [5056] uint8
+    /// CPU tensor holding its CPUGeneratorImplState, byte for byte (the seed, the MT19937 words
+    /// and position, the kept normal value; LibTorch's kept float normal is never set here).
+    Tensor get_state() const;
+    /// Restores a state from get_state(), tapegrad's or LibTorch's (its 5056-byte layout, or the
+    /// 5048-byte legacy one); value_error for another size or an invalid engine state, dtype_error
+    /// unless uint8. A kept float normal value in it is ignored (no mirrored kernel uses one).
+    void set_state(const Tensor& state);
     /// An independent generator in the same state: both then draw the same numbers.
     Generator clone() const;
     const std::shared_ptr<detail::GeneratorImpl>& impl() const { return impl_; }

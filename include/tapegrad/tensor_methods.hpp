@@ -23,6 +23,7 @@
 namespace tg {
 
 class Tensor;
+class Generator;
 
 namespace detail {
 
@@ -166,6 +167,27 @@ public:
     std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
     Tensor bincount() const;
     Tensor bincount(const Tensor& weights, int64_t minlength = 0) const;
+
+    // ---- random draws (tapegrad/factories.hpp, docs/random.md), as LibTorch 1.13's CPU kernels
+    /// ceil(log(u) / log(1 - p)) from a 53-bit uniform u (value_error unless 0 < p < 1)
+    Tensor& geometric_(double p);
+    Tensor& geometric_(double p, const Generator& g);
+    /// median + sigma·tan(π·(u - 0.5)) from a 53-bit uniform u (float32, float64)
+    Tensor& cauchy_(double median = 0, double sigma = 1);
+    Tensor& cauchy_(double median, double sigma, const Generator& g);
+    /// exp of normal_distribution<double>(mean, std), one element at a time (float32, float64)
+    Tensor& log_normal_(double mean = 1, double std = 2);
+    Tensor& log_normal_(double mean, double std, const Generator& g);
+    /// Integers in [0, 2^digits] (floating types) or [0, max] (integer types), bool: 0 or 1
+    Tensor& random_();
+    Tensor& random_(const Generator& g);
+    /// Integers in [0, to) / [from, to), drawn as randint
+    Tensor& random_(int64_t to);
+    Tensor& random_(int64_t to, const Generator& g);
+    Tensor& random_(int64_t from, int64_t to);
+    Tensor& random_(int64_t from, int64_t to, const Generator& g);
+    Tensor multinomial(int64_t num_samples, bool replacement = false) const;
+    Tensor multinomial(int64_t num_samples, bool replacement, const Generator& g) const;
 
     // ---- in-place views: x takes the view's sizes and strides (and, recording, its history)
     Tensor& unsqueeze_(int64_t dim);

@@ -25,6 +25,29 @@ void normal(void* dst, Dtype d, int64_t n, double mean, double std, bool contigu
 /// draws), -1/lambd · log(1 - u) in double, then rounded to the tensor's type.
 void exponential(void* dst, Dtype d, int64_t n, double lambd, Engine& e);
 
+/// LibTorch's normal_distribution<double>(mean, std): Box-Muller on two 53-bit uniforms, the
+/// pair's second value kept in the engine for the next call.
+double normal_one(double mean, double std, Engine& e);
+
+/// The draws of geometric_(p), cauchy_(median, sigma) and log_normal_(mean, std), one element at
+/// a time as LibTorch's serial kernels (distributions_more.cpp): the value in double from 53-bit
+/// uniforms (log_normal: normal_one), then rounded to d (geometric: any non-bool dtype; the others
+/// float32 or float64).
+void geometric(void* dst, Dtype d, int64_t n, double p, Engine& e);
+void cauchy(void* dst, Dtype d, int64_t n, double median, double sigma, Engine& e);
+void log_normal(void* dst, Dtype d, int64_t n, double mean, double std, Engine& e);
+
+/// random_() without bounds: floating types draw % (2^digits + 1) (float64 from random64()),
+/// int64 random64() % 2^63, other integers random() % (max + 1), bool random() & 1.
+void random_full(void* dst, Dtype d, int64_t n, Engine& e);
+
+/// multinomial with replacement of `rows` rows of `cats` non-negative weights (contiguous, float32
+/// or float64, each row with a positive sum): per row the cumulative sums in the weights' type,
+/// divided by their total, the last set to 1; per sample the first category whose cumulative sum
+/// is not below a 53-bit uniform. out: rows × samples indices.
+void multinomial_replacement(int64_t* out, const void* w, Dtype d, int64_t rows, int64_t cats,
+                             int64_t samples, Engine& e);
+
 /// random_(from, to) / randint: base + draw % range, the draw 64-bit when range >= 2³² and the
 /// dtype is float32, float64 or int64, else 32-bit. Any dtype (bool: the value's truth).
 void random_from_to(void* dst, Dtype d, int64_t n, uint64_t range, int64_t base, Engine& e);

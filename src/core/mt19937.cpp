@@ -42,6 +42,7 @@ TG_SIMD_CLONES void temper_words(uint32_t* out, const uint32_t* s, size_t n) {
 void Mt19937::twist() {
     twist_words(state_.data());
     next_ = 0;
+    fresh_ = false;
 }
 
 void Mt19937::fill(uint32_t* out, size_t n) {

@@ -22,6 +22,18 @@ public:
             state_[size_t(i)] =
                 1812433253u * (state_[size_t(i - 1)] ^ (state_[size_t(i - 1)] >> 30)) + uint32_t(i);
         next_ = kN;  // the first draw twists
+        fresh_ = true;
+    }
+
+    /// The state words and the index of the word the next number tempers (kN: twist first), and
+    /// whether nothing was drawn since seed() (LibTorch's saved state tells the two apart).
+    const std::array<uint32_t, kN>& words() const { return state_; }
+    int position() const { return next_; }
+    bool fresh() const { return fresh_; }
+    void set(const std::array<uint32_t, kN>& words, int position, bool fresh) {
+        state_ = words;
+        next_ = position;
+        fresh_ = fresh;
     }
 
     uint32_t operator()() {
@@ -48,6 +60,7 @@ private:
 
     std::array<uint32_t, kN> state_;
     int next_ = kN;  // the state word the next number tempers; kN: twist first
+    bool fresh_ = true;
 };
 
 }  // namespace tg::detail

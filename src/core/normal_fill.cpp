@@ -128,8 +128,8 @@ void fill(T* d, int64_t n, T mean, T std, Engine& e) {
     }
 }
 
-/// LibTorch's normal_distribution<double>: Box-Muller on two uniforms, the second value kept in
-/// the engine for the next call.
+}  // namespace
+
 double normal_one(double mean, double std, Engine& e) {
     if (e.next_double_normal) {
         const double r = *e.next_double_normal;
@@ -143,8 +143,6 @@ double normal_one(double mean, double std, Engine& e) {
     e.next_double_normal = r * std::sin(theta);
     return std::fma(r * std::cos(theta), std, mean);
 }
-
-}  // namespace
 
 void normal(void* dst, Dtype d, int64_t n, double mean, double std, bool contiguous, Engine& e) {
     if (n >= 16 && contiguous) {

@@ -5,7 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/convert.hpp"
@@ -172,6 +175,78 @@ Tensor& exponential_in_place(Tensor& t, double lambd, const Generator* g) {
         g, "exponential_");
 }
 
+/// geometric_, cauchy_ and log_normal_: one double per element from a serial sampler.
+Tensor& draw_in_place(Tensor& t, const char* op, bool floating_only, const Generator* g,
+                      const std::function<void(void*, Dtype, int64_t, detail::Engine&)>& f) {
+    if (!t.defined())
+        throw value_error(std::string(op) + ": undefined tensor");
+    if (floating_only || is_reduced_floating(t.dtype()))
+        require_floating(op, t.sizes(), t.dtype());
+    const Dtype d = t.dtype();
+    return fill_in_place(
+        t, [d, f](void* dst, int64_t n, bool, detail::Engine& e) { f(dst, d, n, e); }, g, op);
+}
+
+Tensor& random_in_place(Tensor& t, std::optional<std::pair<int64_t, int64_t>> range,
+                        const Generator* g) {
+    if (!t.defined())
+        throw value_error("random_: undefined tensor");
+    if (is_reduced_floating(t.dtype()))
+        require_floating("random_", t.sizes(), t.dtype());
+    const Dtype d = t.dtype();
+    if (!range)
+        return fill_in_place(
+            t,
+            [d](void* dst, int64_t n, bool, detail::Engine& e) {
+                detail::random_full(dst, d, n, e);
+            },
+            g, "random_");
+    const auto [from, to] = *range;
+    if (to <= from)
+        throw value_error("random_: " + shape_str(t.sizes()) + ": from " + std::to_string(from) +
+                          " must be less than to " + std::to_string(to));
+    promote::checked_in(d, from, "random_");
+    promote::checked_in(d, to - 1, "random_");
+    const uint64_t span = uint64_t(to) - uint64_t(from);
+    return fill_in_place(
+        t,
+        [d, span, from = from](void* dst, int64_t n, bool, detail::Engine& e) {
+            detail::random_from_to(dst, d, n, span, from, e);
+        },
+        g, "random_");
+}
+
+Tensor& geometric_in_place(Tensor& t, double p, const Generator* g) {
+    if (!(p > 0 && p < 1))
+        throw value_error("geometric_: p " + runtime::scalar_str(p) + " is not in (0, 1)");
+    if (t.defined() && t.dtype() == kBool)
+        throw dtype_error("geometric_: " + shape_str(t.sizes()) + " bool: need a number type");
+    return draw_in_place(t, "geometric_", false, g,
+                         [p](void* dst, Dtype d, int64_t n, detail::Engine& e) {
+                             detail::geometric(dst, d, n, p, e);
+                         });
+}
+
+Tensor& cauchy_in_place(Tensor& t, double median, double sigma, const Generator* g) {
+    if (!std::isfinite(median) || !(sigma > 0) || std::isinf(sigma))
+        throw value_error("cauchy_: median " + runtime::scalar_str(median) + ", sigma " +
+                          runtime::scalar_str(sigma) + ": need finite values and sigma > 0");
+    return draw_in_place(t, "cauchy_", true, g,
+                         [median, sigma](void* dst, Dtype d, int64_t n, detail::Engine& e) {
+                             detail::cauchy(dst, d, n, median, sigma, e);
+                         });
+}
+
+Tensor& log_normal_in_place(Tensor& t, double mean, double std, const Generator* g) {
+    if (!std::isfinite(mean) || !(std > 0) || std::isinf(std))
+        throw value_error("log_normal_: mean " + runtime::scalar_str(mean) + ", std " +
+                          runtime::scalar_str(std) + ": need finite values and std > 0");
+    return draw_in_place(t, "log_normal_", true, g,
+                         [mean, std](void* dst, Dtype d, int64_t n, detail::Engine& e) {
+                             detail::log_normal(dst, d, n, mean, std, e);
+                         });
+}
+
 Tensor bernoulli_tensor(const Tensor& p, const Generator* g) {
     if (!p.defined())
         throw value_error("bernoulli: undefined probabilities");
@@ -261,3 +336,44 @@ Tensor& Tensor::exponential_(double lambd, const Generator& g) {
 }
 
 }  // namespace tg
+
+namespace tg::detail {
+
+Tensor& TensorMethods::geometric_(double p) {
+    return geometric_in_place(self(), p, nullptr);
+}
+Tensor& TensorMethods::geometric_(double p, const Generator& g) {
+    return geometric_in_place(self(), p, &g);
+}
+Tensor& TensorMethods::cauchy_(double median, double sigma) {
+    return cauchy_in_place(self(), median, sigma, nullptr);
+}
+Tensor& TensorMethods::cauchy_(double median, double sigma, const Generator& g) {
+    return cauchy_in_place(self(), median, sigma, &g);
+}
+Tensor& TensorMethods::log_normal_(double mean, double std) {
+    return log_normal_in_place(self(), mean, std, nullptr);
+}
+Tensor& TensorMethods::log_normal_(double mean, double std, const Generator& g) {
+    return log_normal_in_place(self(), mean, std, &g);
+}
+Tensor& TensorMethods::random_() {
+    return random_in_place(self(), std::nullopt, nullptr);
+}
+Tensor& TensorMethods::random_(const Generator& g) {
+    return random_in_place(self(), std::nullopt, &g);
+}
+Tensor& TensorMethods::random_(int64_t to) {
+    return random_in_place(self(), std::pair<int64_t, int64_t>(0, to), nullptr);
+}
+Tensor& TensorMethods::random_(int64_t to, const Generator& g) {
+    return random_in_place(self(), std::pair<int64_t, int64_t>(0, to), &g);
+}
+Tensor& TensorMethods::random_(int64_t from, int64_t to) {
+    return random_in_place(self(), std::pair<int64_t, int64_t>(from, to), nullptr);
+}
+Tensor& TensorMethods::random_(int64_t from, int64_t to, const Generator& g) {
+    return random_in_place(self(), std::pair<int64_t, int64_t>(from, to), &g);
+}
+
+}  // namespace tg::detail
