@@ -73,6 +73,11 @@ inline std::vector<OpCase> arithmetic_cases() {
         {"minimum", {U({3, 4}), U({3, 1})}, F(tg::minimum(x[0], x[1]))},
         {"where", {U({3, 4}), U({3, 4})}, F(tg::where(on(cond, x[0]), x[0], x[1]))},
         {"where_bcast", {U({3, 4}), U({4})}, F(tg::where(on(cond, x[0]), x[0], x[1]))},
+        // LibTorch's method spellings (tensor_methods.hpp): x.add(y, alpha) is x + alpha·y
+        {"add_alpha_method", {U({3, 4}), U({4})}, F(x[0].add(x[1], -0.5))},
+        {"sub_alpha_method", {U({3, 4}), UT({3, 4})}, F(x[0].sub(x[1], 2.5))},
+        {"where_method", {U({3, 4}), U({4})}, F(x[0].where(on(cond, x[0]), x[1]))},
+        {"cumsum_inplace_method", {U({3, 4})}, F(tg::Tensor(x[0] * 1.5).cumsum_(1))},
         {"where_mask_of_input",
          {U({3, 4}), U({3, 4})},
          F(tg::where(tg::gt(x[0], 0.0), x[0], x[1]))},

@@ -96,7 +96,7 @@ BOOST_FIXTURE_TEST_CASE(backward_and_grad, Fixtures) {
 }
 
 // Note [Checked gradients] (src/autograd/engine.hpp): hooks and set_grad are checked as
-// backward's own results are.
+// backward's own results are; retain_grad() wants a tensor that requires grad, as LibTorch's.
 BOOST_FIXTURE_TEST_CASE(hooks_and_set_grad, Fixtures) {
     check_table(
         "Hooks and set_grad",
@@ -118,6 +118,8 @@ BOOST_FIXTURE_TEST_CASE(hooks_and_set_grad, Fixtures) {
             TG_BAD(x.set_grad(tg::ones({1}, tg::kFloat64).expand({3})), autograd_error, "set_grad",
                    "expand"),
             TG_BAD(u.set_grad(x), value_error, "undefined"),
+            TG_BAD(c.retain_grad(), autograd_error, "retain_grad", "[3]", "does not require grad"),
+            TG_BAD(u.retain_grad(), value_error, "undefined"),
         });
 }
 

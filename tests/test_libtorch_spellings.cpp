@@ -627,3 +627,170 @@ BOOST_AUTO_TEST_CASE(products_order_statistics_and_einsum_match_libtorch) {
     (nl * tg::arange(6., tg::kFloat32).view({3, 2})).sum().backward();
     check_close(w.grad(), {0, 4, 8, 2, 6, 10});
 }
+
+/// retain_grad() as LibTorch 1.13 (Note [Retained gradients] in src/autograd/tensor_grad.cpp):
+/// the values are those its probe printed for the same calls.
+BOOST_AUTO_TEST_CASE(retain_grad_as_libtorch) {
+    const tg::Tensor x = tg::tensor({1.0, -2.0, 3.0, -0.5}, tg::requires_grad());
+    const tg::Tensor h = x * 2.0;
+    BOOST_TEST(!h.retains_grad());
+    h.retain_grad();
+    h.retain_grad();  // twice: one hook, the gradient counted once
+    BOOST_TEST(h.retains_grad());
+    x.retain_grad();  // a no-op on a leaf, which is not said to retain
+    BOOST_TEST(!x.retains_grad());
+    const tg::Tensor r = h.relu();
+    r.retain_grad();
+    const tg::Tensor w = from_values({1, 2, 3, 4}, {4}, tg::kFloat32);
+    (r * w).sum().backward();
+    // relu's backward may write its dx over the dy it receives (Note [Gradients written in
+    // place]): r's retained copy of that dy keeps w, not relu's dx
+    check_close(r.grad(), {1, 2, 3, 4});
+    check_close(h.grad(), {1, 0, 3, 0});
+    check_close(x.grad(), {2, 0, 6, 0});
+    const tg::Tensor y = x * 3.0;  // never retained: no grad, as LibTorch's
+    y.sum().backward();
+    BOOST_TEST(!y.grad().defined());
+
+    // batch_norm's backward overwrites its dy too
+    const tg::Tensor xb = tg::tensor({{1.0, -2.0}, {3.0, 0.5}, {-1.0, 2.0}},
+                                     tg::dtype(tg::kFloat64).requires_grad(true));
+    const tg::Tensor hb = xb * 1.5;
+    hb.retain_grad();
+    const tg::Tensor yb = tg::batch_norm(hb, {}, {}, {}, {}, true, 0.1, 1e-5, false);
+    yb.retain_grad();
+    (yb * from_values({1, 2, 3, 4, 5, 7}, {3, 2})).sum().backward();
+    check_close(yb.grad(), {1, 2, 3, 4, 5, 7});
+    check_close(hb.grad(),
+                {-0.81649590051475918, 0.11132112157793035, 0.40824726984526322,
+                 -0.29686064884122254, 0.4082486306694959, 0.18553952726329262},
+                1e-12, 1e-9);
+
+    // accumulated over backwards into a fresh sum (the first retained tensor keeps its values);
+    // a copy of an expanded gradient is contiguous
+    const tg::Tensor p = tg::tensor({1.0, 2.0}, tg::requires_grad());
+    const tg::Tensor q = p * p;
+    q.retain_grad();
+    q.sum().backward({}, true);
+    const tg::Tensor first = q.grad();
+    BOOST_TEST(first.is_contiguous());
+    q.sum().backward();
+    check_close(q.grad(), {2, 2});
+    check_close(first, {1, 1});
+    // autograd::grad fills it too, as LibTorch's
+    const tg::Tensor d = p * 2.0;
+    d.retain_grad();
+    check_close(tg::autograd::grad({(d * d).sum()}, {p})[0], {8, 16});
+    check_close(d.grad(), {4, 8});
+
+    // hooks run in registration order: it sees the ones before it, not those after
+    const tg::Tensor a = p * 3.0;
+    a.register_hook([](const tg::Tensor& g) { return g * 10.0; });
+    a.retain_grad();
+    a.register_hook([](const tg::Tensor& g) { return g * 100.0; });
+    (a * a).sum().backward();
+    check_close(a.grad(), {60, 120});
+
+    // an in-place op moves it to the new value; an in-place view op does not
+    tg::Tensor b = p * 3.0;
+    b.retain_grad();
+    b.mul_(2.0);
+    BOOST_TEST(b.retains_grad());
+    (b * b).sum().backward();
+    check_close(b.grad(), {12, 24});
+    tg::Tensor u = p * 3.0;
+    u.retain_grad();
+    u.unsqueeze_(0);
+    (u * u).sum().backward();
+    BOOST_TEST(tg::shape_str(u.grad().sizes()) == "[2]");
+    check_close(u.grad(), {6, 12});
+
+    // a retained tensor that dies first: the hook keeps nothing and does nothing
+    tg::Tensor loss;
+    {
+        const tg::Tensor e = p * 2.0;
+        e.retain_grad();
+        loss = (e * e).sum();
+    }
+    loss.backward();
+    BOOST_CHECK_THROW(tg::ones({2}).retain_grad(), tg::autograd_error);
+}
+
+BOOST_AUTO_TEST_CASE(tensor_methods_as_libtorch) {
+    const tg::Tensor x = from_values({1, -2, 3}, {3});
+    const tg::Tensor i = tg::tensor(std::vector<int64_t>{1, 0, 2}).to(tg::kInt32);
+    BOOST_TEST((x.new_zeros({2}).dtype() == tg::kFloat64));
+    BOOST_TEST((x.new_ones({2}, tg::kInt64).dtype() == tg::kInt64));
+    BOOST_TEST((x.new_full({2}, 3).dtype() == tg::kFloat64));  // x's dtype, not the value's
+    check_close(x.new_full({2}, 3), {3, 3});
+    check_close(x.new_ones({2, 1}), {1, 1});
+    BOOST_TEST((x.new_empty({4}).dtype() == tg::kFloat64));
+    BOOST_TEST(!x.new_zeros({2}).requires_grad());
+    BOOST_TEST(x.new_zeros({2}, tg::dtype(tg::kFloat32).requires_grad(true)).requires_grad());
+
+    check_close(x.add(x, 2), {3, -6, 9});
+    check_close(x.add(1, 2), {3, 0, 5});
+    check_close(x.sub(x, 0.5), {0.5, -1, 1.5});
+    check_close(x.sub(1, 3), {-2, -5, 0});
+    check_close(i.add(2, 3), {7, 6, 8});
+    BOOST_TEST((i.add(2, 3).dtype() == tg::kInt32));
+    check_close(x.mul(2), {2, -4, 6});
+    check_close(x.div(2), {0.5, -1, 1.5});
+    check_close(x.mul(x), {1, 4, 9});
+    check_close(x.div(x), {1, 1, 1});
+    check_close(x.maximum(tg::zeros_like(x)), {1, 0, 3});
+    check_close(x.minimum(tg::zeros_like(x)), {0, -2, 0});
+    check_close(x.where(x.gt(0), tg::zeros_like(x)), {1, 0, 3});
+
+    BOOST_TEST(x.is_signed());
+    BOOST_TEST(i.is_signed());
+    BOOST_TEST(!tg::ones({1}, tg::kBool).is_signed());
+    BOOST_TEST(!tg::ones({1}, tg::kUInt8).is_signed());
+    BOOST_TEST(tg::ones({1}, tg::kInt8).is_signed());
+    BOOST_TEST(x.is_floating_point());
+    BOOST_TEST(!i.is_floating_point());
+    BOOST_TEST(!x.is_complex());
+    BOOST_TEST(i.element_size() == 4);
+    BOOST_TEST(i.nbytes() == 12u);
+    BOOST_TEST(x.ndimension() == 1);
+    BOOST_TEST((x.scalar_type() == tg::kFloat64));
+    BOOST_TEST(x.is_cpu());
+    BOOST_TEST(!x.is_cuda());
+    BOOST_TEST(x.cpu().is_same(x));  // already there: x itself, as LibTorch's
+    BOOST_TEST(x.is_same_size(x.neg()));
+    BOOST_TEST(!x.is_same_size(x.unsqueeze(0)));
+    BOOST_TEST(x.is_set_to(x));
+    BOOST_TEST(x.is_set_to(x.view({3})));
+    BOOST_TEST(!x.is_same(x.view({3})));
+    BOOST_TEST(!x.is_set_to(x.clone()));
+    BOOST_TEST(!x.is_set_to(x.narrow(0, 0, 2)));
+    tg::Tensor t = tg::ones({2});
+    BOOST_TEST(t.set_requires_grad(true).requires_grad());
+
+    tg::Tensor c = i.clone();
+    c.cumsum_(0);
+    check_close(c, {1, 1, 3});
+    BOOST_TEST((c.dtype() == tg::kInt32));
+    BOOST_TEST((i.cumsum(0).dtype() == tg::kInt64));
+    BOOST_TEST((i.cumsum(0, tg::kFloat64).dtype() == tg::kFloat64));
+    tg::Tensor f = from_values({0, 2, 3}, {3}, tg::kFloat32);
+    f.logical_and_(from_values({1, 1, 0}, {3}, tg::kFloat32));
+    check_close(f, {0, 1, 0});
+    f.logical_or_(from_values({1, 0, 0}, {3}, tg::kFloat32));
+    check_close(f, {1, 1, 0});
+    f.logical_xor_(from_values({1, 0, 1}, {3}, tg::kFloat32));
+    check_close(f, {0, 1, 1});
+    f.logical_not_();
+    check_close(f, {1, 0, 0});
+    BOOST_TEST((f.dtype() == tg::kFloat32));
+    const tg::Tensor nz = tg::tensor(std::vector<int64_t>{0, 1, 1, 1}).view({2, 2}).argwhere();
+    check_close(nz, {0, 1, 1, 0, 1, 1});
+    BOOST_TEST((nz.dtype() == tg::kInt64));
+    const tg::Tensor two = from_values({1, 2}, {2}, tg::kFloat32);
+    BOOST_TEST((two.softmax(0, tg::kFloat64).dtype() == tg::kFloat64));
+    check_close(two.log_softmax(0, tg::kFloat64), {-1.3132616875182228, -0.31326168751822286},
+                1e-7);
+    check_close(two.softmax(0), {0.2689414213699951, 0.7310585786300049}, 1e-7);
+    BOOST_TEST(tg::shape_str(tg::ones({1, 2, 1}).squeeze().sizes()) == "[2]");
+    BOOST_TEST(tg::shape_str(tg::ones({1, 2, 1}).squeeze(0).sizes()) == "[2,1]");
+}

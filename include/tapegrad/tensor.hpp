@@ -56,11 +56,12 @@ struct TensorImpl {
     Shape sizes, strides;
     int64_t offset = 0;  // in elements
     Dtype dtype = Dtype::Float32;
-    bool requires_grad = false;            // leaves only; non-leaves require grad through grad_fn
-    std::shared_ptr<Node> grad_fn;         // producer, null for leaves
-    uint32_t output_nr = 0;                // which output of grad_fn this is
-    std::shared_ptr<TensorImpl> grad;      // leaves: accumulated .grad()
-    std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad node
+    bool requires_grad = false;        // leaves only; non-leaves require grad through grad_fn
+    std::shared_ptr<Node> grad_fn;     // producer, null for leaves
+    uint32_t output_nr = 0;            // which output of grad_fn this is
+    std::shared_ptr<TensorImpl> grad;  // leaves: accumulated .grad()
+    // (non-leaves: what retain_grad() keeps, Note [Retained gradients] in tensor_grad.cpp)
+    std::weak_ptr<Node> grad_accumulator;                     // leaves: their AccumulateGrad node
     std::vector<std::function<Tensor(const Tensor&)>> hooks;  // leaves: gradient hooks
     std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
     std::shared_ptr<GradChunks> grad_chunks;  // leaves: Note [Gradient chunks] (internal)
@@ -165,7 +166,8 @@ public:
     bool requires_grad() const { return check()->requires_grad || impl_->grad_fn != nullptr; }
     Tensor& requires_grad_(bool r = true);
     bool is_leaf() const { return check()->grad_fn == nullptr; }
-    /// The accumulated gradient of a leaf; undefined before the first backward or after zero_grad.
+    /// The accumulated gradient of a leaf (or of a non-leaf that called retain_grad());
+    /// undefined before the first backward or after zero_grad.
     Tensor grad() const;
     /// Replaces grad() with g (undefined: none). g must have this tensor's shape, dtype and device
     /// and no elements sharing memory (not an expand() view); autograd_error otherwise.
@@ -242,7 +244,6 @@ public:
     Tensor reshape(Shape s) const;
     Tensor view(Shape s) const;
     Tensor flatten(int64_t start = 0, int64_t end = -1) const;
-    Tensor squeeze(int64_t dim) const;
     Tensor unsqueeze(int64_t dim) const;
     Tensor expand(Shape s) const;
     Tensor t() const;
@@ -282,7 +283,6 @@ public:
     Tensor nonzero() const;
     Tensor masked_select(const Tensor& mask) const;
     // ordering (ops.hpp)
-    Tensor cumsum(int64_t dim) const;
     std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
     Tensor argsort(int64_t dim = -1, bool descending = false) const;
     Tensor argsort(int dim, bool descending = false) const;  // x.argsort(1): dim 1
@@ -341,8 +341,6 @@ public:
     Tensor var(int dim) const;  // x.var(1): dim 1, as LibTorch's overload (not unbiased)
     Tensor var(std::initializer_list<int64_t> dims, bool unbiased = true,
                bool keepdim = false) const;
-    Tensor softmax(int64_t dim) const;
-    Tensor log_softmax(int64_t dim) const;
     Tensor index_select(int64_t dim, const Tensor& index) const;
     Tensor gather(int64_t dim, const Tensor& index) const;
     Tensor pow(const Tensor& e) const;

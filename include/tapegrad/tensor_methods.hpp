@@ -17,13 +17,16 @@
 #include <tuple>
 #include <vector>
 
+#include "tapegrad/dtype.hpp"
 #include "tapegrad/scalar.hpp"
+#include "tapegrad/shape.hpp"
 #pragma GCC visibility push(default)
 
 namespace tg {
 
 class Tensor;
 class Generator;
+class TensorOptions;
 
 namespace detail {
 
@@ -188,6 +191,67 @@ public:
     Tensor& random_(int64_t from, int64_t to, const Generator& g);
     Tensor multinomial(int64_t num_samples, bool replacement = false) const;
     Tensor multinomial(int64_t num_samples, bool replacement, const Generator& g) const;
+
+    // ---- autograd and metadata spellings (src/autograd/tensor_grad.cpp, src/ops/methods_api.cpp)
+    /// A non-leaf that requires grad keeps the gradient flowing into it in grad() from then on,
+    /// a copy accumulated over backwards (Note [Retained gradients]); a no-op on a leaf;
+    /// autograd_error on a tensor that does not require grad.
+    void retain_grad() const;
+    /// Whether retain_grad() was called on this non-leaf (false for leaves, as LibTorch's).
+    bool retains_grad() const;
+    Tensor& set_requires_grad(bool r);  // requires_grad_(r)
+    /// The same TensorImpl (a copy of the handle), as LibTorch's.
+    bool is_same(const Tensor& other) const;
+    /// The same storage, offset, sizes and strides.
+    bool is_set_to(const Tensor& other) const;
+    bool is_same_size(const Tensor& other) const;
+    int64_t ndimension() const;
+    int64_t element_size() const;
+    size_t nbytes() const;  // numel() * element_size()
+    bool is_floating_point() const;
+    bool is_complex() const;  // false: tapegrad has no complex dtypes
+    bool is_signed() const;
+    bool is_cpu() const;
+    bool is_cuda() const;
+    Dtype scalar_type() const;
+    Tensor cpu() const;
+    Tensor cuda() const;
+    /// Fresh tensors of x's dtype and device unless o sets a dtype or a device other than the
+    /// CPU (TensorOptions cannot tell an explicit kCPU from the default), requiring grad as o.
+    Tensor new_zeros(const Shape& size) const;
+    Tensor new_zeros(const Shape& size, const TensorOptions& o) const;
+    Tensor new_ones(const Shape& size) const;
+    Tensor new_ones(const Shape& size, const TensorOptions& o) const;
+    Tensor new_empty(const Shape& size) const;
+    Tensor new_empty(const Shape& size, const TensorOptions& o) const;
+    /// x's dtype unless o sets one (not the value's kind, as LibTorch's).
+    Tensor new_full(const Shape& size, Scalar value) const;
+    Tensor new_full(const Shape& size, Scalar value, const TensorOptions& o) const;
+
+    // ---- method spellings of ops.hpp's arithmetic (x.add(y, alpha) is x + alpha * y)
+    Tensor add(const Tensor& other, Scalar alpha = 1) const;
+    Tensor add(Scalar other, Scalar alpha = 1) const;
+    Tensor sub(const Tensor& other, Scalar alpha = 1) const;
+    Tensor sub(Scalar other, Scalar alpha = 1) const;
+    Tensor mul(const Tensor& other) const;
+    Tensor mul(Scalar other) const;
+    Tensor div(const Tensor& other) const;
+    Tensor div(Scalar other) const;
+    Tensor maximum(const Tensor& other) const;
+    Tensor minimum(const Tensor& other) const;
+    Tensor where(const Tensor& condition, const Tensor& other) const;  // where(c, x, other)
+    Tensor squeeze() const;
+    Tensor squeeze(int64_t dim) const;
+    Tensor argwhere() const;  // nonzero()
+    /// With a dtype, x is converted to it first, as LibTorch's.
+    Tensor cumsum(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+    Tensor& cumsum_(int64_t dim);
+    Tensor softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+    Tensor log_softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+    Tensor& logical_not_();
+    Tensor& logical_and_(const Tensor& other);
+    Tensor& logical_or_(const Tensor& other);
+    Tensor& logical_xor_(const Tensor& other);
 
     // ---- in-place views: x takes the view's sizes and strides (and, recording, its history)
     Tensor& unsqueeze_(int64_t dim);

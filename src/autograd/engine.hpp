@@ -78,4 +78,8 @@ struct Capture {
 void run_pass(std::vector<Tensor>&& roots, std::vector<Tensor>&& grads, bool retain, bool create,
               Capture* cap, const char* who);
 
+/// An in-place op gave impl the history old_fn -> impl's grad_fn: its retain_grad() hook moves
+/// with it (Note [Retained gradients] in tensor_grad.cpp).
+void move_retained_grad(const std::shared_ptr<TensorImpl>& impl, Node* old_fn, uint32_t old_nr);
+
 }  // namespace tg::autograd::detail

@@ -45,7 +45,7 @@ Tensor Tensor::to(Device d) const {
     const size_t n = nbytes_of(sizes(), dtype(), "to");
     std::vector<unsigned char> host(n);
     runtime::be(src).to_host(host.data(), src.impl()->storage->data,
-                             size_t(src.storage_offset()) * element_size(dtype()), n);
+                             size_t(src.storage_offset()) * tg::element_size(dtype()), n);
     backend::get(d).from_host(y.impl()->storage->data, 0, host.data(), n);
     if (should_record({this})) {
         const Device from = device();

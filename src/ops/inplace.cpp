@@ -7,6 +7,7 @@
 // is alive throws autograd_error instead of producing wrong gradients.
 #include "ops/inplace.hpp"
 
+#include "autograd/engine.hpp"
 #include "autograd/record.hpp"
 #include "ops/checks.hpp"
 #include "ops/promote.hpp"
@@ -56,8 +57,10 @@ Tensor& inplace_as(Tensor& self, const char* name, bool rec, OutOfPlace oop, Ker
             NoGradGuard g;
             runtime::copy_into(self, r);
         }
+        const std::shared_ptr<Node> old_fn = self.impl()->grad_fn;
         self.impl()->grad_fn = r.grad_fn();
         self.impl()->output_nr = r.output_nr();
+        autograd::detail::move_retained_grad(self.impl_ptr(), old_fn.get(), old.output_nr());
     } else {
         k();
     }

@@ -220,7 +220,7 @@ Tensor& TensorMethods::masked_fill_(const Tensor& mask, const Tensor& value) {
             std::to_string(value.dim()) + " dimension(s) " + shape_str(value.sizes()));
     return apply_inplace(
         self(), "masked_fill_", {&value},
-        [&](const Tensor& t) { return where(mask, value.to(t.dtype()), t); }, true);
+        [&](const Tensor& t) { return tg::where(mask, value.to(t.dtype()), t); }, true);
 }
 Tensor& TensorMethods::addcmul_(const Tensor& t1, const Tensor& t2, Scalar value) {
     return apply_inplace(

@@ -13,9 +13,6 @@ Tensor Tensor::view(Shape s) const {
 Tensor Tensor::flatten(int64_t s, int64_t e) const {
     return tg::flatten(*this, s, e);
 }
-Tensor Tensor::squeeze(int64_t d) const {
-    return tg::squeeze(*this, d);
-}
 Tensor Tensor::unsqueeze(int64_t d) const {
     return tg::unsqueeze(*this, d);
 }
@@ -163,9 +160,6 @@ Tensor Tensor::all() const {
 Tensor Tensor::all(int64_t dim, bool keepdim) const {
     return tg::all(*this, dim, keepdim);
 }
-Tensor Tensor::cumsum(int64_t dim) const {
-    return tg::cumsum(*this, dim);
-}
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
     return tg::sort(*this, dim, descending);
 }
@@ -301,12 +295,6 @@ Tensor Tensor::var(std::vector<int64_t> dims, bool unbiased, bool keepdim) const
 }
 Tensor Tensor::var(std::initializer_list<int64_t> dims, bool unbiased, bool keepdim) const {
     return tg::var(*this, std::vector<int64_t>(dims), unbiased, keepdim);
-}
-Tensor Tensor::softmax(int64_t dim) const {
-    return tg::softmax(*this, dim);
-}
-Tensor Tensor::log_softmax(int64_t dim) const {
-    return tg::log_softmax(*this, dim);
 }
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
     return tg::index_select(*this, dim, index);
