@@ -56,12 +56,11 @@ struct TensorImpl {
     Shape sizes, strides;
     int64_t offset = 0;  // in elements
     Dtype dtype = Dtype::Float32;
-    bool requires_grad = false;        // leaves only; non-leaves require grad through grad_fn
-    std::shared_ptr<Node> grad_fn;     // producer, null for leaves
-    uint32_t output_nr = 0;            // which output of grad_fn this is
-    std::shared_ptr<TensorImpl> grad;  // leaves: accumulated .grad()
-    // (non-leaves: what retain_grad() keeps, Note [Retained gradients] in tensor_grad.cpp)
-    std::weak_ptr<Node> grad_accumulator;                     // leaves: their AccumulateGrad node
+    bool requires_grad = false;            // leaves only; non-leaves require grad through grad_fn
+    std::shared_ptr<Node> grad_fn;         // producer, null for leaves
+    uint32_t output_nr = 0;                // which output of grad_fn this is
+    std::shared_ptr<TensorImpl> grad;      // .grad(): a leaf's sum, a retain_grad() non-leaf's
+    std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad node
     std::vector<std::function<Tensor(const Tensor&)>> hooks;  // leaves: gradient hooks
     std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
     std::shared_ptr<GradChunks> grad_chunks;  // leaves: Note [Gradient chunks] (internal)
